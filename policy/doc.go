@@ -1,0 +1,3 @@
+// Package policy holds cordon's filesystem policy: five fields, their
+// canonical form, and the model that decides every path.
+package policy

@@ -1,0 +1,213 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Op is an access checked by the model.
+type Op int
+
+const (
+	// Read covers reading a file and listing a directory.
+	Read Op = iota
+	// Write covers creating, modifying, renaming and removing.
+	Write
+)
+
+func (o Op) String() string {
+	if o == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// Root is one canonical root and the field that named it.
+type Root struct {
+	Path string `json:"path"`
+	Kind Kind   `json:"-"`
+}
+
+// Canonical is a validated policy whose roots are symlink-free absolute
+// paths. It is the only form backends accept, and the model that decides
+// every path (DESIGN.md §1): the deepest root containing a path wins.
+type Canonical struct {
+	restrict bool
+	roots    []Root          // sorted shallow-to-deep, then by path
+	kinds    map[string]Kind // root path -> kind
+}
+
+// Canonicalize resolves every root (see Resolve) and validates the result:
+// no path may be named by two fields, and "/" cannot be denied.
+func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
+	c := &Canonical{restrict: p.RestrictWrites, kinds: map[string]Kind{}}
+	origin := map[string]string{} // canonical path -> input spelling, for errors
+	r := resolver{}
+	for _, f := range p.fields() {
+		for _, in := range *f.paths {
+			if err := checkSpelling(in); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
+			}
+			cp, err := resolve(in, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
+			}
+			if k, ok := c.kinds[cp]; ok {
+				if k == f.kind {
+					continue // the same root twice in one field is harmless
+				}
+				return nil, fmt.Errorf("%s %q and %s %q both name %s: a path may be in only one field",
+					k.Field(), origin[cp], f.kind.Field(), in, cp)
+			}
+			if cp == "/" && f.kind == Denied {
+				return nil, fmt.Errorf("deniedRoots %q: denying / leaves nothing to run", in)
+			}
+			c.kinds[cp] = f.kind
+			origin[cp] = in
+			c.roots = append(c.roots, Root{Path: cp, Kind: f.kind})
+		}
+	}
+	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
+	return c, nil
+}
+
+// lessRoot orders shallow before deep, then lexically, so that a mount or
+// rule for a deeper root always comes after the ones it must override.
+func lessRoot(a, b string) bool {
+	da, db := Depth(a), Depth(b)
+	if da != db {
+		return da < db
+	}
+	return a < b
+}
+
+// Depth is the number of components in a canonical path ("/" has 0).
+func Depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// RestrictWrites reports the policy's write mode.
+func (c *Canonical) RestrictWrites() bool { return c.restrict }
+
+// Roots returns every root, shallow to deep. The caller must not modify it.
+func (c *Canonical) Roots() []Root { return c.roots }
+
+// Policy returns the canonical five fields, each sorted, never nil.
+func (c *Canonical) Policy() FsSandboxPolicy {
+	p := FsSandboxPolicy{
+		BaseWritableRoots: []string{},
+		DeniedRoots:       []string{},
+		ReadonlyRoots:     []string{},
+		WritableRoots:     []string{},
+		RestrictWrites:    c.restrict,
+	}
+	for _, r := range c.roots {
+		for _, f := range p.fields() {
+			if f.kind == r.Kind {
+				*f.paths = append(*f.paths, r.Path)
+			}
+		}
+	}
+	for _, f := range p.fields() {
+		sort.Strings(*f.paths)
+	}
+	return p
+}
+
+// Decider returns the deepest root that equals or contains the canonical
+// path p; ok is false when no root does.
+func (c *Canonical) Decider(p string) (r Root, ok bool) {
+	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
+		if k, found := c.kinds[q]; found {
+			return Root{Path: q, Kind: k}, true
+		}
+		if q == "/" {
+			return Root{}, false
+		}
+	}
+}
+
+// Access reports whether op is allowed on the canonical path p.
+func (c *Canonical) Access(p string, op Op) bool {
+	r, ok := c.Decider(p)
+	return allowed(r.Kind, ok, c.restrict, op)
+}
+
+func allowed(k Kind, ok, restrict bool, op Op) bool {
+	if !ok {
+		return op == Read || !restrict
+	}
+	switch k {
+	case Denied:
+		return false
+	case Readonly:
+		return op == Read
+	default: // Writable, BaseWritable
+		return true
+	}
+}
+
+// Verdict explains the model's decision for one path.
+type Verdict struct {
+	Path   string `json:"path"`
+	Read   bool   `json:"read"`
+	Write  bool   `json:"write"`
+	Root   string `json:"root,omitempty"`  // the deciding root, "" when none
+	Field  string `json:"field,omitempty"` // the field that named Root
+	Reason string `json:"reason"`
+}
+
+// Explain decides the canonical path p for both operations and says why.
+func (c *Canonical) Explain(p string) Verdict {
+	r, ok := c.Decider(p)
+	v := Verdict{
+		Path:  p,
+		Read:  allowed(r.Kind, ok, c.restrict, Read),
+		Write: allowed(r.Kind, ok, c.restrict, Write),
+	}
+	if !ok {
+		if c.restrict {
+			v.Reason = "no root contains it; restrictWrites is true, so it is readable, not writable"
+		} else {
+			v.Reason = "no root contains it; restrictWrites is false, so it is readable and writable"
+		}
+		return v
+	}
+	v.Root, v.Field = r.Path, r.Kind.Field()
+	rel := "inside"
+	if r.Path == p {
+		rel = "is"
+	}
+	switch r.Kind {
+	case Denied:
+		v.Reason = fmt.Sprintf("%s denied root %s: no read, no write", rel, r.Path)
+	case Readonly:
+		v.Reason = fmt.Sprintf("%s readonly root %s: read only", rel, r.Path)
+	case Writable:
+		v.Reason = fmt.Sprintf("%s writable root %s: read and write", rel, r.Path)
+	case BaseWritable:
+		v.Reason = fmt.Sprintf("%s base writable root %s: read and write", rel, r.Path)
+	}
+	if rel == "inside" {
+		v.Reason += " (the deepest root containing the path decides)"
+	}
+	return v
+}
+
+// Ancestors returns the proper ancestors of canonical path p, shallow to
+// deep, excluding "/".
+func Ancestors(p string) []string {
+	var out []string
+	for q := filepath.Dir(p); q != "/" && q != "."; q = filepath.Dir(q) {
+		out = append(out, q)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

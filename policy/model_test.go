@@ -1,0 +1,198 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAccessMostSpecificRootWins(t *testing.T) {
+	c, err := Canonicalize(FsSandboxPolicy{
+		DeniedRoots:       []string{"/d", "/w/secret"},
+		ReadonlyRoots:     []string{"/w/ro", "/u/ro"},
+		WritableRoots:     []string{"/w", "/d/carve"},
+		BaseWritableRoots: []string{"/base"},
+		RestrictWrites:    true,
+	})
+	require.NoError(t, err)
+	tests := []struct {
+		path        string
+		read, write bool
+		root        string
+	}{
+		{"/", true, false, ""},
+		{"/etc/passwd", true, false, ""},
+		{"/d", false, false, "/d"},
+		{"/d/x/y", false, false, "/d"},
+		{"/d/carve", true, true, "/d/carve"},       // self carve
+		{"/d/carve/deep", true, true, "/d/carve"},  // self carve
+		{"/dd", true, false, ""},                   // not a prefix match
+		{"/w", true, true, "/w"},                   // writable
+		{"/w/secret/k", false, false, "/w/secret"}, // denied inside writable
+		{"/w/ro/f", true, false, "/w/ro"},          // readonly inside writable
+		{"/base/state", true, true, "/base"},       // base writable
+		{"/u/ro", true, false, "/u/ro"},            // readonly
+		{"/w/secretary", true, true, "/w"},         // sibling spelled alike
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			v := c.Explain(tt.path)
+			require.Equal(t, tt.read, c.Access(tt.path, Read), v.Reason)
+			require.Equal(t, tt.write, c.Access(tt.path, Write), v.Reason)
+			require.Equal(t, tt.root, v.Root)
+			require.Equal(t, tt.read, v.Read)
+			require.Equal(t, tt.write, v.Write)
+		})
+	}
+}
+
+func TestUnrestrictedReadonlyInsideWritable(t *testing.T) {
+	c, err := Canonicalize(FsSandboxPolicy{
+		ReadonlyRoots: []string{"/w/ro"},
+		WritableRoots: []string{"/w"},
+		DeniedRoots:   []string{"/w/ro/d"},
+	})
+	require.NoError(t, err)
+	require.True(t, c.Access("/elsewhere", Write))
+	require.False(t, c.Access("/w/ro/x", Write))
+	require.True(t, c.Access("/w/ro/x", Read))
+	require.False(t, c.Access("/w/ro/d/x", Read))
+}
+
+func TestRootsSortedShallowToDeep(t *testing.T) {
+	c, err := Canonicalize(FsSandboxPolicy{
+		DeniedRoots:   []string{"/a/b/c", "/z"},
+		WritableRoots: []string{"/a/b", "/a/b/c/d/e"},
+		ReadonlyRoots: []string{"/a"},
+	})
+	require.NoError(t, err)
+	var got []string
+	for _, r := range c.Roots() {
+		got = append(got, r.Path)
+	}
+	require.Empty(t, cmp.Diff([]string{"/a", "/z", "/a/b", "/a/b/c", "/a/b/c/d/e"}, got))
+}
+
+func TestCanonicalizeResolvesSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "link")))
+	require.NoError(t, os.Symlink("../real/sub", filepath.Join(real, "rel")))
+	rdir, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+
+	got, err := Resolve(filepath.Join(dir, "link", "missing", "tail"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(rdir, "real", "missing", "tail"), got)
+
+	got, err = Resolve(filepath.Join(dir, "link", "rel", "x"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(rdir, "real", "sub", "x"), got)
+
+	got, err = Resolve(filepath.Join(dir, "link", "..", "real"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(rdir, "real"), got, ".. applies to the resolved link target's parent")
+
+	c, err := Canonicalize(FsSandboxPolicy{DeniedRoots: []string{filepath.Join(dir, "link")}})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(rdir, "real")}, c.Policy().DeniedRoots)
+}
+
+func TestCanonicalizeErrorsNameInput(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Join(dir, "b"), filepath.Join(dir, "a")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "b")))
+	tests := []struct {
+		name string
+		p    FsSandboxPolicy
+		want []string
+	}{
+		{"relative", FsSandboxPolicy{DeniedRoots: []string{"rel/x"}}, []string{"deniedRoots", `"rel/x"`, "relative"}},
+		{"empty", FsSandboxPolicy{WritableRoots: []string{""}}, []string{"writableRoots", "empty path"}},
+		{"nul", FsSandboxPolicy{ReadonlyRoots: []string{"/a\x00b"}}, []string{"readonlyRoots", "NUL"}},
+		{"loop", FsSandboxPolicy{DeniedRoots: []string{filepath.Join(dir, "a", "x")}}, []string{"deniedRoots", filepath.Join(dir, "a", "x"), "too many levels"}},
+		{"two fields", FsSandboxPolicy{DeniedRoots: []string{"/x/"}, WritableRoots: []string{"/x"}}, []string{`deniedRoots "/x/"`, `writableRoots "/x"`, "only one field"}},
+		{"deny root", FsSandboxPolicy{DeniedRoots: []string{"/"}}, []string{"denying /"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Canonicalize(tt.p)
+			require.Error(t, err)
+			for _, w := range tt.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestParseRejectsUnknownKeys(t *testing.T) {
+	_, err := Parse("p.json", []byte(`{"deniedRoots":["/x"],"denyRoots":["/y"]}`))
+	require.ErrorContains(t, err, `unknown field "denyRoots"`)
+	require.ErrorContains(t, err, "p.json")
+	_, err = Parse("p.json", []byte(`{"deniedRoots":["/x"]} {}`))
+	require.ErrorContains(t, err, "trailing")
+	p, err := Parse("p.json", []byte(`{"deniedRoots":["/x"],"restrictWrites":true}`))
+	require.NoError(t, err)
+	require.Equal(t, FsSandboxPolicy{DeniedRoots: []string{"/x"}, RestrictWrites: true}, p)
+	_, err = Load(filepath.Join(t.TempDir(), "missing.json"))
+	require.ErrorContains(t, err, "missing.json")
+}
+
+func TestWorkspacePreset(t *testing.T) {
+	ws := t.TempDir()
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub", "inner"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "elsewhere-gitdir"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "sub", "inner", ".git"), []byte("gitdir: ../../elsewhere-gitdir\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".aws"), 0o700))
+
+	p, err := Workspace(ws, WorkspaceOptions{Home: home, AllowRead: []string{filepath.Join(home, ".aws")}})
+	require.NoError(t, err)
+	c, err := Canonicalize(p)
+	require.NoError(t, err)
+	rws, _ := filepath.EvalSymlinks(ws)
+	rhome, _ := filepath.EvalSymlinks(home)
+	require.True(t, c.RestrictWrites())
+	for path, write := range map[string]bool{
+		"src/main.go":                   true,
+		".git/objects/ab":               true,
+		".git/hooks/pre-commit":         false,
+		".git/config":                   false,
+		".bashrc":                       false,
+		".vscode/settings.json":         false,
+		".mcp.json":                     false,
+		"sub/inner/.git":                false,
+		"elsewhere-gitdir/hooks/post-x": false,
+		"elsewhere-gitdir/config":       false,
+		"elsewhere-gitdir/objects/x":    true,
+		"sub/inner/.git-not-really":     true,
+	} {
+		require.Equal(t, write, c.Access(filepath.Join(rws, path), Write), path)
+	}
+	require.False(t, c.Access(filepath.Join(rhome, ".ssh", "id_ed25519"), Read))
+	require.True(t, c.Access(filepath.Join(rhome, ".aws", "credentials"), Read), "--allow-read keeps it readable")
+	require.True(t, c.Access(PrivateTmpDir(rws)+"/x", Write))
+	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), os.TempDir()))
+}
+
+func TestAgentsPreset(t *testing.T) {
+	p, err := Agents("/agents", "child", "boss")
+	require.NoError(t, err)
+	c, err := Canonicalize(p)
+	require.NoError(t, err)
+	require.False(t, c.Access("/agents/other/x", Read))
+	require.True(t, c.Access("/agents/child/x", Write))
+	require.True(t, c.Access("/agents/boss/x", Read))
+	require.False(t, c.Access("/agents/boss/x", Write))
+	for _, bad := range []string{"", "..", "a/b"} {
+		_, err := Agents("/agents", bad, "")
+		require.ErrorContains(t, err, "agent id")
+	}
+}

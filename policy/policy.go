@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// FsSandboxPolicy is the filesystem policy in the five fields of DESIGN.md §1.
+// Paths may be given in any absolute spelling; Canonicalize turns them into
+// the realpath form the kernels match against.
+type FsSandboxPolicy struct {
+	// BaseWritableRoots are broad write grants, such as a harness state dir.
+	BaseWritableRoots []string `json:"baseWritableRoots"`
+	// DeniedRoots can be neither read, listed nor written.
+	DeniedRoots []string `json:"deniedRoots"`
+	// ReadonlyRoots are readable and never writable, in every mode.
+	ReadonlyRoots []string `json:"readonlyRoots"`
+	// WritableRoots are readable and writable.
+	WritableRoots []string `json:"writableRoots"`
+	// RestrictWrites denies writes everywhere outside base and writable
+	// roots; when false, writes are allowed everywhere except under denied
+	// and readonly roots.
+	RestrictWrites bool `json:"restrictWrites"`
+}
+
+// Kind is the kind of a root: which field named it.
+type Kind int
+
+const (
+	// None means no root decides a path: the mode (RestrictWrites) does.
+	None Kind = iota
+	Denied
+	Readonly
+	Writable
+	BaseWritable
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Denied:
+		return "denied"
+	case Readonly:
+		return "readonly"
+	case Writable:
+		return "writable"
+	case BaseWritable:
+		return "baseWritable"
+	}
+	return "none"
+}
+
+// Field is the JSON field name that holds roots of this kind.
+func (k Kind) Field() string {
+	switch k {
+	case Denied:
+		return "deniedRoots"
+	case Readonly:
+		return "readonlyRoots"
+	case Writable:
+		return "writableRoots"
+	case BaseWritable:
+		return "baseWritableRoots"
+	}
+	return ""
+}
+
+// fields lists the four root fields in a fixed order with their kinds.
+func (p *FsSandboxPolicy) fields() []struct {
+	kind  Kind
+	paths *[]string
+} {
+	return []struct {
+		kind  Kind
+		paths *[]string
+	}{
+		{BaseWritable, &p.BaseWritableRoots},
+		{Denied, &p.DeniedRoots},
+		{Readonly, &p.ReadonlyRoots},
+		{Writable, &p.WritableRoots},
+	}
+}
+
+// Merge adds o's roots to p; RestrictWrites becomes true if either asks.
+func (p *FsSandboxPolicy) Merge(o FsSandboxPolicy) {
+	p.BaseWritableRoots = append(p.BaseWritableRoots, o.BaseWritableRoots...)
+	p.DeniedRoots = append(p.DeniedRoots, o.DeniedRoots...)
+	p.ReadonlyRoots = append(p.ReadonlyRoots, o.ReadonlyRoots...)
+	p.WritableRoots = append(p.WritableRoots, o.WritableRoots...)
+	p.RestrictWrites = p.RestrictWrites || o.RestrictWrites
+}
+
+// Parse decodes the JSON form: exactly the five keys, unknown keys rejected.
+// name is used in error messages (usually the file path).
+func Parse(name string, data []byte) (FsSandboxPolicy, error) {
+	var p FsSandboxPolicy
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("policy %s: %w", name, err)
+	}
+	if dec.More() {
+		return FsSandboxPolicy{}, fmt.Errorf("policy %s: trailing data after the JSON object", name)
+	}
+	return p, nil
+}
+
+// Load reads and parses a policy file.
+func Load(path string) (FsSandboxPolicy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("read policy: %w", err)
+	}
+	return Parse(path, data)
+}

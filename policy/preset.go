@@ -1,0 +1,271 @@
+package policy
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Names at the top of a writable root that tools run or trust later, outside
+// the sandbox (DESIGN.md §2.6). They are protected whether or not they exist:
+// a file that does not exist yet is the easiest one to plant.
+var (
+	// AutoExecFiles are protected as read-only files.
+	AutoExecFiles = []string{
+		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+		".gitconfig", ".gitmodules", ".envrc", ".mcp.json",
+	}
+	// AutoExecDirs are protected as read-only directories.
+	AutoExecDirs = []string{".vscode", ".idea", ".claude", ".codex", ".gemini"}
+	// CredentialStores under HOME are denied by the workspace preset.
+	CredentialStores = []string{
+		".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials",
+		".docker/config.json", ".kube", ".config/gcloud", ".azure",
+		".npmrc", ".pypirc",
+	}
+)
+
+// Bounds of the scan for nested git repositories: deep enough for monorepos,
+// small enough that a launch never walks a whole home directory.
+const (
+	scanDepth   = 4
+	scanEntries = 20000
+)
+
+// WorkspaceOptions tune the workspace preset.
+type WorkspaceOptions struct {
+	// Home is the user's home directory; "" means os.UserHomeDir.
+	Home string
+	// AllowRead lists credential stores to leave readable.
+	AllowRead []string
+}
+
+// Workspace compiles the --workspace preset: dir writable, the private
+// TMPDIR writable, restrictWrites, auto-executed files protected at the top
+// of the workspace, of nested git repositories and in real gitdirs, and
+// credential stores under HOME denied. dir must be absolute.
+func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
+	ws, err := Resolve(dir)
+	if err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+	}
+	fi, err := os.Stat(ws)
+	if err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+	}
+	if !fi.IsDir() {
+		return FsSandboxPolicy{}, fmt.Errorf("workspace %s: not a directory", dir)
+	}
+	p := FsSandboxPolicy{
+		WritableRoots:  []string{ws, PrivateTmpDir(ws)},
+		RestrictWrites: true,
+	}
+	p.ReadonlyRoots = protect(ws)
+	home := opt.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" {
+		if h, err := Resolve(home); err == nil {
+			p.DeniedRoots = credentials(h, ws, opt.AllowRead)
+		}
+	}
+	return p, nil
+}
+
+// PrivateTmpDir is the TMPDIR given to sandboxes of one workspace: private
+// to the user (the launcher creates it 0700 and checks its owner) and kept
+// out of the workspace so temp files never show up in a diff.
+func PrivateTmpDir(workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", os.Getuid()), "tmp-"+hex.EncodeToString(sum[:6]))
+}
+
+// protect lists the read-only roots that guard root's auto-executed files.
+func protect(root string) []string {
+	var out []string
+	for _, n := range AutoExecFiles {
+		out = append(out, filepath.Join(root, n))
+	}
+	for _, n := range AutoExecDirs {
+		out = append(out, filepath.Join(root, n))
+	}
+	out = append(out, protectGit(root)...)
+	for _, repo := range nestedRepos(root) {
+		out = append(out, protectGit(repo)...)
+		out = append(out, filepath.Join(repo, ".gitmodules"))
+	}
+	return out
+}
+
+// protectGit guards the git metadata of a work tree at dir: hooks and config
+// of its gitdir, also when .git is a pointer file to a gitdir elsewhere
+// (worktrees, submodules), and of submodule gitdirs under .git/modules. A
+// work tree without .git gets a read-only .git so none can be planted.
+func protectGit(dir string) []string {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return []string{dotgit}
+	case fi.Mode().IsRegular():
+		out := []string{dotgit} // cannot be re-pointed
+		if gd, ok := readGitdirFile(dotgit); ok {
+			out = append(out, gitdirFiles(gd)...)
+		}
+		return out
+	case fi.IsDir():
+		out := gitdirFiles(dotgit)
+		walkBounded(filepath.Join(dotgit, "modules"), func(p string, d os.DirEntry) bool {
+			if d.Name() == "HEAD" && d.Type().IsRegular() {
+				out = append(out, gitdirFiles(filepath.Dir(p))...)
+			}
+			return true
+		})
+		return out
+	default: // a symlink named .git: protect the link itself
+		return []string{dotgit}
+	}
+}
+
+// gitdirFiles lists what git executes or obeys from a gitdir, and from its
+// common dir when the gitdir belongs to a linked worktree.
+func gitdirFiles(gd string) []string {
+	out := []string{filepath.Join(gd, "hooks"), filepath.Join(gd, "config")}
+	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
+			out = append(out, filepath.Join(r, "hooks"), filepath.Join(r, "config"), filepath.Join(gd, "commondir"))
+		}
+	}
+	return out
+}
+
+// readGitdirFile parses a "gitdir: PATH" pointer file.
+func readGitdirFile(name string) (string, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(name), target)
+	}
+	r, err := Resolve(filepath.Clean(target))
+	if err != nil {
+		return "", false
+	}
+	return r, true
+}
+
+// nestedRepos finds work trees below root (not root itself) by a bounded
+// walk that does not follow symlinks.
+func nestedRepos(root string) []string {
+	var out []string
+	walkBounded(root, func(p string, d os.DirEntry) bool {
+		if d.Name() == ".git" {
+			if filepath.Dir(p) != root {
+				out = append(out, filepath.Dir(p))
+			}
+			return false
+		}
+		return d.Name() != "node_modules"
+	})
+	return out
+}
+
+// walkBounded visits entries under root breadth-first, at most scanDepth
+// levels and scanEntries entries; visit returns false to skip a directory.
+func walkBounded(root string, visit func(p string, d os.DirEntry) bool) {
+	level := []string{root}
+	seen := 0
+	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, dir := range level {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, d := range ents {
+				if seen++; seen > scanEntries {
+					return
+				}
+				p := filepath.Join(dir, d.Name())
+				if visit(p, d) && d.IsDir() {
+					next = append(next, p)
+				}
+			}
+		}
+		level = next
+	}
+}
+
+// credentials lists the credential stores under home to deny: those that
+// exist, and those a sandbox could create because a writable root contains
+// them. A store that is the workspace itself, or named in allow, stays open.
+func credentials(home, ws string, allow []string) []string {
+	allowed := map[string]bool{}
+	for _, a := range allow {
+		if r, err := Resolve(a); err == nil {
+			allowed[r] = true
+		}
+	}
+	var out []string
+	for _, n := range CredentialStores {
+		p, err := Resolve(filepath.Join(home, n))
+		if err != nil || allowed[p] || p == ws {
+			continue
+		}
+		_, statErr := os.Lstat(p)
+		if statErr == nil || within(p, ws) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// within reports whether p equals root or lies below it.
+func within(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}
+
+// Agents compiles the --agents-root preset: the agents root denied, the
+// agent's own directory writable, its parent's read-only.
+func Agents(root, id, parent string) (FsSandboxPolicy, error) {
+	if err := checkSpelling(root); err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("agents root: %w", err)
+	}
+	for _, a := range []struct{ flag, v string }{{"agent", id}, {"parent", parent}} {
+		if a.v == "" && a.flag == "parent" {
+			continue
+		}
+		if a.v == "" || a.v == "." || a.v == ".." || strings.ContainsAny(a.v, "/\x00") {
+			return FsSandboxPolicy{}, fmt.Errorf("%s id %q: must be one path component", a.flag, a.v)
+		}
+	}
+	if parent == id {
+		return FsSandboxPolicy{}, fmt.Errorf("parent id %q: an agent cannot be its own parent", parent)
+	}
+	p := FsSandboxPolicy{
+		DeniedRoots:   []string{root},
+		WritableRoots: []string{filepath.Join(root, id)},
+	}
+	if parent != "" {
+		p.ReadonlyRoots = []string{filepath.Join(root, parent)}
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// ErrInvalidPath is wrapped by every error about a path's spelling
+// (relative, empty, NUL byte).
+var ErrInvalidPath = errors.New("invalid path")
+
+// maxLinks bounds symlink expansions like the kernel's ELOOP limit.
+const maxLinks = 40
+
+// Resolve returns the canonical form of an absolute path: symlinks expanded
+// through the nearest existing ancestor, with the missing tail appended. It
+// refuses relative and empty paths, NUL bytes and symlink loops, and never
+// resolves anything against the working directory.
+func Resolve(path string) (string, error) {
+	if err := checkSpelling(path); err != nil {
+		return "", err
+	}
+	return resolve(path, nil)
+}
+
+func checkSpelling(path string) error {
+	switch {
+	case path == "":
+		return fmt.Errorf("empty path: %w", ErrInvalidPath)
+	case strings.IndexByte(path, 0) >= 0:
+		return fmt.Errorf("path %q contains a NUL byte: %w", path, ErrInvalidPath)
+	case !filepath.IsAbs(path):
+		return fmt.Errorf("path %q is relative; give an absolute path: %w", path, ErrInvalidPath)
+	}
+	return nil
+}
+
+// resolver caches lstat/readlink answers within one canonicalization so a
+// policy of thousands of roots sharing ancestors stats each ancestor once.
+type resolver map[string]linkInfo
+
+type linkInfo struct {
+	exists bool
+	target string // non-empty for a symlink
+}
+
+func (r resolver) lookup(p string) (linkInfo, error) {
+	if r != nil {
+		if li, ok := r[p]; ok {
+			return li, nil
+		}
+	}
+	var li linkInfo
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil:
+		li.exists = true
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			t, err := os.Readlink(p)
+			if err != nil {
+				return li, fmt.Errorf("readlink %s: %w", p, err)
+			}
+			li.target = t
+		}
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+	default:
+		return li, fmt.Errorf("lstat %s: %w", p, err)
+	}
+	if r != nil {
+		r[p] = li
+	}
+	return li, nil
+}
+
+func resolve(path string, r resolver) (string, error) {
+	orig := path
+	links := 0
+	resolved := "/"
+	rest := strings.Split(path, "/")
+	missing := false // once a component is missing, the tail is lexical
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		if missing {
+			resolved = next
+			continue
+		}
+		li, err := r.lookup(next)
+		if err != nil {
+			return "", fmt.Errorf("resolve %q: %w", orig, err)
+		}
+		if !li.exists {
+			missing = true
+			resolved = next
+			continue
+		}
+		if li.target == "" {
+			resolved = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", fmt.Errorf("resolve %q: too many levels of symbolic links: %w", orig, syscall.ELOOP)
+		}
+		t := li.target
+		if filepath.IsAbs(t) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(t, "/"), rest...)
+	}
+	return resolved, nil
+}
