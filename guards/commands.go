@@ -1,0 +1,312 @@
+package guards
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// privileged commands run something as another user.
+var privileged = map[string]bool{
+	"sudo": true, "sudoedit": true, "doas": true, "su": true, "pkexec": true, "run0": true,
+}
+
+var stoppers = map[string]bool{"shutdown": true, "reboot": true, "halt": true, "poweroff": true}
+
+// globbable lists the names a glob in command position is tried against.
+var globbable = []string{
+	"sudo", "sudoedit", "doas", "su", "pkexec", "run0", "rm", "dd", "mkfs",
+	"mke2fs", "shutdown", "reboot", "halt", "poweroff", "sh", "bash", "env",
+}
+
+// shells take a script with -c or on stdin.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
+	"mksh": true, "ash": true, "yash": true, "posh": true,
+}
+
+// wrapper describes a command that runs another one: which of its options
+// take a separate value, how many operands precede the command (timeout's
+// duration), and whether NAME=VALUE words may precede it (env).
+type wrapper struct {
+	argOpts  []string
+	operands int
+	assigns  bool
+}
+
+var wrappers = map[string]wrapper{
+	"env":     {argOpts: []string{"-u", "--unset", "-C", "--chdir"}, assigns: true},
+	"command": {},
+	"builtin": {},
+	"exec":    {argOpts: []string{"-a"}},
+	"nohup":   {},
+	"nice":    {argOpts: []string{"-n", "--adjustment"}},
+	"timeout": {argOpts: []string{"-s", "--signal", "-k", "--kill-after"}, operands: 1},
+	"time":    {argOpts: []string{"-f", "--format", "-o", "--output"}},
+	"stdbuf":  {argOpts: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+	"setsid":  {},
+	"xargs": {argOpts: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I",
+		"-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}},
+	"busybox": {},
+	"ionice":  {argOpts: []string{"-c", "--class", "-n", "--classdata"}},
+}
+
+// alwaysRecursive commands descend into the directories they are given.
+var alwaysRecursive = map[string]bool{
+	"find": true, "rg": true, "tree": true, "du": true, "tar": true, "rsync": true,
+	"zip": true, "fd": true, "ag": true, "git": false,
+}
+
+func (c *classifier) named(name string, ws []word, depth int, via string) {
+	args := ws[1:]
+	switch {
+	case privileged[name]:
+		c.deny(name, via, "%s runs commands with another user's privileges", name)
+	case stoppers[name]:
+		c.deny(name, via, "%s stops the machine", name)
+	case strings.HasPrefix(name, "mkfs") || name == "mke2fs":
+		c.deny(name, via, "%s creates a filesystem, erasing the device", name)
+	case name == "systemctl" || name == "init" || name == "telinit":
+		for _, a := range args {
+			switch a.val {
+			case "poweroff", "reboot", "halt", "kexec", "0", "6":
+				c.deny(name, via, "%s %s stops the machine", name, a.val)
+				return
+			}
+		}
+	case name == "rm":
+		c.rm(args, via)
+	case name == "dd":
+		for _, a := range args {
+			if dev, ok := strings.CutPrefix(a.val, "of="); ok && a.ok && isDevice(dev) {
+				c.deny(name, via, "dd writes to device %s", filepath.Clean(dev))
+				return
+			}
+		}
+	case name == "eval":
+		if s, ok := joined(args); ok {
+			c.script(s, depth+1, via+" (inside eval)")
+		}
+		return
+	case shells[name]:
+		c.shell(name, args, depth, via)
+		return
+	case name == "find":
+		c.find(args, depth, via)
+	}
+	if c.v.Deny {
+		return
+	}
+	if w, ok := wrappers[name]; ok {
+		c.wrapped(name, w, args, depth, via)
+		return
+	}
+	c.collectPaths(name, args)
+}
+
+// wrapped skips a wrapper's options and operands and classifies the command
+// it runs.
+func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via string) {
+	via = " (run through " + name + ")" + via
+	operands := w.operands
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.ok {
+			return
+		}
+		switch {
+		case a.val == "--":
+			c.command(args[i+1:], depth, via)
+			return
+		case name == "env" && (a.val == "-S" || a.val == "--split-string"):
+			if i+1 < len(args) && args[i+1].ok {
+				c.script(args[i+1].val, depth+1, via)
+			}
+			return
+		case name == "env" && strings.HasPrefix(a.val, "--split-string="):
+			c.script(strings.TrimPrefix(a.val, "--split-string="), depth+1, via)
+			return
+		case name == "env" && strings.HasPrefix(a.val, "-S"):
+			c.script(strings.TrimPrefix(a.val, "-S"), depth+1, via)
+			return
+		case name == "command" && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "vV"):
+			return // command -v only looks the name up
+		case strings.HasPrefix(a.val, "-") && len(a.val) > 1:
+			for _, o := range w.argOpts {
+				if a.val == o {
+					i++
+					break
+				}
+			}
+		case w.assigns && isAssign(a.val):
+		case operands > 0:
+			operands--
+		default:
+			c.command(args[i:], depth, via)
+			return
+		}
+	}
+}
+
+func isAssign(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	return ok && name != "" && !strings.ContainsAny(name, "/ ")
+}
+
+// shell unpacks "sh -c STRING"; a shell given neither -c nor a script file
+// reads stdin, which stmt and pipeToShell handle.
+func (c *classifier) shell(name string, args []word, depth int, via string) {
+	hasC := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.ok {
+			return
+		}
+		switch {
+		case a.val == "--":
+			if hasC && i+1 < len(args) && args[i+1].ok {
+				c.script(args[i+1].val, depth+1, " (inside "+name+" -c)"+via)
+			}
+			return
+		case a.val == "-o" || a.val == "+o" || a.val == "-O" || a.val == "+O" ||
+			a.val == "--rcfile" || a.val == "--init-file":
+			i++
+		case strings.HasPrefix(a.val, "--"):
+		case len(a.val) > 1 && (a.val[0] == '-' || a.val[0] == '+'):
+			if strings.ContainsRune(a.val[1:], 'c') {
+				hasC = true
+			}
+		default:
+			if hasC {
+				c.script(a.val, depth+1, " (inside "+name+" -c)"+via)
+			}
+			return
+		}
+	}
+}
+
+// readsScriptFromStdin reports a bare shell: no -c and no script operand.
+func readsScriptFromStdin(ws []word) bool {
+	if len(ws) == 0 || !ws[0].ok || !shells[strings.ToLower(filepath.Base(ws[0].val))] {
+		return false
+	}
+	for _, a := range ws[1:] {
+		if !a.ok || !strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "+") {
+			return false
+		}
+		if a.val != "--" && a.val[0] == '-' && strings.ContainsRune(a.val[1:], 'c') && !strings.HasPrefix(a.val, "--") {
+			return false
+		}
+	}
+	return true
+}
+
+// rm is denied when both recursive and forced, in any spelling: -rf, -fr,
+// -Rf, -r -f, --recursive --force, their unambiguous abbreviations (--rec,
+// --f) and options after operands, which GNU rm accepts.
+func (c *classifier) rm(args []word, via string) {
+	recursive, force := false, false
+	for _, a := range args {
+		v := a.val
+		switch {
+		case !a.ok:
+		case v == "--":
+			goto done
+		case strings.HasPrefix(v, "--") && len(v) > 2:
+			long, _, _ := strings.Cut(v, "=")
+			recursive = recursive || strings.HasPrefix("--recursive", long)
+			force = force || strings.HasPrefix("--force", long)
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			recursive = recursive || strings.ContainsAny(v, "rR")
+			force = force || strings.ContainsRune(v, 'f')
+		}
+	}
+done:
+	if recursive && force {
+		c.deny("rm", via, "rm with recursive and force removes whole trees without asking")
+	}
+}
+
+// find runs the words after -exec/-execdir/-ok/-okdir up to ";" or "+".
+func (c *classifier) find(args []word, depth int, via string) {
+	for i := 0; i < len(args); i++ {
+		switch args[i].val {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].val != ";" && args[j].val != "+" {
+				j++
+			}
+			c.command(args[i+1:j], depth, " (run by find "+args[i].val+")"+via)
+			i = j
+		}
+	}
+}
+
+// collectPaths keeps literal path-like operands for the path guards.
+func (c *classifier) collectPaths(name string, args []word) {
+	recursive := alwaysRecursive[name]
+	for _, a := range args {
+		if a.ok && isRecursiveFlag(name, a.val) {
+			recursive = true
+		}
+	}
+	for _, a := range args {
+		if !a.ok || !strings.Contains(a.val, "/") && a.val != ".." {
+			continue
+		}
+		v := a.val
+		if _, after, ok := strings.Cut(v, "="); ok && strings.HasPrefix(v, "-") {
+			v = after // --file=/path
+		}
+		if a.glob {
+			prefix, _, _ := GlobPrefix(v)
+			c.v.Paths = append(c.v.Paths, PathArg{Word: prefix, Recursive: true})
+			continue
+		}
+		c.v.Paths = append(c.v.Paths, PathArg{Word: v, Recursive: recursive})
+	}
+}
+
+func isRecursiveFlag(name, v string) bool {
+	switch {
+	case v == "--recursive":
+		return true
+	case strings.HasPrefix(v, "--") || !strings.HasPrefix(v, "-"):
+		return false
+	case strings.ContainsRune(v, 'R'):
+		return true
+	}
+	// ls -r and sort -r reverse; elsewhere -r means recursive.
+	return name != "ls" && name != "sort" && strings.ContainsRune(v, 'r')
+}
+
+// isDevice reports a path under /dev other than the harmless character
+// devices and descriptors a command may legitimately write to.
+func isDevice(p string) bool {
+	p = filepath.Clean(p)
+	if !strings.HasPrefix(p, "/dev/") {
+		return false
+	}
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+		"/dev/tty", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/ptmx":
+		return false
+	}
+	for _, safe := range []string{"/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/tcp/", "/dev/udp/", "/dev/mqueue/"} {
+		if strings.HasPrefix(p, safe) {
+			return false
+		}
+	}
+	return true
+}
+
+// joined is the words eval would join into a script.
+func joined(args []word) (string, bool) {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if !a.ok {
+			return "", false
+		}
+		parts[i] = a.val
+	}
+	return strings.Join(parts, " "), true
+}

@@ -1,0 +1,213 @@
+package guards
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxDepth bounds how many shell strings (sh -c, eval, env -S, heredocs fed
+// to a shell) are unpacked inside one another; deeper is denied, because
+// nothing legitimate nests that far and the cost must stay bounded.
+const maxDepth = 8
+
+// maxBraceWords bounds brace expansion of one word ({1..100000} is cheap to
+// write and expensive to enumerate); beyond it the word counts as dynamic.
+const maxBraceWords = 64
+
+// ShellVerdict is what ClassifyShell found in a command line.
+type ShellVerdict struct {
+	// Deny is set for a hard-denied command and for one that does not parse.
+	Deny       bool
+	Unparsable bool
+	// Command is the command word that decided, as the shell would run it
+	// ("sudo", "rm", "dd"); Reason says why, naming the word and its context.
+	Command string
+	Reason  string
+	// Paths are literal words that look like paths (contain a slash), with
+	// globs cut to their static prefix, for the path guards.
+	Paths []PathArg
+}
+
+// PathArg is a path-like word of a command; Recursive marks commands that
+// descend into directories (find, grep -r, ls -R, ...).
+type PathArg struct {
+	Word      string
+	Recursive bool
+}
+
+var parsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// ClassifyShell reports whether src runs a hard-denied command anywhere:
+// in a pipeline, list, subshell, substitution, function body, behind a
+// wrapper (env, command, builtin, exec, nohup, nice, timeout, time, stdbuf,
+// setsid, xargs, busybox, ionice, find -exec) or inside a string handed to
+// another shell (sh -c, bash -c, eval, env -S, a heredoc or echo piped into
+// sh). Only words in command position are matched.
+func ClassifyShell(src string) ShellVerdict {
+	c := &classifier{}
+	c.script(src, 0, "")
+	return c.v
+}
+
+type classifier struct {
+	v ShellVerdict
+}
+
+// word is one shell word after brace expansion and quote removal.
+type word struct {
+	val  string
+	ok   bool // fully known before run time
+	glob bool // contains an unquoted glob
+}
+
+func (c *classifier) deny(cmd, via, format string, a ...any) {
+	if c.v.Deny {
+		return
+	}
+	c.v.Deny, c.v.Command = true, cmd
+	c.v.Reason = fmt.Sprintf(format, a...) + via
+}
+
+func (c *classifier) script(src string, depth int, via string) {
+	if depth > maxDepth {
+		c.deny("", via, "shell strings nested more than %d deep", maxDepth)
+		return
+	}
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
+	if err != nil {
+		c.deny("", via, "the command does not parse (%v); a command cordon cannot read is denied", err)
+		c.v.Unparsable = true
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c.v.Deny {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			c.stmt(n, depth, via)
+		case *syntax.BinaryCmd:
+			c.pipeToShell(n, depth, via)
+		case *syntax.CallExpr:
+			c.command(c.words(n.Args), depth, via)
+		}
+		return true
+	})
+}
+
+// stmt checks redirects: writes onto a device, and scripts fed to a shell
+// on stdin through a heredoc or here-string.
+func (c *classifier) stmt(s *syntax.Stmt, depth int, via string) {
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob,
+			syntax.RdrAll, syntax.AppAll, syntax.DplOut:
+			if r.Word == nil {
+				continue
+			}
+			if w, ok, _ := literal(r.Word); ok && isDevice(w) {
+				c.deny(w, via, "redirect %s writes onto device %s", r.Op, w)
+				return
+			}
+			if w, ok, _ := literal(r.Word); ok && strings.Contains(w, "/") {
+				c.v.Paths = append(c.v.Paths, PathArg{Word: w})
+			}
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			call, isCall := s.Cmd.(*syntax.CallExpr)
+			if !isCall || !readsScriptFromStdin(c.words(call.Args)) {
+				continue
+			}
+			body := r.Hdoc
+			if r.Op == syntax.WordHdoc {
+				body = r.Word
+			}
+			if body == nil {
+				continue
+			}
+			if text, ok, _ := literal(body); ok {
+				c.script(text, depth+1, via+" (in a script fed to a shell)")
+			}
+		}
+	}
+}
+
+// pipeToShell unpacks "echo 'cmd' | sh" and "printf 'cmd' | bash".
+func (c *classifier) pipeToShell(b *syntax.BinaryCmd, depth int, via string) {
+	if b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+		return
+	}
+	left, ok1 := b.X.Cmd.(*syntax.CallExpr)
+	right, ok2 := b.Y.Cmd.(*syntax.CallExpr)
+	if !ok1 || !ok2 || !readsScriptFromStdin(c.words(right.Args)) {
+		return
+	}
+	ws := c.words(left.Args)
+	if len(ws) < 2 || !ws[0].ok || (ws[0].val != "echo" && ws[0].val != "printf") {
+		return
+	}
+	var parts []string
+	for _, w := range ws[1:] {
+		if !w.ok {
+			return
+		}
+		parts = append(parts, w.val)
+	}
+	c.script(strings.Join(parts, " "), depth+1, via+" (piped into a shell)")
+}
+
+// words expands braces and removes quotes.
+func (c *classifier) words(args []*syntax.Word) []word {
+	out := make([]word, 0, len(args))
+	for _, a := range args {
+		// Split a copy: syntax.Walk cannot visit BraceExp nodes, and the
+		// tree is still being walked.
+		cp := *a
+		if !syntax.SplitBraces(&cp) {
+			v, ok, g := literal(a)
+			out = append(out, word{v, ok, g})
+			continue
+		}
+		n := 0
+		for w, err := range expand.BracesSeq(nil, &cp) {
+			n++
+			if err != nil || n > maxBraceWords {
+				out = append(out, word{})
+				break
+			}
+			v, ok, g := literal(w)
+			out = append(out, word{v, ok, g})
+		}
+	}
+	return out
+}
+
+// command looks at one simple command. The command word is matched by its
+// base name, so /usr/bin/sudo and \sudo are sudo; a glob in command position
+// (/usr/bin/su[d]o) is matched against every denied name it could expand to.
+func (c *classifier) command(ws []word, depth int, via string) {
+	if len(ws) == 0 || c.v.Deny {
+		return
+	}
+	if !ws[0].ok {
+		return // $CMD: unknowable here; it still needs approval and the sandbox
+	}
+	name := strings.ToLower(path.Base(ws[0].val))
+	if ws[0].glob {
+		for _, d := range globbable {
+			if m, _ := path.Match(name, d); m {
+				c.named(d, ws, depth, via)
+			}
+		}
+		return
+	}
+	c.named(name, ws, depth, via)
+}
