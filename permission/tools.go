@@ -1,0 +1,120 @@
+package permission
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Core tool names.
+const (
+	ToolBash      = "bash"
+	ToolReadFile  = "read_file"
+	ToolWriteFile = "write_file"
+	ToolEditFile  = "edit_file"
+	ToolGlob      = "glob"
+)
+
+// tool says how to read a request's arguments: the core tool it is, which
+// argument names the path, whether the path is required, and whether the
+// tool descends into directories.
+type tool struct {
+	core      string
+	pathKey   string // "" for tools without a path
+	optional  bool   // path may be absent: the workspace is meant
+	globKey   string // a glob pattern whose static prefix is checked
+	recursive bool
+}
+
+// tools maps cordon's core names and Claude Code's names onto core tools.
+// Grep and LS are reads that descend (they enumerate what is below them).
+var tools = map[string]tool{
+	ToolBash:       {core: ToolBash},
+	ToolReadFile:   {core: ToolReadFile, pathKey: "path"},
+	ToolWriteFile:  {core: ToolWriteFile, pathKey: "path"},
+	ToolEditFile:   {core: ToolEditFile, pathKey: "path"},
+	ToolGlob:       {core: ToolGlob, globKey: "pattern", recursive: true},
+	"Bash":         {core: ToolBash},
+	"Read":         {core: ToolReadFile, pathKey: "file_path"},
+	"Write":        {core: ToolWriteFile, pathKey: "file_path"},
+	"Edit":         {core: ToolEditFile, pathKey: "file_path"},
+	"MultiEdit":    {core: ToolEditFile, pathKey: "file_path"},
+	"NotebookEdit": {core: ToolEditFile, pathKey: "notebook_path"},
+	"Glob":         {core: ToolGlob, pathKey: "path", optional: true, globKey: "pattern", recursive: true},
+	"Grep":         {core: ToolGlob, pathKey: "path", optional: true, recursive: true},
+	"LS":           {core: ToolReadFile, pathKey: "path", recursive: true},
+}
+
+// CoreName maps a tool name (core or Claude Code's) to its core name.
+func CoreName(name string) (string, bool) {
+	t, ok := tools[name]
+	return t.core, ok
+}
+
+// Call is a request whose arguments have been checked: what a handler
+// needs, with the path already resolved the way the decision saw it.
+type Call struct {
+	Request
+	Tool     string // core name
+	Command  string // bash
+	Path     string // the path argument as given ("" when absent)
+	Resolved string // where Path (or the glob's static prefix) really points
+	Pattern  string // glob
+	// Args is the arguments object, for tool-specific fields (content,
+	// old_string, ...).
+	Args map[string]json.RawMessage
+}
+
+// String reads a string argument; missing is "", false.
+func (c *Call) String(key string) (string, bool, error) {
+	raw, ok := c.Args[key]
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", true, fmt.Errorf("argument %q of %s is not a string", key, c.Name)
+	}
+	return s, true, nil
+}
+
+// parse checks arguments; a non-nil error is the reason for
+// request.invalid_arguments.
+func parse(req Request, t tool) (*Call, error) {
+	c := &Call{Request: req, Tool: t.core}
+	if len(req.Arguments) == 0 {
+		return nil, fmt.Errorf("%s has no arguments; an object is required", req.Name)
+	}
+	if err := json.Unmarshal(req.Arguments, &c.Args); err != nil || c.Args == nil {
+		return nil, fmt.Errorf("arguments of %s are not a JSON object", req.Name)
+	}
+	var err error
+	if t.core == ToolBash {
+		var ok bool
+		if c.Command, ok, err = c.String("command"); err != nil {
+			return nil, err
+		}
+		if !ok || c.Command == "" {
+			return nil, fmt.Errorf("%s has an empty command", req.Name)
+		}
+		return c, nil
+	}
+	if t.pathKey != "" {
+		var ok bool
+		if c.Path, ok, err = c.String(t.pathKey); err != nil {
+			return nil, err
+		}
+		if (!ok || c.Path == "") && !t.optional {
+			return nil, fmt.Errorf("%s needs a non-empty %q", req.Name, t.pathKey)
+		}
+	}
+	if t.globKey != "" {
+		var ok bool
+		if c.Pattern, ok, err = c.String(t.globKey); err != nil {
+			return nil, err
+		}
+		if !ok || c.Pattern == "" {
+			return nil, fmt.Errorf("%s needs a non-empty %q", req.Name, t.globKey)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,66 @@
+package permission
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Action is a decision's verdict.
+type Action string
+
+const (
+	Allow Action = "ALLOW"
+	Ask   Action = "ASK"
+	Deny  Action = "DENY"
+)
+
+// Rule ids are stable: audit logs, tests and users refer to them.
+const (
+	RuleCrossAgent       = "guard.cross_agent"
+	RuleWorkspace        = "guard.workspace"
+	RuleInvalidArguments = "request.invalid_arguments"
+	RuleHardDeny         = "bash.hard_deny"
+	RuleOutsideWorkspace = "path.outside_workspace"
+	RuleReadAllow        = "path.read_allow"
+	RuleWriteApproval    = "path.write_requires_approval"
+	RuleBashApproval     = "bash.requires_approval"
+	RuleDefaultDeny      = "default.deny"
+)
+
+// Request is one tool call as the model made it; Arguments stay untyped
+// until a rule has checked them.
+type Request struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Decision is the pipeline's answer to one Request.
+type Decision struct {
+	ToolUseID string `json:"tool_use_id"`
+	Action    Action `json:"action"`
+	RuleID    string `json:"rule_id"`
+	Reason    string `json:"reason"`
+}
+
+// DecodeRequest reads one request strictly: a JSON object with a string
+// name; unknown top-level keys and trailing data are errors. Arguments are
+// kept as given (a missing or non-object value is left for
+// request.invalid_arguments to deny, with its reason).
+func DecodeRequest(data []byte) (Request, error) {
+	var r Request
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Request{}, fmt.Errorf("decode request: %w", err)
+	}
+	if dec.More() {
+		return Request{}, errors.New("decode request: unexpected data after the request object")
+	}
+	if r.Name == "" {
+		return Request{}, errors.New("decode request: missing tool name")
+	}
+	return r, nil
+}
