@@ -1,0 +1,351 @@
+package seatbelt
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// SandboxExec is the only sandbox-exec cordon runs; PATH is never consulted.
+const SandboxExec = "/usr/bin/sandbox-exec"
+
+// MaxParamBytes bounds the argv space the -D parameters may take: half of
+// macOS's 1 MiB ARG_MAX, leaving the rest to the environment and the
+// command. Each parameter is counted as its two strings with their NUL
+// terminators plus two argv pointers.
+const MaxParamBytes = 512 << 10
+
+// ErrTooLarge is wrapped by Render when the parameters would not fit in
+// MaxParamBytes.
+var ErrTooLarge = errors.New("profile parameters too large for the command line")
+
+// Options tune what the profile grants outside the five policy fields.
+type Options struct {
+	// Network allows every network operation; false denies them all,
+	// unix-domain sockets included.
+	Network bool
+	// Devices are extra device nodes (absolute paths, exact match) made
+	// readable and writable in every mode, such as the pty the launcher
+	// hands to the child.
+	Devices []string
+}
+
+// Param is one -D parameter of the profile.
+type Param struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Profile is a rendered Seatbelt profile: SBPL text that names paths only
+// through parameters, and the parameters in the order they are first used.
+type Profile struct {
+	SBPL   string
+	Params []Param
+}
+
+// ParamMap returns the parameters keyed by name, the shape of
+// `cordon profile --json`.
+func (p *Profile) ParamMap() map[string]string {
+	m := make(map[string]string, len(p.Params))
+	for _, pr := range p.Params {
+		m[pr.Name] = pr.Value
+	}
+	return m
+}
+
+// Argv returns the command line that runs cmd under the profile, which the
+// caller has written to profilePath:
+//
+//	/usr/bin/sandbox-exec -f PROFILE -D NAME=value ... -- cmd...
+func (p *Profile) Argv(profilePath string, cmd []string) []string {
+	argv := make([]string, 0, 4+2*len(p.Params)+len(cmd))
+	argv = append(argv, SandboxExec, "-f", profilePath)
+	for _, pr := range p.Params {
+		argv = append(argv, "-D", pr.Name+"="+pr.Value)
+	}
+	argv = append(argv, "--")
+	return append(argv, cmd...)
+}
+
+// paramBytes is what the parameters take of ARG_MAX: for each, "-D" and
+// "NAME=value" with their NUL bytes and one pointer each.
+func paramBytes(ps []Param) int {
+	n := 0
+	for _, p := range ps {
+		n += len("-D") + 1 + len(p.Name) + 1 + len(p.Value) + 1 + 2*8
+	}
+	return n
+}
+
+// devices are readable and writable in every mode. They are fixed strings
+// of this package, not input, so they are the only paths written as SBPL
+// literals.
+var devices = []string{
+	"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom",
+	"/dev/tty", "/dev/ptmx",
+}
+
+// Render turns a canonical policy into a Seatbelt profile. See the package
+// documentation for the rules it emits and why.
+func Render(c *policy.Canonical, opt Options) (*Profile, error) {
+	if c == nil {
+		return nil, errors.New("seatbelt: render: nil policy")
+	}
+	m, err := newModel(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range opt.Devices {
+		if err := checkDevice(d); err != nil {
+			return nil, err
+		}
+	}
+
+	r := renderer{names: map[string]string{}}
+	// Roots first, so that R<i> is the i-th root shallow to deep.
+	for _, root := range m.roots {
+		r.param("R", root.Path)
+	}
+
+	w := &r.b
+	w.WriteString("(version 1)\n")
+	w.WriteString("(allow default)\n")
+
+	w.WriteString("\n;; processes: run and fork freely; signal, inspect and debug only the sandbox's own\n")
+	w.WriteString("(allow process-exec process-fork)\n")
+	for _, op := range []string{"signal", "process-info*", "mach-priv-task-port"} {
+		fmt.Fprintf(w, "(deny %s)\n(allow %s (target same-sandbox))\n", op, op)
+	}
+	w.WriteString(";; no typing into the terminal the sandbox was started from\n")
+	w.WriteString("(deny file-ioctl (ioctl-command TIOCSTI))\n")
+
+	if !opt.Network {
+		w.WriteString("\n;; network off, unix-domain sockets included\n")
+		w.WriteString("(deny network*)\n")
+	}
+
+	w.WriteString("\n;; filesystem: roots shallow to deep; the last matching rule, the deepest root, wins\n")
+	if m.restrict {
+		w.WriteString(";; restrictWrites: no writes outside writable roots\n")
+		w.WriteString("(deny file-write*)\n")
+	}
+	for _, root := range m.roots {
+		p := r.ref(root.Path)
+		fmt.Fprintf(w, ";; %s %s\n", r.names[root.Path], root.Kind.Field())
+		switch root.Kind {
+		case policy.Denied:
+			fmt.Fprintf(w, "(deny file-read* file-write* process-exec (subpath %s))\n", p)
+		case policy.Readonly:
+			fmt.Fprintf(w, "(allow file-read* process-exec (subpath %s))\n", p)
+			fmt.Fprintf(w, "(deny file-write* (subpath %s))\n", p)
+		default: // Writable, BaseWritable
+			fmt.Fprintf(w, "(allow file-read* file-write* process-exec (subpath %s))\n", p)
+		}
+	}
+
+	if trav := m.traversal(); len(trav) > 0 {
+		w.WriteString("\n;; traversal: metadata of the unreadable ancestors of readable roots, nothing more\n")
+		r.literals("(allow file-read-metadata", "A", trav)
+	}
+
+	w.WriteString("\n;; devices, in every mode\n")
+	w.WriteString("(allow file-read* file-write*\n")
+	for _, d := range devices {
+		fmt.Fprintf(w, "  (literal %q)\n", d)
+	}
+	w.WriteString("  (regex #\"^/dev/ttys[0-9]+$\")\n")
+	w.WriteString("  (subpath \"/dev/fd\"))\n")
+	if len(opt.Devices) > 0 {
+		r.literals("(allow file-read* file-write*", "D", opt.Devices)
+	}
+
+	if prot := m.protected(); len(prot) > 0 {
+		w.WriteString("\n;; moves: writable ancestors of denied and readonly roots stay where they are\n")
+		r.literals("(deny file-write-unlink", "A", prot)
+		w.WriteString("(deny file-write-create (require-all (vnode-type SYMLINK) (require-any\n")
+		for _, a := range prot {
+			fmt.Fprintf(w, "  (literal %s)\n", r.ref(a))
+		}
+		w.WriteString(")))\n")
+	}
+
+	if n := paramBytes(r.params); n > MaxParamBytes {
+		return nil, fmt.Errorf("seatbelt: %d roots need %d bytes of parameters, more than the %d this backend passes to sandbox-exec: %w",
+			len(m.roots), n, MaxParamBytes, ErrTooLarge)
+	}
+	return &Profile{SBPL: w.String(), Params: r.params}, nil
+}
+
+func checkDevice(d string) error {
+	switch {
+	case d == "":
+		return errors.New("seatbelt: device: empty path")
+	case strings.IndexByte(d, 0) >= 0:
+		return fmt.Errorf("seatbelt: device %q: contains a NUL byte", d)
+	case !filepath.IsAbs(d) || filepath.Clean(d) != d:
+		return fmt.Errorf("seatbelt: device %q: not a clean absolute path", d)
+	}
+	return nil
+}
+
+// renderer accumulates the text and one parameter per distinct path.
+type renderer struct {
+	b      strings.Builder
+	params []Param
+	names  map[string]string // path -> parameter name
+	counts map[string]int    // prefix -> parameters named with it so far
+}
+
+// param names path, reusing its name if it has one.
+func (r *renderer) param(prefix, path string) string {
+	if n, ok := r.names[path]; ok {
+		return n
+	}
+	if r.counts == nil {
+		r.counts = map[string]int{}
+	}
+	n := fmt.Sprintf("%s%d", prefix, r.counts[prefix])
+	r.counts[prefix]++
+	r.names[path] = n
+	r.params = append(r.params, Param{Name: n, Value: path})
+	return n
+}
+
+// ref is the SBPL expression for a path that already has a parameter.
+func (r *renderer) ref(path string) string {
+	return fmt.Sprintf("(param %q)", r.names[path])
+}
+
+// literals writes one rule, head, matching each of paths exactly. Several
+// filters in a rule match if any does.
+func (r *renderer) literals(head, prefix string, paths []string) {
+	r.b.WriteString(head + "\n")
+	for i, p := range paths {
+		r.param(prefix, p)
+		end := ""
+		if i == len(paths)-1 {
+			end = ")"
+		}
+		fmt.Fprintf(&r.b, "  (literal %s)%s\n", r.ref(p), end)
+	}
+}
+
+// firmlinks are the top-level symbolic links into /private that the macOS
+// kernel resolves before Seatbelt sees a path.
+var firmlinks = []string{"/tmp", "/var", "/etc"}
+
+// darwinPath is the form of a canonical path that Seatbelt matches.
+func darwinPath(p string) string {
+	for _, f := range firmlinks {
+		if p == f || strings.HasPrefix(p, f+"/") {
+			return "/private" + p
+		}
+	}
+	return p
+}
+
+// model is the policy over darwinPath spellings: what the kernel matches.
+// It answers the same questions as policy.Canonical.Access (it is the same
+// rule: the deepest root decides) for the paths the profile names.
+type model struct {
+	restrict bool
+	roots    []policy.Root // shallow to deep
+	kinds    map[string]policy.Kind
+}
+
+func newModel(c *policy.Canonical) (*model, error) {
+	m := &model{restrict: c.RestrictWrites(), kinds: map[string]policy.Kind{}}
+	from := map[string]string{}
+	for _, r := range c.Roots() {
+		p := darwinPath(r.Path)
+		if k, ok := m.kinds[p]; ok {
+			if k == r.Kind {
+				continue
+			}
+			return nil, fmt.Errorf("seatbelt: %s %q and %s %q are both %s on macOS: a path may be in only one field",
+				k.Field(), from[p], r.Kind.Field(), r.Path, p)
+		}
+		m.kinds[p] = r.Kind
+		from[p] = r.Path
+		m.roots = append(m.roots, policy.Root{Path: p, Kind: r.Kind})
+	}
+	sort.SliceStable(m.roots, func(i, j int) bool {
+		a, b := m.roots[i].Path, m.roots[j].Path
+		if da, db := policy.Depth(a), policy.Depth(b); da != db {
+			return da < db
+		}
+		return a < b
+	})
+	return m, nil
+}
+
+func (m *model) decide(p string) (policy.Kind, bool) {
+	for q := p; ; q = filepath.Dir(q) {
+		if k, ok := m.kinds[q]; ok {
+			return k, true
+		}
+		if q == "/" {
+			return policy.None, false
+		}
+	}
+}
+
+func (m *model) read(p string) bool {
+	k, _ := m.decide(p)
+	return k != policy.Denied
+}
+
+func (m *model) write(p string) bool {
+	k, ok := m.decide(p)
+	if !ok {
+		return !m.restrict
+	}
+	return k == policy.Writable || k == policy.BaseWritable
+}
+
+// traversal lists, sorted, the unreadable proper ancestors of readable
+// roots.
+func (m *model) traversal() []string {
+	set := map[string]bool{}
+	for _, r := range m.roots {
+		if r.Kind == policy.Denied {
+			continue
+		}
+		for _, a := range policy.Ancestors(r.Path) {
+			if !m.read(a) {
+				set[a] = true
+			}
+		}
+	}
+	return sorted(set)
+}
+
+// protected lists, sorted, the writable proper ancestors of denied and
+// readonly roots.
+func (m *model) protected() []string {
+	set := map[string]bool{}
+	for _, r := range m.roots {
+		if r.Kind != policy.Denied && r.Kind != policy.Readonly {
+			continue
+		}
+		for _, a := range policy.Ancestors(r.Path) {
+			if m.write(a) {
+				set[a] = true
+			}
+		}
+	}
+	return sorted(set)
+}
+
+func sorted(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
