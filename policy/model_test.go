@@ -165,7 +165,7 @@ func TestWorkspacePreset(t *testing.T) {
 		".git/objects/ab":               true,
 		".git/hooks/pre-commit":         false,
 		".git/config":                   false,
-		".bashrc":                       false,
+		".bashrc":                       true, // not HOME: nothing sources it
 		".vscode/settings.json":         false,
 		".mcp.json":                     false,
 		"sub/inner/.git":                false,
@@ -195,4 +195,25 @@ func TestAgentsPreset(t *testing.T) {
 		_, err := Agents("/agents", bad, "")
 		require.ErrorContains(t, err, "agent id")
 	}
+}
+
+func TestWorkspacePresetProtectsShellFilesOfContainedHome(t *testing.T) {
+	ws := t.TempDir()
+	home := filepath.Join(ws, "home")
+	require.NoError(t, os.Mkdir(home, 0o755))
+	p, err := Workspace(ws, WorkspaceOptions{Home: home})
+	require.NoError(t, err)
+	c, err := Canonicalize(p)
+	require.NoError(t, err)
+	rhome, _ := filepath.EvalSymlinks(home)
+	require.False(t, c.Access(filepath.Join(rhome, ".bashrc"), Write))
+	require.False(t, c.Access(filepath.Join(rhome, ".config/git/config"), Write))
+	require.True(t, c.Access(filepath.Join(rhome, "notes.txt"), Write))
+}
+
+func TestWorkspacePresetRefusesLinkedProtectedNames(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(ws, ".vscode")))
+	_, err := Workspace(ws, WorkspaceOptions{Home: t.TempDir()})
+	require.ErrorContains(t, err, ".vscode is a symlink")
 }

@@ -14,14 +14,20 @@ import (
 // the sandbox (DESIGN.md §2.6). They are protected whether or not they exist:
 // a file that does not exist yet is the easiest one to plant.
 var (
-	// AutoExecFiles are protected as read-only files.
-	AutoExecFiles = []string{
+	// AutoExecNames are protected at the top of every writable root and of
+	// every git work tree found in one: files and directories that git,
+	// direnv, editors and agents read and obey.
+	AutoExecNames = []string{
+		".gitmodules", ".envrc", ".mcp.json",
+		".vscode", ".idea", ".claude", ".codex", ".gemini",
+	}
+	// ShellFiles are protected in HOME when a writable root contains it:
+	// shells and git read them at every start.
+	ShellFiles = []string{
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
-		".gitconfig", ".gitmodules", ".envrc", ".mcp.json",
+		".gitconfig", ".config/git", ".config/fish",
 	}
-	// AutoExecDirs are protected as read-only directories.
-	AutoExecDirs = []string{".vscode", ".idea", ".claude", ".codex", ".gemini"}
 	// CredentialStores under HOME are denied by the workspace preset.
 	CredentialStores = []string{
 		".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials",
@@ -65,17 +71,50 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 		WritableRoots:  []string{ws, PrivateTmpDir(ws)},
 		RestrictWrites: true,
 	}
-	p.ReadonlyRoots = protect(ws)
 	home := opt.Home
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
 	if home != "" {
-		if h, err := Resolve(home); err == nil {
-			p.DeniedRoots = credentials(h, ws, opt.AllowRead)
+		home, err = Resolve(home)
+		if err != nil {
+			home = ""
 		}
 	}
+	p.ReadonlyRoots, err = Protections(ws, home)
+	if err != nil {
+		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+	}
+	if home != "" {
+		p.DeniedRoots = credentials(home, ws, opt.AllowRead)
+	}
 	return p, nil
+}
+
+// Protections lists the read-only roots that guard the auto-executed files
+// of writable root root (DESIGN.md §2.6), and the shell files of home when
+// root contains it. A protected name that is a symlink is an error.
+func Protections(root, home string) ([]string, error) {
+	out := protect(root)
+	if home != "" && within(home, root) {
+		for _, n := range ShellFiles {
+			out = append(out, filepath.Join(home, n))
+		}
+	}
+	return out, noLinks(out)
+}
+
+// noLinks refuses protected paths that are symlinks. Canonicalizing would
+// protect the link's target, while the link itself, a directory entry in a
+// writable root, could be replaced from inside the sandbox by a real file
+// that host tools then run.
+func noLinks(paths []string) error {
+	for _, p := range paths {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink: cordon protects it, but a link inside a writable root can be swapped for a real file from inside the sandbox; replace the link with what it points to", p)
+		}
+	}
+	return nil
 }
 
 // PrivateTmpDir is the TMPDIR given to sandboxes of one workspace: private
@@ -89,10 +128,7 @@ func PrivateTmpDir(workspace string) string {
 // protect lists the read-only roots that guard root's auto-executed files.
 func protect(root string) []string {
 	var out []string
-	for _, n := range AutoExecFiles {
-		out = append(out, filepath.Join(root, n))
-	}
-	for _, n := range AutoExecDirs {
+	for _, n := range AutoExecNames {
 		out = append(out, filepath.Join(root, n))
 	}
 	out = append(out, protectGit(root)...)

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// policyFlags are the POLICY flags shared by run, profile and explain
+// (DESIGN.md §4). Paths must be absolute, except --workspace, which is made
+// absolute against the current directory on purpose: "--workspace ." is
+// the common case and the result is shown by 'cordon profile'.
+type policyFlags struct {
+	file                                  string
+	deny, readonly, writable, baseWritabl []string
+	restrict                              bool
+	workspace                             string
+	allowRead                             []string
+	agentsRoot, agent, parent             string
+}
+
+func (pf *policyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&pf.file, "policy", "", "read the five-field policy from `FILE` (JSON)")
+	appendTo := func(dst *[]string) func(string) error {
+		return func(s string) error { *dst = append(*dst, s); return nil }
+	}
+	fs.Func("deny", "deny reading and writing `PATH` (repeatable)", appendTo(&pf.deny))
+	fs.Func("readonly", "make `PATH` read-only (repeatable)", appendTo(&pf.readonly))
+	fs.Func("writable", "make `PATH` writable (repeatable)", appendTo(&pf.writable))
+	fs.Func("base-writable", "grant writes under `PATH` (repeatable)", appendTo(&pf.baseWritabl))
+	fs.BoolVar(&pf.restrict, "restrict-writes", false, "deny writes outside writable roots")
+	fs.StringVar(&pf.workspace, "workspace", "", "preset: `DIR` writable, private TMPDIR, restrictWrites, auto-run files protected, credentials denied")
+	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendTo(&pf.allowRead))
+	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
+	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
+	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
+}
+
+const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
+  --policy FILE          JSON with baseWritableRoots, deniedRoots, readonlyRoots,
+                         writableRoots, restrictWrites (unknown keys are errors)
+  --deny P, --readonly P, --writable P, --base-writable P, --restrict-writes
+  --workspace DIR        DIR writable, a private TMPDIR, writes elsewhere denied,
+                         .git/hooks, .git/config, shell rc files, .vscode, .claude,
+                         ... protected, credential stores under HOME denied
+  --allow-read P         with --workspace: keep credential store P readable
+  --agents-root DIR --agent ID [--parent ID]
+                         DIR denied, DIR/ID writable, DIR/PARENT read-only
+The most specific root decides each path; paths are resolved through symlinks.
+`
+
+// build compiles the flags into one policy. tmpDir is the private TMPDIR
+// of the workspace preset ("" without it).
+func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err error) {
+	if pf.file != "" {
+		p, err = policy.Load(pf.file)
+		if err != nil {
+			return p, "", err
+		}
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--deny", pf.deny}, {"--readonly", pf.readonly}, {"--writable", pf.writable}, {"--base-writable", pf.baseWritabl}, {"--allow-read", pf.allowRead}} {
+		for _, path := range l.paths {
+			if path == "" || !filepath.IsAbs(path) {
+				return p, "", fmt.Errorf("%s %q: give an absolute path", l.flag, path)
+			}
+		}
+	}
+	p.Merge(policy.FsSandboxPolicy{
+		DeniedRoots:       pf.deny,
+		ReadonlyRoots:     pf.readonly,
+		WritableRoots:     pf.writable,
+		BaseWritableRoots: pf.baseWritabl,
+		RestrictWrites:    pf.restrict,
+	})
+	if len(pf.allowRead) > 0 && pf.workspace == "" {
+		return p, "", fmt.Errorf("--allow-read needs --workspace")
+	}
+	if pf.workspace != "" {
+		dir, err := filepath.Abs(pf.workspace)
+		if err != nil {
+			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
+		}
+		ws, err := policy.Workspace(dir, policy.WorkspaceOptions{AllowRead: pf.allowRead})
+		if err != nil {
+			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
+		}
+		p.Merge(ws)
+		// Every other writable root named on the command line gets the
+		// same protections as the workspace.
+		for _, w := range append(append([]string{}, pf.writable...), pf.baseWritabl...) {
+			rw, err := policy.Resolve(w)
+			if err != nil {
+				return p, "", fmt.Errorf("--writable %q: %w", w, err)
+			}
+			prot, err := policy.Protections(rw, "")
+			if err != nil {
+				return p, "", fmt.Errorf("--writable %q: %w", w, err)
+			}
+			p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
+		}
+		tmpDir = policy.PrivateTmpDir(ws.WritableRoots[0]) // [0] is the resolved DIR
+	}
+	switch {
+	case pf.agentsRoot != "":
+		ag, err := policy.Agents(pf.agentsRoot, pf.agent, pf.parent)
+		if err != nil {
+			return p, "", fmt.Errorf("--agents-root %q: %w", pf.agentsRoot, err)
+		}
+		p.Merge(ag)
+	case pf.agent != "" || pf.parent != "":
+		return p, "", fmt.Errorf("--agent and --parent need --agents-root")
+	}
+	return p, tmpDir, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/launcher"
+)
+
+func init() {
+	register("profile", "print the canonical policy and what the backend would execute", cmdProfile)
+}
+
+const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|seatbelt] [--network on|off] [--json] [-- CMD...]
+
+Prints the policy in canonical form (absolute, symlink-free, sorted) and
+exactly what 'cordon run' would execute with it: bwrap's argument list, or
+the Seatbelt profile and its parameters. Nothing is created or run. A
+launch passes bwrap's arguments through a file descriptor (--args FD);
+they are shown inline here.
+
+Examples:
+  cordon profile --workspace .
+  cordon profile --workspace . --backend seatbelt --json
+
+`
+
+func cmdProfile(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var pf policyFlags
+	pf.register(fs)
+	backend := fs.String("backend", "auto", "`BACKEND` to render for: auto, bwrap or seatbelt")
+	network := fs.String("network", "off", "network access: `on` or off")
+	asJSON := fs.Bool("json", false, `print {"policy","backend","argv"[,"sbpl","params"]}`)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, profileHelp, policyHelp, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *network != "on" && *network != "off" {
+		return errorf(e, exitUsage, "profile: --network %q: want on or off", *network)
+	}
+	p, _, err := pf.build()
+	if err != nil {
+		return errorf(e, exitCordonError, "profile: %v", err)
+	}
+	r, err := launcher.Render(ctx, p, *backend, *network == "on", fs.Args())
+	if err != nil {
+		return errorf(e, exitCordonError, "profile: %v", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+		return exitOK
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "backend: %s\nrestrictWrites: %v\n", r.Backend, r.Policy.RestrictWrites)
+	for _, f := range []struct {
+		name  string
+		paths []string
+	}{{"deniedRoots", r.Policy.DeniedRoots}, {"readonlyRoots", r.Policy.ReadonlyRoots},
+		{"writableRoots", r.Policy.WritableRoots}, {"baseWritableRoots", r.Policy.BaseWritableRoots}} {
+		fmt.Fprintf(w, "%s:", f.name)
+		if len(f.paths) == 0 {
+			fmt.Fprint(w, " (none)")
+		}
+		fmt.Fprintln(w)
+		for _, p := range f.paths {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+	if len(r.Stubs) > 0 {
+		fmt.Fprintf(w, "mount stubs created for the run, removed after (paths that do not exist yet):\n  %s\n", strings.Join(r.Stubs, "\n  "))
+	}
+	fmt.Fprintln(w, "argv:")
+	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
+	if r.SBPL != "" {
+		fmt.Fprintf(w, "params:\n")
+		for k, v := range r.Params {
+			fmt.Fprintf(w, "  %s=%s\n", k, v)
+		}
+		fmt.Fprintf(w, "sbpl:\n%s\n", r.SBPL)
+	}
+	return exitOK
+}
+
+// shellJoin quotes argv so it can be pasted into a POSIX shell.
+func shellJoin(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteString(" ")
+			if strings.HasPrefix(a, "--") {
+				b.WriteString("\\\n    ")
+			}
+		}
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

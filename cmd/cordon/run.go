@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/launcher"
+)
+
+func init() {
+	register("run", "run a command inside the sandbox", cmdRun)
+}
+
+const runHelp = `Usage: cordon run [POLICY] [FLAGS] -- CMD [ARG]...
+
+Runs CMD inside a kernel sandbox built from POLICY: bubblewrap on Linux,
+Seatbelt on macOS. With no usable backend it refuses to run (exit 125)
+unless you pass --backend none.
+
+Examples:
+  cordon run --workspace . -- sh -c 'make test'
+  cordon run --workspace . --network on -- npm install
+  cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
+
+Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
+error (bad policy, no backend); 126 not executable or denied; 127 not found.
+Inside the sandbox CORDON_SANDBOX names the backend.
+
+`
+
+func cmdRun(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var pf policyFlags
+	pf.register(fs)
+	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, seatbelt or none (unconfined)")
+	network := fs.String("network", "off", "network access: `on` or off")
+	cleanEnv := fs.Bool("clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
+	var envs []string
+	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
+		if s == "" || s[0] == '=' {
+			return fmt.Errorf("want KEY or KEY=VAL")
+		}
+		envs = append(envs, s)
+		return nil
+	})
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, runHelp, policyHelp, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		return errorf(e, exitUsage, "run: no command given; usage: cordon run [POLICY] -- CMD [ARG]...")
+	}
+	if *network != "on" && *network != "off" {
+		return errorf(e, exitUsage, "run: --network %q: want on or off", *network)
+	}
+	p, tmpDir, err := pf.build()
+	if err != nil {
+		return errorf(e, exitCordonError, "run: %v", err)
+	}
+	cmd := launcher.CommandContext(ctx, p, fs.Arg(0), fs.Args()[1:]...)
+	cmd.Backend = *backend
+	cmd.Network = *network == "on"
+	cmd.TmpDir = tmpDir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	if *cleanEnv {
+		cmd.Env = launcher.CleanEnv(os.Environ(), envs)
+	} else if len(envs) > 0 {
+		// KEY alone is inherited anyway; KEY=VAL overrides.
+		cmd.Env = os.Environ()
+		for _, kv := range envs {
+			if strings.Contains(kv, "=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return startFailure(e, fs.Arg(0), err)
+	}
+	// The sandbox runs in a session of its own; pass on the signals a
+	// terminal or supervisor sends to cordon so it ends with them.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	return exitStatus(e, cmd, err)
+}
+
+// startFailure maps a launch error onto the documented exit statuses.
+func startFailure(e *env, name string, err error) int {
+	var ee *exec.Error
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) && errors.As(err, &ee):
+		return errorf(e, exitNotFound, "run: %s: command not found", name)
+	case errors.As(err, &ee):
+		return errorf(e, exitNotExec, "run: %s: cannot execute: %v", name, ee.Err)
+	case errors.Is(err, launcher.ErrNoBackend):
+		return errorf(e, exitCordonError, "run: %v\n(use --backend none to run without a sandbox, at your own risk)", err)
+	}
+	return errorf(e, exitCordonError, "run: %v", err)
+}
+
+// exitStatus is the child's status, or 128+N when it died of signal N.
+func exitStatus(e *env, cmd *launcher.Cmd, err error) int {
+	st := cmd.ProcessState
+	if st == nil {
+		return errorf(e, exitCordonError, "run: %v", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}

@@ -1,0 +1,205 @@
+// Package launcher starts a command inside a kernel sandbox rendered from a
+// filesystem policy. Its Cmd is shaped like os/exec's: Command never fails
+// (a lookup error waits in Cmd.Err), Start/Wait/Run/Output behave the same,
+// and errors unwrap to *exec.ExitError and friends.
+//
+// Unlike os/exec's defaults, a sandbox passes only what it means to: the
+// child gets stdin, stdout, stderr and ExtraFiles, nothing else (Start marks
+// every other descriptor of the calling process close-on-exec, including
+// ones it inherited), and the environment can be cut down with CleanEnv.
+//
+// # Backends
+//
+// Backend "" or "auto" picks bubblewrap on Linux and Seatbelt on macOS,
+// after a probe that detect caches on disk. When no backend is usable Start
+// fails (fail closed) unless Backend is "none". Inside a cordon sandbox
+// (CORDON_SANDBOX set) the command runs as it is: the outer sandbox already
+// confines it, and nested namespaces are blocked there.
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Backend names.
+const (
+	BackendAuto     = "auto"
+	BackendBwrap    = "bwrap"
+	BackendSeatbelt = "seatbelt"
+	BackendNone     = "none"
+)
+
+// ErrNoBackend is wrapped by Start's error when no sandbox can be had.
+var ErrNoBackend = errors.New("no usable sandbox backend")
+
+// ErrDenied is wrapped when the command itself lies where the policy
+// forbids reading it.
+var ErrDenied = errors.New("command is in a denied root")
+
+// Cmd is a command to run inside a sandbox.
+type Cmd struct {
+	// Path, Args, Env, Dir, Stdin, Stdout, Stderr and ExtraFiles mean what
+	// they mean in os/exec. Env nil means the launcher's environment.
+	Path       string
+	Args       []string
+	Env        []string
+	Dir        string
+	Stdin      io.Reader
+	Stdout     io.Writer
+	Stderr     io.Writer
+	ExtraFiles []*os.File
+
+	// Policy is the filesystem policy; it is canonicalized at Start.
+	Policy policy.FsSandboxPolicy
+	// Backend is "auto" (or ""), "bwrap", "seatbelt" or "none".
+	Backend string
+	// Network keeps network access; the default is none.
+	Network bool
+	// TmpDir, when set, is created (0700, owned by the caller) before the
+	// launch and given to the command as TMPDIR.
+	TmpDir string
+
+	// Cancel and WaitDelay mean what they mean in os/exec; Cancel's
+	// default kills the sandbox, and with it everything inside.
+	Cancel    func() error
+	WaitDelay time.Duration
+
+	// Err holds a lookup error from Command; Start returns it.
+	Err error
+
+	// Process and ProcessState are those of the sandbox process.
+	Process      *os.Process
+	ProcessState *os.ProcessState
+
+	// Detected is the backend that Start used (or found unusable).
+	Detected detect.Result
+
+	ctx     context.Context
+	inner   *exec.Cmd
+	release func() // removes stubs and temp files after Wait
+}
+
+// Command returns a Cmd that runs name with args under policy p.
+func Command(p policy.FsSandboxPolicy, name string, arg ...string) *Cmd {
+	c := &Cmd{Policy: p, Path: name, Args: append([]string{name}, arg...)}
+	if filepath.Base(name) == name {
+		lp, err := exec.LookPath(name)
+		if lp != "" {
+			c.Path = lp
+		}
+		if err != nil {
+			c.Err = err
+		}
+	}
+	return c
+}
+
+// CommandContext is Command with a context that kills the sandbox when done.
+func CommandContext(ctx context.Context, p policy.FsSandboxPolicy, name string, arg ...string) *Cmd {
+	if ctx == nil {
+		panic("launcher: nil Context")
+	}
+	c := Command(p, name, arg...)
+	c.ctx = ctx
+	return c
+}
+
+// String is a human-readable description of the command (not the sandbox).
+func (c *Cmd) String() string {
+	return fmt.Sprint(c.Args)
+}
+
+// Start starts the sandboxed command.
+func (c *Cmd) Start() error {
+	if c.inner != nil {
+		return errors.New("launcher: already started")
+	}
+	if c.Err != nil {
+		return c.Err
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	inner, release, err := c.prepare(ctx)
+	if err != nil {
+		return err
+	}
+	c.inner = inner
+	c.release = release
+	closeOnExec()
+	if err := inner.Start(); err != nil {
+		c.finish()
+		return err
+	}
+	c.Process = inner.Process
+	return nil
+}
+
+// Wait waits for the command to exit and removes what the launch created.
+func (c *Cmd) Wait() error {
+	if c.inner == nil {
+		return errors.New("launcher: not started")
+	}
+	err := c.inner.Wait()
+	c.ProcessState = c.inner.ProcessState
+	c.finish()
+	return err
+}
+
+func (c *Cmd) finish() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Output runs the command and returns its standard output; like os/exec,
+// an *exec.ExitError carries captured stderr when Stderr was nil.
+func (c *Cmd) Output() ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("launcher: Stdout already set")
+	}
+	var out, errb bytes.Buffer
+	c.Stdout = &out
+	captured := c.Stderr == nil
+	if captured {
+		c.Stderr = &errb
+	}
+	err := c.Run()
+	var ee *exec.ExitError
+	if captured && errors.As(err, &ee) {
+		ee.Stderr = errb.Bytes()
+	}
+	return out.Bytes(), err
+}
+
+// CombinedOutput runs the command and returns stdout and stderr together.
+func (c *Cmd) CombinedOutput() ([]byte, error) {
+	if c.Stdout != nil || c.Stderr != nil {
+		return nil, errors.New("launcher: Stdout or Stderr already set")
+	}
+	var b bytes.Buffer
+	c.Stdout, c.Stderr = &b, &b
+	err := c.Run()
+	return b.Bytes(), err
+}

@@ -1,0 +1,149 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// prepare resolves the backend and the policy and builds the process that
+// runs the sandbox. release undoes what the launch created on the host.
+func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err error) {
+	backend := c.Backend
+	if backend == "" {
+		backend = BackendAuto
+	}
+	switch backend {
+	case BackendAuto, BackendBwrap, BackendSeatbelt, BackendNone:
+	default:
+		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, seatbelt or none", backend)
+	}
+	canon, err := policy.Canonicalize(c.Policy)
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy: %w", err)
+	}
+	if err := c.checkCommand(canon); err != nil {
+		return nil, nil, err
+	}
+	if c.TmpDir != "" {
+		if err := ensurePrivateDir(c.TmpDir); err != nil {
+			return nil, nil, fmt.Errorf("TMPDIR: %w", err)
+		}
+	}
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if c.TmpDir != "" {
+		env = setEnv(env, "TMPDIR", c.TmpDir)
+	}
+	if backend == BackendNone {
+		c.Detected = detect.Result{Backend: BackendNone, Usable: true, Reason: "no sandbox: --backend none was asked for"}
+		return c.plain(ctx, env), func() {}, nil
+	}
+	res := detect.Detect(ctx, backend)
+	c.Detected = res
+	if res.Nested {
+		return c.plain(ctx, env), func() {}, nil
+	}
+	if !res.Usable {
+		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoBackend, res.Backend, res.Reason)
+	}
+	env = setEnv(env, "CORDON_SANDBOX", res.Backend)
+	switch res.Backend {
+	case BackendBwrap:
+		return c.bwrapCmd(ctx, canon, res, env)
+	case BackendSeatbelt:
+		return c.seatbeltCmd(ctx, canon, res, env)
+	}
+	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
+}
+
+// checkCommand refuses a command the sandbox could not read: the kernel
+// would refuse it too, but with a less helpful message and exit status.
+func (c *Cmd) checkCommand(canon *policy.Canonical) error {
+	p := c.Path
+	if !filepath.IsAbs(p) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return &exec.Error{Name: c.Path, Err: err}
+		}
+		p = abs
+	}
+	rp, err := policy.Resolve(p)
+	if err != nil {
+		return &exec.Error{Name: c.Path, Err: err}
+	}
+	if !canon.Access(rp, policy.Read) {
+		return &exec.Error{Name: c.Path, Err: fmt.Errorf("%w (%s)", ErrDenied, canon.Explain(rp).Reason)}
+	}
+	return nil
+}
+
+// plain runs the command unwrapped: for --backend none, and inside an
+// outer cordon sandbox that already confines it.
+func (c *Cmd) plain(ctx context.Context, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.Path)
+	cmd.Args = c.Args
+	c.wire(cmd, env)
+	return cmd
+}
+
+// wire copies the os/exec-shaped fields onto the process that is started.
+func (c *Cmd) wire(cmd *exec.Cmd, env []string) {
+	cmd.Env = env
+	cmd.Dir = c.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	cmd.ExtraFiles = append([]*os.File(nil), c.ExtraFiles...)
+	if c.Cancel != nil {
+		cmd.Cancel = c.Cancel
+	}
+	cmd.WaitDelay = c.WaitDelay
+}
+
+func setEnv(env []string, key, val string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+val)
+}
+
+// CleanEnv keeps only the variables a command needs to behave normally
+// (PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL) from env,
+// then adds extra: "KEY=VAL" sets a value, "KEY" copies it from env.
+func CleanEnv(env []string, extra []string) []string {
+	keep := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true,
+		"LANG": true, "TERM": true, "TMPDIR": true, "SHELL": true}
+	var out []string
+	lookup := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		lookup[k] = v
+		if keep[k] || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	for _, e := range extra {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok {
+			var found bool
+			if v, found = lookup[k]; !found {
+				continue
+			}
+		}
+		out = setEnv(out, k, v)
+	}
+	return out
+}
+
+var errOS = errors.New("not available on this operating system")

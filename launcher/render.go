@@ -1,0 +1,94 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Rendered is what a launch would execute, for 'cordon profile'.
+type Rendered struct {
+	Policy  policy.FsSandboxPolicy `json:"policy"`
+	Backend string                 `json:"backend"`
+	Argv    []string               `json:"argv"`
+	SBPL    string                 `json:"sbpl,omitempty"`
+	Params  map[string]string      `json:"params,omitempty"`
+	// Stubs are paths a launch would create on the host first (bwrap).
+	Stubs []string `json:"stubs,omitempty"`
+}
+
+// Render shows what Start would execute for policy p and command cmd,
+// without creating anything. backend "auto" means this OS's backend.
+func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, network bool, cmd []string) (*Rendered, error) {
+	canon, err := policy.Canonicalize(p)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if backend == "" || backend == BackendAuto {
+		backend = BackendBwrap
+		if runtime.GOOS == "darwin" {
+			backend = BackendSeatbelt
+		}
+	}
+	out := &Rendered{Policy: canon.Policy(), Backend: backend}
+	switch backend {
+	case BackendBwrap:
+		res := detect.Detect(ctx, BackendBwrap)
+		path := res.Path
+		if path == "" {
+			path = "bwrap"
+		}
+		plan, err := bwrap.Render(canon, bwrap.Options{
+			Network:       network,
+			EmptyFile:     emptyFilePath(),
+			DisableUserns: versionAtLeast(res.Version, 0, 8),
+			Stat:          osStat,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.Argv = append(append([]string{path}, plan.Args...), "--")
+		out.Argv = append(out.Argv, cmd...)
+		for _, s := range plan.Stubs {
+			out.Stubs = append(out.Stubs, s.Path)
+		}
+	case BackendSeatbelt:
+		return renderSeatbelt(out, canon, network, cmd)
+	default:
+		return nil, fmt.Errorf("backend %q: want auto, bwrap or seatbelt", backend)
+	}
+	return out, nil
+}
+
+func osStat(p string) (exists, dir bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false, false
+	}
+	return true, fi.IsDir()
+}
+
+// versionAtLeast compares a "bubblewrap 0.8.0"-style version string.
+func versionAtLeast(v string, major, minor int) bool {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return false
+	}
+	parts := strings.Split(f[len(f)-1], ".")
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
