@@ -86,11 +86,8 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
 	if r.SBPL != "" {
-		fmt.Fprintf(w, "params:\n")
-		for k, v := range r.Params {
-			fmt.Fprintf(w, "  %s=%s\n", k, v)
-		}
-		fmt.Fprintf(w, "sbpl:\n%s\n", r.SBPL)
+		// The parameters are the -D flags of argv above.
+		fmt.Fprintf(w, "sbpl (written to PROFILE_FILE at launch):\n%s\n", r.SBPL)
 	}
 	return exitOK
 }

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every test: vet, the unit tests, the conformance suite against the
+# real kernel sandbox, and the macOS cross-build. Installs bubblewrap when
+# it is missing. On Linux a sandbox that cannot run is a failure, not a
+# skip (CORDON_REQUIRE_BACKEND=bwrap).
+set -euo pipefail
+cd "$(dirname "$0")"
+source scripts/ensure-bwrap.sh
+ensure_bwrap
+if [[ $(uname -s) == Linux ]]; then
+  export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap}
+fi
+echo "== go vet"
+go vet ./...
+echo "== macOS cross-build"
+GOOS=darwin go build ./... && GOOS=darwin go vet ./...
+echo "== go test"
+go test -count=1 ./... "$@"
