@@ -58,7 +58,8 @@ func (p *Profile) ParamMap() map[string]string {
 }
 
 // Argv returns the command line that runs cmd under the profile, which the
-// caller has written to profilePath:
+// caller has written to profilePath (a file only the caller can write: the
+// profile is the sandbox):
 //
 //	/usr/bin/sandbox-exec -f PROFILE -D NAME=value ... -- cmd...
 func (p *Profile) Argv(profilePath string, cmd []string) []string {
@@ -248,9 +249,11 @@ func darwinPath(p string) string {
 	return p
 }
 
-// model is the policy over darwinPath spellings: what the kernel matches.
-// It answers the same questions as policy.Canonical.Access (it is the same
-// rule: the deepest root decides) for the paths the profile names.
+// model is the canonical policy respelled with darwinPath, what the kernel
+// matches. The renderer needs the model's decision for ancestors of these
+// respelled roots, which policy.Canonical cannot give for paths it never
+// saw; it applies policy's rule (the deepest root decides, see
+// allowsWrite) and the differential test holds it to policy's answers.
 type model struct {
 	restrict bool
 	roots    []policy.Root // shallow to deep
@@ -283,26 +286,24 @@ func newModel(c *policy.Canonical) (*model, error) {
 	return m, nil
 }
 
-func (m *model) decide(p string) (policy.Kind, bool) {
-	for q := p; ; q = filepath.Dir(q) {
-		if k, ok := m.kinds[q]; ok {
-			return k, true
+// ancestors calls f for each proper ancestor of p (policy.Ancestors),
+// shallow to deep, with the kind of the root deciding it. One walk down the
+// chain instead of a lookup per ancestor keeps 2,000 deep roots cheap.
+func (m *model) ancestors(p string, f func(a string, k policy.Kind, ok bool)) {
+	k, ok := m.kinds["/"]
+	for _, a := range policy.Ancestors(p) {
+		if ak, found := m.kinds[a]; found {
+			k, ok = ak, true
 		}
-		if q == "/" {
-			return policy.None, false
-		}
+		f(a, k, ok)
 	}
 }
 
-func (m *model) read(p string) bool {
-	k, _ := m.decide(p)
-	return k != policy.Denied
-}
-
-func (m *model) write(p string) bool {
-	k, ok := m.decide(p)
+// allowsWrite is the model's write rule (policy.Canonical.Access) for a
+// path decided by a root of kind k, or by no root when !ok.
+func allowsWrite(k policy.Kind, ok, restrict bool) bool {
 	if !ok {
-		return !m.restrict
+		return !restrict
 	}
 	return k == policy.Writable || k == policy.BaseWritable
 }
@@ -315,11 +316,11 @@ func (m *model) traversal() []string {
 		if r.Kind == policy.Denied {
 			continue
 		}
-		for _, a := range policy.Ancestors(r.Path) {
-			if !m.read(a) {
+		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
+			if k == policy.Denied {
 				set[a] = true
 			}
-		}
+		})
 	}
 	return sorted(set)
 }
@@ -332,11 +333,11 @@ func (m *model) protected() []string {
 		if r.Kind != policy.Denied && r.Kind != policy.Readonly {
 			continue
 		}
-		for _, a := range policy.Ancestors(r.Path) {
-			if m.write(a) {
+		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
+			if allowsWrite(k, ok, m.restrict) {
 				set[a] = true
 			}
-		}
+		})
 	}
 	return sorted(set)
 }

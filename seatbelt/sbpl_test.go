@@ -206,6 +206,7 @@ type sbProfile struct {
 	defaultAllow bool
 	rules        []sbRule
 	params       map[string]string
+	regexes      map[string]*regexp.Regexp // compiled once by checkFilter
 }
 
 // parseProfile parses SBPL text and binds its parameters. Every (param)
@@ -218,7 +219,7 @@ func parseProfile(text string, params map[string]string) (*sbProfile, error) {
 	if len(top) == 0 || top[0].String() != "(version 1)" {
 		return nil, fmt.Errorf("profile must start with (version 1)")
 	}
-	p := &sbProfile{params: params}
+	p := &sbProfile{params: params, regexes: map[string]*regexp.Regexp{}}
 	for _, n := range top[1:] {
 		act := n.head()
 		if act != "allow" && act != "deny" {
@@ -284,9 +285,11 @@ func (p *sbProfile) checkFilter(f sx) error {
 			return err
 		}
 		if h == "regex" {
-			if _, err := regexp.Compile(s); err != nil {
+			re, err := regexp.Compile(s)
+			if err != nil {
 				return fmt.Errorf("line %d: %w", f.line, err)
 			}
+			p.regexes[s] = re
 		}
 		return nil
 	}
@@ -416,7 +419,7 @@ func (p *sbProfile) match(f sx, q sbQuery) (bool, error) {
 		case "prefix":
 			return strings.HasPrefix(q.path, s), nil
 		case "regex":
-			return regexp.MatchString(s, q.path)
+			return p.regexes[s].MatchString(q.path), nil
 		}
 		s = strings.TrimSuffix(s, "/")
 		return q.path == s || s == "" || strings.HasPrefix(q.path, s+"/"), nil

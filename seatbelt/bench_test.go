@@ -1,0 +1,81 @@
+package seatbelt
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// benchPolicy has 2,000 roots: 100 trees, each a chain of 10 denied
+// directories, each denied directory carrying a writable child that the
+// next denied directory sits in (dir/d0/w/d1/w/…/d9/w), so every rule is
+// nested in the previous one and every carve needs traversal rules.
+func benchPolicy(base string) policy.FsSandboxPolicy {
+	p := policy.FsSandboxPolicy{RestrictWrites: true}
+	for t := range 100 {
+		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
+		for d := range 10 {
+			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
+			p.DeniedRoots = append(p.DeniedRoots, dir)
+			dir = filepath.Join(dir, "w")
+			p.WritableRoots = append(p.WritableRoots, dir)
+		}
+	}
+	return p
+}
+
+// BenchmarkRender2000 measures canonicalization plus rendering:
+//
+//	go test ./seatbelt -run '^$' -bench Render2000 -benchmem
+func BenchmarkRender2000(b *testing.B) {
+	pol := benchPolicy(b.TempDir())
+	c, err := policy.Canonicalize(pol)
+	require.NoError(b, err)
+	require.Len(b, c.Roots(), 2000)
+	prof, err := Render(c, Options{})
+	require.NoError(b, err)
+	for b.Loop() {
+		c, err := policy.Canonicalize(pol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Render(c, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(prof.SBPL)), "sbpl-bytes")
+	b.ReportMetric(float64(paramBytes(prof.Params)), "param-bytes")
+}
+
+// BenchmarkRenderOnly2000 is the renderer alone, canonicalization excluded.
+func BenchmarkRenderOnly2000(b *testing.B) {
+	c, err := policy.Canonicalize(benchPolicy(b.TempDir()))
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := Render(c, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestRender2000AgreesWithModel keeps the benchmark's policy honest: the
+// large profile is still the model.
+func TestRender2000AgreesWithModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large policy")
+	}
+	c, err := policy.Canonicalize(benchPolicy("/cordon-bench"))
+	require.NoError(t, err)
+	prof, err := Render(c, Options{})
+	require.NoError(t, err)
+	all := probesFor(c, nil)
+	var probes []string
+	for i := 0; i < len(all); i += len(all)/300 + 1 {
+		probes = append(probes, all[i])
+	}
+	checkAgainstModel(t, c, prof, probes)
+}
