@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDetectCLI(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("CORDON_SANDBOX", "")
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		code     int
+		stdout   []string
+		stderr   string
+		jsonKeys bool
+	}{
+		{name: "help teaches", args: []string{"--help"}, code: exitOK,
+			stdout: []string{"Usage: cordon detect", "fix", "Exit status", "--fresh"}},
+		{name: "bad backend", args: []string{"--backend", "chroot"}, code: exitUsage,
+			stderr: `detect: --backend "chroot": want auto, bwrap or seatbelt`},
+		{name: "stray argument", args: []string{"bwrap"}, code: exitUsage, stderr: `unexpected argument "bwrap"`},
+		{name: "unknown flag", args: []string{"--nope"}, code: exitUsage, stderr: "flag provided but not defined: -nope"},
+		{name: "seatbelt on linux", args: []string{"--backend", "seatbelt", "--fresh"}, code: exitFail,
+			stdout: []string{"backend: seatbelt", "usable:  no", "reason:  seatbelt (sandbox-exec) exists only on macOS"}},
+		{name: "nested json", args: []string{"--json"}, env: map[string]string{"CORDON_SANDBOX": "bwrap"}, code: exitOK,
+			stdout: []string{`"usable":true`, `already inside a cordon sandbox`}, jsonKeys: true},
+		{name: "nested human", env: map[string]string{"CORDON_SANDBOX": "bwrap"}, code: exitOK,
+			stdout: []string{"nested:  yes"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "seatbelt on linux" && runtime.GOOS != "linux" {
+				t.Skip("linux only")
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"detect"}, tc.args...), nil, &out, &errb)
+			require.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out.String(), errb.String())
+			for _, s := range tc.stdout {
+				require.Contains(t, out.String(), s)
+			}
+			require.Contains(t, errb.String(), tc.stderr)
+			if tc.jsonKeys {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(out.Bytes(), &m))
+				keys := []string{}
+				for k := range m {
+					keys = append(keys, k)
+				}
+				require.ElementsMatch(t, []string{"backend", "path", "version", "usable", "reason"}, keys)
+			}
+		})
+	}
+}

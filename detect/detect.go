@@ -1,0 +1,157 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is what detection found for one backend.
+type Result struct {
+	Backend string `json:"backend"` // "bwrap" | "seatbelt" | "none"
+	Path    string `json:"path"`    // absolute, trusted path of the backend binary ("" if none)
+	Version string `json:"version"`
+	Usable  bool   `json:"usable"`
+	Reason  string `json:"reason"`           // why unusable (with the fix), or a short "ok: ..." note
+	Nested  bool   `json:"nested,omitempty"` // already inside a cordon sandbox (CORDON_SANDBOX set)
+}
+
+// Environment variables detection reads.
+const (
+	EnvSandbox  = "CORDON_SANDBOX"   // set inside every cordon sandbox
+	EnvBwrap    = "CORDON_BWRAP"     // absolute path overriding the trusted bwrap list
+	EnvProbeLog = "CORDON_PROBE_LOG" // file that gets one line per real probe
+)
+
+// probeTimeout bounds one probe; a healthy one takes milliseconds.
+const probeTimeout = 5 * time.Second
+
+var (
+	probes atomic.Int64
+
+	mu      sync.Mutex
+	results = map[string]Result{} // in-process cache by concrete backend
+)
+
+// Probes returns how many real probes this process has executed.
+func Probes() int { return int(probes.Load()) }
+
+// resolve maps "auto" to this OS's backend.
+func resolve(backend string) string {
+	if backend != "auto" && backend != "" {
+		return backend
+	}
+	switch runtime.GOOS {
+	case "linux":
+		return "bwrap"
+	case "darwin":
+		return "seatbelt"
+	}
+	return "none"
+}
+
+// nested reports the sentinel the launcher sets inside every sandbox.
+func nested() (Result, bool) {
+	v := os.Getenv(EnvSandbox)
+	if v == "" { // an empty value is how a caller clears an inherited sentinel
+		return Result{}, false
+	}
+	return Result{
+		Backend: v,
+		Usable:  true,
+		Nested:  true,
+		Reason: fmt.Sprintf("already inside a cordon sandbox (%s=%s); the outer sandbox confines this process, so cordon does not wrap it again",
+			EnvSandbox, v),
+	}, true
+}
+
+// Detect returns the result for backend ("auto", "bwrap" or "seatbelt"),
+// probing only when neither this process nor the disk cache has a result
+// whose key still matches the host.
+func Detect(ctx context.Context, backend string) Result {
+	if r, ok := nested(); ok {
+		return r
+	}
+	b := resolve(backend)
+	mu.Lock()
+	defer mu.Unlock() // held across the probe so concurrent callers probe once
+	if r, ok := results[b]; ok {
+		return r
+	}
+	k, keyed := currentKey(b)
+	if keyed {
+		if r, ok := loadCache(b, k); ok {
+			results[b] = r
+			return r
+		}
+	}
+	r := probe(ctx, b)
+	if ctx.Err() != nil {
+		return r // an interrupted probe says nothing about the host
+	}
+	results[b] = r
+	if keyed {
+		storeCache(b, k, r)
+	}
+	return r
+}
+
+// Probe always runs the real probe; it neither reads nor writes a cache.
+func Probe(ctx context.Context, backend string) Result {
+	if r, ok := nested(); ok {
+		return r
+	}
+	return probe(ctx, resolve(backend))
+}
+
+func probe(ctx context.Context, backend string) Result {
+	switch backend {
+	case "bwrap", "seatbelt":
+	case "none":
+		return Result{Backend: "none", Reason: "no sandbox backend: commands would run unconfined; cordon run needs an explicit --backend none for that"}
+	default:
+		return Result{Backend: "none", Reason: fmt.Sprintf("unknown backend %q; want auto, bwrap or seatbelt", backend)}
+	}
+	start := time.Now()
+	var r Result
+	if backend == "bwrap" {
+		r = probeBwrap(ctx)
+	} else {
+		r = probeSeatbelt(ctx)
+	}
+	probes.Add(1)
+	logProbe(backend, r, time.Since(start))
+	if err := ctx.Err(); err != nil && !r.Usable {
+		r.Reason = "probe interrupted: " + err.Error()
+	}
+	return r
+}
+
+// logProbe appends one line per real probe to $CORDON_PROBE_LOG, so a
+// benchmark can prove across processes that warm launches probe nothing.
+func logProbe(backend string, r Result, d time.Duration) {
+	name := os.Getenv(EnvProbeLog)
+	if name == "" {
+		return
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return // best effort: a log must never change detection's answer
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s probe backend=%s pid=%d usable=%t dur=%s\n",
+		time.Now().UTC().Format(time.RFC3339Nano), backend, os.Getpid(), r.Usable, d.Round(time.Microsecond))
+}
+
+// reset forgets everything this process knows, as if freshly started.
+func reset() {
+	mu.Lock()
+	defer mu.Unlock()
+	results = map[string]Result{}
+	probes.Store(0)
+	resetBwrapPath()
+}

@@ -1,0 +1,23 @@
+package detect
+
+import "os"
+
+// kernelID names the running kernel and boot: a new kernel or a reboot
+// can change what namespaces are allowed, so either invalidates the cache.
+func kernelID() (release, boot string) {
+	return readTrim("/proc/sys/kernel/osrelease"), readTrim("/proc/sys/kernel/random/boot_id")
+}
+
+// policyID joins everything else that decides whether bwrap may create
+// its namespaces: the three sysctls, the AppArmor policy revision and the
+// user namespace we run in (a container or outer sandbox has its own).
+func policyID() string {
+	ns, _ := os.Readlink("/proc/self/ns/user")
+	return "userns_clone=" + readTrim("/proc/sys/kernel/unprivileged_userns_clone") +
+		" max_user_namespaces=" + readTrim("/proc/sys/user/max_user_namespaces") +
+		" apparmor_restrict=" + readTrim("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") +
+		" apparmor_rev=" + readTrim("/sys/kernel/security/apparmor/revision") +
+		" userns=" + ns
+}
+
+func osProductVersion() string { return "" }

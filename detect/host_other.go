@@ -1,0 +1,9 @@
+//go:build !linux && !darwin
+
+package detect
+
+func kernelID() (release, boot string) { return "", "" }
+
+func policyID() string { return "" }
+
+func osProductVersion() string { return "" }

@@ -1,0 +1,48 @@
+// Package testenv gates tests on what this host's kernel can do. Every
+// test that needs a real sandbox goes through it, so a missing feature is
+// a visible skip with its reason — and on CI, where
+// CORDON_REQUIRE_BACKEND names the backend, a failure instead, so a green
+// run cannot hide a skipped suite.
+package testenv
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/detect"
+)
+
+// EnvRequire names the backend that must work (e.g. "bwrap" on Linux CI).
+const EnvRequire = "CORDON_REQUIRE_BACKEND"
+
+var (
+	bwrapOnce   sync.Once
+	bwrapResult detect.Result
+)
+
+// RequireBwrap skips t unless a real bwrap probe succeeds on this host
+// (once per test binary, never cached on disk, so a stale verdict cannot
+// hide a broken host). With CORDON_REQUIRE_BACKEND=bwrap it fails instead.
+func RequireBwrap(t testing.TB) detect.Result {
+	t.Helper()
+	bwrapOnce.Do(func() { bwrapResult = detect.Probe(context.Background(), "bwrap") })
+	return require(t, "bwrap", bwrapResult)
+}
+
+func require(t testing.TB, backend string, r detect.Result) detect.Result {
+	t.Helper()
+	if r.Usable && !r.Nested {
+		return r
+	}
+	reason := r.Reason
+	if r.Nested {
+		reason = "already inside a cordon sandbox, which cannot be nested: " + r.Reason
+	}
+	if os.Getenv(EnvRequire) == backend {
+		t.Fatalf("needs a working %s (%s=%s): %s", backend, EnvRequire, backend, reason)
+	}
+	t.Skipf("needs a working %s: %s", backend, reason)
+	return r
+}
