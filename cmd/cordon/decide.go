@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/cordon-sandbox/cordon/permission"
+)
+
+func init() {
+	register("decide", "decide one tool call (JSON on stdin) and print the decision", cmdDecide)
+}
+
+const decideHelp = `Usage: cordon decide --workspace DIR [--agents-root DIR --agent ID [--parent ID]] < request.json
+
+Reads one tool call as JSON on stdin and prints the decision as JSON:
+ALLOW, ASK or DENY, the id of the rule that decided and why. Nothing is
+run and nobody is asked; this is the rule pipeline on its own.
+
+Request:  {"tool_use_id": "t1", "name": "bash", "arguments": {"command": "ls -la"}}
+Decision: {"tool_use_id": "t1", "action": "ASK", "rule_id": "bash.requires_approval", "reason": "..."}
+
+Tools: bash{command} read_file{path} write_file{path,content} edit_file{path,...}
+glob{pattern}, and Claude Code's Bash, Read, Write, Edit, MultiEdit,
+NotebookEdit, Glob, Grep, LS with their own argument names.
+
+Rules, first match wins: guard.cross_agent, guard.workspace,
+request.invalid_arguments, bash.hard_deny, path.outside_workspace,
+path.read_allow, path.write_requires_approval, bash.requires_approval,
+default.deny.
+
+Examples:
+  echo '{"tool_use_id":"1","name":"bash","arguments":{"command":"sudo make install"}}' \
+    | cordon decide --workspace .
+  echo '{"tool_use_id":"2","name":"read_file","arguments":{"path":"../.ssh/id_rsa"}}' \
+    | cordon decide --workspace .
+  echo '{"tool_use_id":"3","name":"glob","arguments":{"pattern":"../b/**"}}' \
+    | cordon decide --workspace /agents/a --agents-root /agents --agent a
+
+Exit status: 0 when a decision was printed (whatever it says), 2 for bad
+flags, 125 for an unreadable request or workspace.
+
+`
+
+// decideFlags are shared by decide and hook.
+type decideFlags struct {
+	workspace, agentsRoot, agent, parent string
+}
+
+func (f *decideFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.workspace, "workspace", "", "the agent's workspace `DIR`; relative paths are taken from it")
+	fs.StringVar(&f.agentsRoot, "agents-root", "", "`DIR` holding one directory per agent; others' are off limits")
+	fs.StringVar(&f.agent, "agent", "", "this agent's `ID` (its directory under --agents-root)")
+	fs.StringVar(&f.parent, "parent", "", "the parent agent's `ID`, readable but not writable")
+}
+
+func (f *decideFlags) config() permission.Config {
+	return permission.Config{Workspace: f.workspace, AgentsRoot: f.agentsRoot, Agent: f.agent, Parent: f.parent}
+}
+
+func cmdDecide(_ context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("decide", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var df decideFlags
+	df.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, decideHelp, "Flags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return errorf(e, exitUsage, "decide: unexpected argument %q; the request is read from stdin", fs.Arg(0))
+	}
+	if df.workspace == "" {
+		return errorf(e, exitUsage, "decide: --workspace DIR is required")
+	}
+	d, err := permission.New(df.config())
+	if err != nil {
+		return errorf(e, exitCordonError, "decide: %v", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+	if err != nil {
+		return errorf(e, exitCordonError, "decide: read stdin: %v", err)
+	}
+	req, err := permission.DecodeRequest(data)
+	if err != nil {
+		return errorf(e, exitCordonError, "decide: %v", err)
+	}
+	out, _ := json.Marshal(d.Decide(req))
+	fmt.Fprintf(e.stdout, "%s\n", out)
+	return exitOK
+}
