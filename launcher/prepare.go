@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +33,6 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err := c.checkCommand(canon); err != nil {
 		return nil, nil, err
 	}
-	if c.TmpDir != "" {
-		if err := ensurePrivateDir(c.TmpDir); err != nil {
-			return nil, nil, fmt.Errorf("TMPDIR: %w", err)
-		}
-	}
 	env := c.Env
 	if env == nil {
 		env = os.Environ()
@@ -46,17 +42,20 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	if backend == BackendNone {
 		c.Detected = detect.Result{Backend: BackendNone, Usable: true, Reason: "no sandbox: --backend none was asked for"}
-		return c.plain(ctx, env), func() {}, nil
+		return c.plain(ctx, env), func() {}, c.makeTmpDir()
 	}
 	res := detect.Detect(ctx, backend)
 	c.Detected = res
 	if res.Nested {
-		return c.plain(ctx, env), func() {}, nil
+		return c.plain(ctx, env), func() {}, c.makeTmpDir()
 	}
 	if !res.Usable {
 		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoBackend, res.Backend, res.Reason)
 	}
 	env = setEnv(env, "CORDON_SANDBOX", res.Backend)
+	if err := c.makeTmpDir(); err != nil {
+		return nil, nil, err
+	}
 	switch res.Backend {
 	case BackendBwrap:
 		return c.bwrapCmd(ctx, canon, res, env)
@@ -64,6 +63,17 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}
 	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
+}
+
+// makeTmpDir creates the private TMPDIR, only once the launch is certain.
+func (c *Cmd) makeTmpDir() error {
+	if c.TmpDir == "" {
+		return nil
+	}
+	if err := ensurePrivateDir(c.TmpDir); err != nil {
+		return fmt.Errorf("TMPDIR: %w", err)
+	}
+	return nil
 }
 
 // checkCommand refuses a command the sandbox could not read: the kernel
@@ -80,6 +90,13 @@ func (c *Cmd) checkCommand(canon *policy.Canonical) error {
 	rp, err := policy.Resolve(p)
 	if err != nil {
 		return &exec.Error{Name: c.Path, Err: err}
+	}
+	fi, err := os.Stat(rp)
+	switch {
+	case err != nil:
+		return &exec.Error{Name: c.Path, Err: err}
+	case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+		return &exec.Error{Name: c.Path, Err: fs.ErrPermission}
 	}
 	if !canon.Access(rp, policy.Read) {
 		return &exec.Error{Name: c.Path, Err: fmt.Errorf("%w (%s)", ErrDenied, canon.Explain(rp).Reason)}

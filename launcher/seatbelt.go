@@ -6,7 +6,7 @@ import (
 )
 
 // sandboxExec is Seatbelt's launcher, never taken from PATH.
-const sandboxExec = "/usr/bin/sandbox-exec"
+const sandboxExec = seatbelt.SandboxExec
 
 func renderSeatbelt(out *Rendered, canon *policy.Canonical, network bool, cmd []string) (*Rendered, error) {
 	prof, err := seatbelt.Render(canon, seatbelt.Options{Network: network})

@@ -113,7 +113,7 @@ func resolve(path string, r resolver) (string, error) {
 		}
 		links++
 		if links > maxLinks {
-			return "", fmt.Errorf("resolve %q: too many levels of symbolic links: %w", orig, syscall.ELOOP)
+			return "", fmt.Errorf("resolve %q: %w", orig, syscall.ELOOP)
 		}
 		t := li.target
 		if filepath.IsAbs(t) {

@@ -109,8 +109,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 func startFailure(e *env, name string, err error) int {
 	var ee *exec.Error
 	switch {
-	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) && errors.As(err, &ee):
-		return errorf(e, exitNotFound, "run: %s: command not found", name)
+	case errors.Is(err, exec.ErrNotFound):
+		return errorf(e, exitNotFound, "run: %s: command not found in PATH", name)
+	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &ee):
+		return errorf(e, exitNotFound, "run: %s: no such file", name)
 	case errors.As(err, &ee):
 		return errorf(e, exitNotExec, "run: %s: cannot execute: %v", name, ee.Err)
 	case errors.Is(err, launcher.ErrNoBackend):

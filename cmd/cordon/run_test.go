@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// snapshot records every name, mode and content under dir, so a test can
+// assert that the host is byte-for-byte what it was.
+func snapshot(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %v", strings.TrimPrefix(p, dir), fi.Mode())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		out = append(out, line)
+		return nil
+	})
+	require.NoError(t, err)
+	sort.Strings(out)
+	return out
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestRunBadInput(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("keep"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "noexec.sh"), []byte("echo hi"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bad.json"), []byte(`{"deniedRoots":["/x"],"denyRoots":[]}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "broken.json"), []byte(`{"deniedRoots":[`), 0o644))
+	loops := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Join(loops, "b"), filepath.Join(loops, "a")))
+	require.NoError(t, os.Symlink(filepath.Join(loops, "a"), filepath.Join(loops, "b")))
+	before := snapshot(t, ws)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // the input the message must name
+	}{
+		{"relative deny", []string{"--deny", "rel/x"}, 125, `"rel/x"`},
+		{"empty deny", []string{"--deny", ""}, 125, `--deny ""`},
+		{"NUL in policy file", []string{"--policy", writeFile(t, `{"deniedRoots":["/a\u0000b"]}`)}, 125, "NUL"},
+		{"relative in policy file", []string{"--policy", writeFile(t, `{"writableRoots":["x/y"]}`)}, 125, `"x/y"`},
+		{"symlink loop", []string{"--deny", filepath.Join(loops, "a", "x")}, 125, filepath.Join(loops, "a", "x")},
+		{"missing policy file", []string{"--policy", filepath.Join(ws, "nope.json")}, 125, "nope.json"},
+		{"unknown key", []string{"--policy", filepath.Join(ws, "bad.json")}, 125, `"denyRoots"`},
+		{"malformed policy", []string{"--policy", filepath.Join(ws, "broken.json")}, 125, "broken.json"},
+		{"same path twice", []string{"--deny", ws, "--writable", ws}, 125, ws},
+		{"missing workspace", []string{"--workspace", filepath.Join(ws, "nope")}, 125, "nope"},
+		{"unknown backend", []string{"--backend", "jail"}, 125, `"jail"`},
+		{"not found in PATH", []string{"--workspace", ws, "--", "no-such-command-xyz"}, 127, "no-such-command-xyz"},
+		{"no such file", []string{"--workspace", ws, "--", filepath.Join(ws, "nope")}, 127, filepath.Join(ws, "nope")},
+		{"not executable", []string{"--workspace", ws, "--", filepath.Join(ws, "noexec.sh")}, 126, "noexec.sh"},
+		{"directory", []string{"--workspace", ws, "--", ws}, 126, ws},
+		{"denied command", []string{"--deny", "/usr/bin", "--", "/usr/bin/true"}, 126, "/usr/bin/true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run"}, tt.args...)
+			if !strings.Contains(strings.Join(tt.args, " "), "--") || tt.args[len(tt.args)-2] != "--" {
+				args = append(args, "--", "true")
+			}
+			code, _, stderr := runCLI(t, args...)
+			require.Equal(t, tt.code, code, stderr)
+			require.Contains(t, stderr, tt.want)
+			require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "bad input changed the host")
+		})
+	}
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestRunExitStatus(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	for _, tt := range []struct {
+		script string
+		code   int
+	}{
+		{"exit 0", 0},
+		{"exit 7", 7},
+		{"kill -TERM $$", 128 + 15},
+		{"kill -KILL $$", 128 + 9},
+		{`test "$CORDON_SANDBOX" = bwrap`, 0},
+	} {
+		t.Run(tt.script, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "run", "--workspace", ws, "--", "sh", "-c", tt.script)
+			require.Equal(t, tt.code, code, stderr)
+		})
+	}
+}
+
+func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644))
+	before := snapshot(t, ws)
+	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--", "sh", "-c",
+		`cd "$0" && cat a.txt && ls -a && echo x > .git/hooks/post-checkout || echo y > .vscode/settings.json || echo z > .envrc || echo blocked`, ws)
+	require.Equal(t, 0, code, out+stderr)
+	require.Equal(t, "a.\n..\n.claude\n.codex\n.envrc\n.gemini\n.git\n.gitmodules\n.idea\n.mcp.json\n.vscode\na.txt\nblocked\n", out,
+		"the protected names show as empty stubs inside")
+	require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "stubs or writes left behind")
+}
