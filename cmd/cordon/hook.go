@@ -247,7 +247,7 @@ func sandboxCommand(exe, workspace, command string) string {
 		"--", shell, "-c", singleQuote(command)}, " ")
 }
 
-// singleQuote wraps s in single quotes; each ' inside becomes '\'' (close,
+// singleQuote wraps s in single quotes; each ' inside becomes '\” (close,
 // escaped quote, reopen), the one character single quotes cannot hold.
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
