@@ -247,8 +247,9 @@ func sandboxCommand(exe, workspace, command string) string {
 		"--", shell, "-c", singleQuote(command)}, " ")
 }
 
-// singleQuote wraps s in single quotes; each ' inside becomes '\” (close,
-// escaped quote, reopen), the one character single quotes cannot hold.
+// singleQuote wraps s in single quotes. A quote inside is written as
+// quote, backslash, quote, quote: close, an escaped quote, reopen; it is the
+// one character single quotes cannot hold.
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
