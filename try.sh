@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/ensure-bwrap.sh
 ensure_bwrap
-go build -o bin/cordon ./cmd/cordon
+CGO_ENABLED=0 go build -o bin/cordon ./cmd/cordon
 bin/cordon detect
 exec bin/cordon verify "$@"

@@ -24,7 +24,6 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err != nil {
 		return nil, nil, err
 	}
-	reg.sweep()
 	plan, err := bwrap.Render(canon, bwrap.Options{
 		Network:       c.Network,
 		EmptyFile:     empty,
@@ -32,24 +31,24 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		Chdir:         c.Dir,
 		Stat:          reg.stat,
 	})
+	if err == nil {
+		err = reg.acquire(plan.Stubs)
+	}
+	reg.unlock()
 	if err != nil {
-		reg.unlock()
 		return nil, nil, err
 	}
-	held, err := reg.acquire(plan.Stubs)
-	reg.unlock()
 	release := func() {
+		if len(reg.mine) == 0 {
+			return
+		}
 		r, err := openRegistry()
 		if err != nil {
 			return
 		}
-		r.me = reg.me
-		r.release(held)
+		r.me, r.mine = reg.me, reg.mine
+		r.release()
 		r.unlock()
-	}
-	if err != nil {
-		release()
-		return nil, nil, err
 	}
 	args, err := argsFile(plan.Args)
 	if err != nil {

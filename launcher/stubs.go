@@ -1,8 +1,6 @@
 package launcher
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,24 +21,33 @@ import (
 
 // A stub is a mount target the launcher creates on the host because the
 // policy names a path that does not exist yet (bwrap can only mount onto an
-// existing path). The registry remembers every stub and which launches hold
-// it, so the last sandbox to exit removes it, also when several share a
-// workspace, and the next launch removes those of a crashed one.
+// existing path). Each launch records the stubs it holds in a file of its
+// own in the registry; a stub is removed when no live launch holds it, so
+// the last sandbox to exit removes it, also when several share a
+// workspace, and the next launch removes those of a crashed one. All of it
+// happens under one lock, briefly: one file written per launch, one
+// removed, because every metadata operation costs on a launch's hot path.
 type registry struct {
 	dir  string
 	lock *os.File
-	me   string
+	me   string          // this launch's holder file name
+	live map[string]bool // stubs held by other live launches -> dir?
+	mine map[string]bool // stubs this launch holds -> dir?
 }
 
-type stubEntry struct {
-	Path    string   `json:"path"`
-	Dir     bool     `json:"dir"`
-	Holders []string `json:"holders"`
+type holderFile struct {
+	Stubs []stubRecord `json:"stubs"`
+}
+
+type stubRecord struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
 }
 
 var holderSeq atomic.Int64
 
-// openRegistry takes the registry's lock; call unlock when done.
+// openRegistry takes the registry's lock, removes the stubs of launches
+// that died, and loads what live launches hold. Call unlock when done.
 func openRegistry() (*registry, error) {
 	rt, err := runtimeDir()
 	if err != nil {
@@ -57,8 +65,10 @@ func openRegistry() (*registry, error) {
 		f.Close()
 		return nil, fmt.Errorf("stub registry: lock: %w", err)
 	}
-	me := fmt.Sprintf("%d:%s:%d", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
-	return &registry{dir: dir, lock: f, me: me}, nil
+	r := &registry{dir: dir, lock: f, mine: map[string]bool{}}
+	r.me = fmt.Sprintf("%d-%s-%d.json", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
+	r.load("")
+	return r, nil
 }
 
 func (r *registry) unlock() {
@@ -66,37 +76,43 @@ func (r *registry) unlock() {
 	r.lock.Close()
 }
 
-func (r *registry) file(path string) string {
-	sum := sha256.Sum256([]byte(path))
-	return filepath.Join(r.dir, hex.EncodeToString(sum[:16])+".json")
-}
-
-func (r *registry) load(path string) (*stubEntry, bool) {
-	b, err := os.ReadFile(r.file(path))
-	if err != nil {
-		return nil, false
+// load reads every holder file but skip's; stubs of dead holders that no
+// live one shares are removed.
+func (r *registry) load(skip string) {
+	r.live = map[string]bool{}
+	ents, _ := os.ReadDir(r.dir)
+	dead := map[string]bool{}
+	for _, d := range ents {
+		name := d.Name()
+		if !strings.HasSuffix(name, ".json") || name == skip {
+			continue
+		}
+		var h holderFile
+		b, err := os.ReadFile(filepath.Join(r.dir, name))
+		if err != nil || json.Unmarshal(b, &h) != nil {
+			os.Remove(filepath.Join(r.dir, name))
+			continue
+		}
+		alive := holderAlive(name)
+		for _, s := range h.Stubs {
+			if alive {
+				r.live[s.Path] = s.Dir
+			} else {
+				dead[s.Path] = s.Dir
+			}
+		}
+		if !alive {
+			os.Remove(filepath.Join(r.dir, name))
+		}
 	}
-	var e stubEntry
-	if json.Unmarshal(b, &e) != nil || e.Path != path {
-		return nil, false
-	}
-	return &e, true
-}
-
-func (r *registry) store(e *stubEntry) error {
-	b, _ := json.Marshal(e)
-	tmp := r.file(e.Path) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("stub registry: %w", err)
-	}
-	return os.Rename(tmp, r.file(e.Path))
+	r.remove(dead)
 }
 
 // stat is the renderer's view of the host: a live stub counts as missing,
 // so a second sandbox holds it too instead of mounting onto it unheld.
 func (r *registry) stat(p string) (exists, dir bool) {
-	if e, ok := r.load(p); ok {
-		return false, e.Dir
+	if d, ok := r.live[p]; ok {
+		return false, d
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -105,100 +121,86 @@ func (r *registry) stat(p string) (exists, dir bool) {
 	return true, fi.IsDir()
 }
 
-// sweep removes stubs whose holders have all exited.
-func (r *registry) sweep() {
-	ents, _ := os.ReadDir(r.dir)
-	var dead []*stubEntry
-	for _, d := range ents {
-		if !strings.HasSuffix(d.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(r.dir, d.Name()))
-		var e stubEntry
-		if err != nil || json.Unmarshal(b, &e) != nil {
-			os.Remove(filepath.Join(r.dir, d.Name()))
-			continue
-		}
-		live := e.Holders[:0]
-		for _, h := range e.Holders {
-			if holderAlive(h) {
-				live = append(live, h)
-			}
-		}
-		e.Holders = live
-		if len(live) == 0 {
-			dead = append(dead, &e)
-		}
-	}
-	r.remove(dead)
-}
-
 // acquire creates the stubs (and any missing parents, as stubs of their
-// own) and records this launch as a holder of each.
-func (r *registry) acquire(stubs []bwrap.Stub) ([]string, error) {
-	var held []string
+// own), adopts those other launches hold, and records them all.
+func (r *registry) acquire(stubs []bwrap.Stub) error {
 	for _, s := range stubs {
-		chain := append(missingParents(s.Path), s.Path)
+		chain := append(missingParents(s.Path, r.live), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
-			if e, ok := r.load(p); ok {
-				if !slices.Contains(e.Holders, r.me) {
-					e.Holders = append(e.Holders, r.me)
-					if err := r.store(e); err != nil {
-						return held, err
-					}
-					held = append(held, p)
-				}
+			if d, ok := r.live[p]; ok {
+				r.mine[p] = d
 				continue
 			}
 			if _, err := os.Lstat(p); err == nil {
 				continue // made by someone else meanwhile: not ours
 			}
 			if err := createStub(p, isDir); err != nil {
-				return held, err
+				r.release()
+				return err
 			}
-			if err := r.store(&stubEntry{Path: p, Dir: isDir, Holders: []string{r.me}}); err != nil {
-				removeStub(p, isDir)
-				return held, err
-			}
-			held = append(held, p)
+			r.mine[p] = isDir
 		}
 	}
-	return held, nil
+	if len(r.mine) == 0 {
+		return nil
+	}
+	var h holderFile
+	for p, d := range r.mine {
+		h.Stubs = append(h.Stubs, stubRecord{p, d})
+	}
+	b, _ := json.Marshal(h)
+	tmp := filepath.Join(r.dir, r.me+".tmp")
+	err := os.WriteFile(tmp, b, 0o600)
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(r.dir, r.me))
+	}
+	if err != nil {
+		r.release()
+		return fmt.Errorf("stub registry: %w", err)
+	}
+	return nil
 }
 
-// release drops this launch's hold on paths and removes stubs nobody holds.
-func (r *registry) release(paths []string) {
-	var dead []*stubEntry
-	for _, p := range paths {
-		e, ok := r.load(p)
-		if !ok {
-			continue
-		}
-		e.Holders = slices.DeleteFunc(e.Holders, func(h string) bool { return h == r.me })
-		if len(e.Holders) == 0 {
-			dead = append(dead, e)
-		} else {
-			r.store(e)
+// release drops this launch's holder file and removes its stubs that no
+// other live launch holds. The caller holds the lock.
+func (r *registry) release() {
+	if len(r.mine) == 0 {
+		return
+	}
+	os.Remove(filepath.Join(r.dir, r.me))
+	r.load(r.me)
+	orphans := map[string]bool{}
+	for p, d := range r.mine {
+		if _, held := r.live[p]; !held {
+			orphans[p] = d
 		}
 	}
-	r.remove(dead)
+	r.remove(orphans)
+	r.mine = map[string]bool{}
 }
 
 // remove deletes stubs deepest first, so parents created as stubs go last.
-func (r *registry) remove(es []*stubEntry) {
-	slices.SortFunc(es, func(a, b *stubEntry) int { return policy.Depth(b.Path) - policy.Depth(a.Path) })
-	for _, e := range es {
-		removeStub(e.Path, e.Dir)
-		os.Remove(r.file(e.Path))
+func (r *registry) remove(stubs map[string]bool) {
+	paths := make([]string, 0, len(stubs))
+	for p := range stubs {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int { return policy.Depth(b) - policy.Depth(a) })
+	for _, p := range paths {
+		removeStub(p, stubs[p])
 	}
 }
 
-func missingParents(p string) []string {
+// missingParents lists the ancestors of p that do not exist, or that exist
+// only as stubs of live launches, shallow to deep.
+func missingParents(p string, live map[string]bool) []string {
 	var out []string
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
-		if _, err := os.Lstat(q); err == nil {
-			break
+		if _, stub := live[q]; !stub {
+			if _, err := os.Lstat(q); err == nil {
+				break
+			}
 		}
 		out = append(out, q)
 	}
@@ -235,19 +237,19 @@ func removeStub(p string, dir bool) {
 	}
 }
 
-func holderAlive(h string) bool {
-	var pid int
-	var start string
-	parts := strings.SplitN(h, ":", 3)
+// holderAlive reads "PID-START-SEQ.json" and checks that process PID still
+// runs and started when it did (a recycled pid is not the holder).
+func holderAlive(name string) bool {
+	parts := strings.SplitN(strings.TrimSuffix(name, ".json"), "-", 3)
 	if len(parts) != 3 {
 		return false
 	}
-	if _, err := fmt.Sscan(parts[0], &pid); err != nil || pid <= 0 {
+	pid, err := strconv.Atoi(parts[0])
+	if err != nil || pid <= 0 {
 		return false
 	}
-	start = parts[1]
 	if unix.Kill(pid, 0) == unix.ESRCH {
 		return false
 	}
-	return procStart(pid) == start
+	return procStart(pid) == parts[1]
 }
