@@ -92,6 +92,10 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 	if err != nil {
 		return fmt.Errorf("append %s record to %s: %w", kind, l.path, err)
 	}
+	// The directory is private: the trail says what an agent did.
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return fmt.Errorf("append %s record: %w", kind, err)
+	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("append %s record: %w", kind, err)
