@@ -5,6 +5,7 @@
 # skip (CORDON_REQUIRE_BACKEND=bwrap).
 set -euo pipefail
 cd "$(dirname "$0")"
+export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
 if [[ $(uname -s) == Linux ]]; then
