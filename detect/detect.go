@@ -60,6 +60,11 @@ func nested() (Result, bool) {
 	if v == "" { // an empty value is how a caller clears an inherited sentinel
 		return Result{}, false
 	}
+	// Anyone can set a variable; only a real sandbox can make bwrap pid 1.
+	// An unverified sentinel is ignored, so the command gets wrapped.
+	if v == "bwrap" && !insideBwrap() {
+		return Result{}, false
+	}
 	return Result{
 		Backend: v,
 		Usable:  true,

@@ -109,9 +109,21 @@ func TestDetectCache(t *testing.T) {
 	require.Equal(t, 1, detect.Probes())
 }
 
+func TestDetectIgnoresAnUnverifiedSentinel(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the bwrap sentinel is checked on Linux")
+	}
+	isolate(t)
+	t.Setenv(detect.EnvSandbox, "bwrap")
+	defer detect.FakeInsideBwrap(false)()
+	r := detect.Detect(context.Background(), "bwrap")
+	require.False(t, r.Nested, "a variable set on the host must not switch the sandbox off")
+}
+
 func TestDetectNested(t *testing.T) {
 	_, probeLog := isolate(t)
 	t.Setenv(detect.EnvSandbox, "bwrap")
+	defer detect.FakeInsideBwrap(true)()
 	for _, fn := range []func(context.Context, string) detect.Result{detect.Detect, detect.Probe} {
 		r := fn(context.Background(), "auto")
 		require.True(t, r.Usable)

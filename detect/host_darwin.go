@@ -14,3 +14,6 @@ func osProductVersion() string {
 	v, _ := syscall.Sysctl("kern.osproductversion")
 	return v
 }
+
+// insideBwrap: bwrap exists only on Linux.
+var insideBwrap = func() bool { return false }

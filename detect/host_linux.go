@@ -1,6 +1,9 @@
 package detect
 
-import "os"
+import (
+	"os"
+	"strings"
+)
 
 // kernelID names the running kernel and boot: a new kernel or a reboot
 // can change what namespaces are allowed, so either invalidates the cache.
@@ -21,3 +24,10 @@ func policyID() string {
 }
 
 func osProductVersion() string { return "" }
+
+// insideBwrap reports whether this process runs in a bwrap pid namespace,
+// where bwrap itself is pid 1; a host's pid 1 is an init system.
+var insideBwrap = func() bool {
+	b, err := os.ReadFile("/proc/1/comm")
+	return err == nil && strings.TrimSpace(string(b)) == "bwrap"
+}
