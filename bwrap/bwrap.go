@@ -56,6 +56,9 @@ type Plan struct {
 	Args []string
 	// Stubs are the mount targets to create first, shallow to deep.
 	Stubs []Stub
+	// Seccomp is the filter program the launcher hands bwrap through
+	// --seccomp FD (see Seccomp).
+	Seccomp []byte
 }
 
 // Backend is the value of CORDON_SANDBOX inside the sandbox.
@@ -136,6 +139,7 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		a = append(a, "--chdir", opt.Chdir)
 	}
 	pl.Args = a
+	pl.Seccomp = Seccomp(!opt.Network)
 	return pl, nil
 }
 

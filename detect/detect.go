@@ -27,8 +27,10 @@ const (
 	EnvProbeLog = "CORDON_PROBE_LOG" // file that gets one line per real probe
 )
 
-// probeTimeout bounds one probe; a healthy one takes milliseconds.
-const probeTimeout = 5 * time.Second
+// probeTimeout bounds one probe. A healthy one takes milliseconds; the
+// margin is for a machine under heavy load, where a spurious "unusable"
+// would make every launch fail closed.
+const probeTimeout = 15 * time.Second
 
 var (
 	probes atomic.Int64
@@ -61,8 +63,9 @@ func nested() (Result, bool) {
 		return Result{}, false
 	}
 	// Anyone can set a variable; only a real sandbox can make bwrap pid 1.
-	// An unverified sentinel is ignored, so the command gets wrapped.
-	if v == "bwrap" && !insideBwrap() {
+	// On Linux an unverified sentinel is ignored, so the command gets
+	// wrapped; a value naming another backend cannot be true there.
+	if runtime.GOOS == "linux" && (v != "bwrap" || !insideBwrap()) {
 		return Result{}, false
 	}
 	return Result{

@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -50,41 +50,54 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		r.release()
 		r.unlock()
 	}
-	args, err := argsFile(plan.Args)
+	if testhook.BwrapArgs != nil {
+		plan.Args = testhook.BwrapArgs(plan.Args)
+	}
+	// The caller's ExtraFiles keep fds 3..; the seccomp program and the
+	// argument list come after them. bwrap closes both once read.
+	seccompFD, argsFD := 3+len(c.ExtraFiles), 4+len(c.ExtraFiles)
+	filter, err := memFile("cordon-seccomp", plan.Seccomp)
 	if err != nil {
 		release()
 		return nil, nil, err
 	}
-	// The caller's ExtraFiles keep fds 3.., the argument list comes last.
-	fd := 3 + len(c.ExtraFiles)
+	args, err := memFile("cordon-bwrap-args", nulJoin(append(plan.Args, "--seccomp", strconv.Itoa(seccompFD))))
+	if err != nil {
+		filter.Close()
+		release()
+		return nil, nil, err
+	}
 	cmd := exec.CommandContext(ctx, res.Path)
-	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(fd), "--", c.Path}, c.Args[1:]...)
+	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--", c.Path}, c.Args[1:]...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
-	cmd.ExtraFiles = append(cmd.ExtraFiles, args)
-	return cmd, func() { args.Close(); release() }, nil
+	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
+	return cmd, func() { filter.Close(); args.Close(); release() }, nil
 }
 
-// argsFile puts bwrap's arguments, NUL-separated, in a sealed memory file:
-// no size limit, no temp file on disk, no writer goroutine.
-func argsFile(args []string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("cordon-bwrap-args", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("bwrap args: memfd: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "cordon-bwrap-args")
-	var b strings.Builder
+func nulJoin(args []string) []byte {
+	var b []byte
 	for _, a := range args {
-		b.WriteString(a)
-		b.WriteByte(0)
+		b = append(append(b, a...), 0)
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	return b
+}
+
+// memFile puts data in a sealed memory file: no size limit, no temp file
+// on disk, no writer goroutine.
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("%s: memfd: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("bwrap args: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("bwrap args: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
 	return f, nil

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -138,7 +139,9 @@ func (c *Cmd) Start() error {
 	}
 	c.inner = inner
 	c.release = release
-	closeOnExec()
+	if !testhook.SkipCloseOnExec {
+		closeOnExec()
+	}
 	if err := inner.Start(); err != nil {
 		c.finish()
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,4 +178,48 @@ func TestCleanEnv(t *testing.T) {
 	env := []string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=s", "LC_ALL=C", "FOO=1", "BAR=2"}
 	got := CleanEnv(env, []string{"FOO", "BAZ=3", "MISSING"})
 	require.ElementsMatch(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "FOO=1", "BAZ=3"}, got)
+}
+
+func TestNetworkOffRefusesHostUnixSockets(t *testing.T) {
+	testenv.RequireBwrap(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	require.NoError(t, os.Chmod(sock, 0o777))
+	accepted := make(chan bool, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err == nil
+	}()
+	// The test binary itself makes the attempt inside the sandbox.
+	c := Command(workspacePolicy(t, t.TempDir()), os.Args[0], "-test.run=^TestHelperConnectUnix$")
+	c.Env = append(os.Environ(), "CORDON_TEST_CONNECT="+sock)
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "refused:", "the attempt must have run")
+	require.NotContains(t, string(out), "connected")
+	select {
+	case <-accepted:
+		t.Fatal("the sandbox reached a Unix socket on the host with the network off")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestHelperConnectUnix(t *testing.T) {
+	sock := os.Getenv("CORDON_TEST_CONNECT")
+	if sock == "" {
+		t.Skip("helper process for TestNetworkOffRefusesHostUnixSockets")
+	}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		os.Stdout.WriteString("refused: " + err.Error() + "\n")
+		return
+	}
+	c.Close()
+	os.Stdout.WriteString("connected\n")
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 func TestDetectCLI(t *testing.T) {
@@ -30,10 +33,8 @@ func TestDetectCLI(t *testing.T) {
 		{name: "unknown flag", args: []string{"--nope"}, code: exitUsage, stderr: "flag provided but not defined: -nope"},
 		{name: "seatbelt on linux", args: []string{"--backend", "seatbelt", "--fresh"}, code: exitFail,
 			stdout: []string{"backend: seatbelt", "usable:  no", "reason:  seatbelt (sandbox-exec) exists only on macOS"}},
-		{name: "nested json", args: []string{"--json"}, env: map[string]string{"CORDON_SANDBOX": "bwrap"}, code: exitOK,
-			stdout: []string{`"usable":true`, `already inside a cordon sandbox`}, jsonKeys: true},
-		{name: "nested human", env: map[string]string{"CORDON_SANDBOX": "bwrap"}, code: exitOK,
-			stdout: []string{"nested:  yes"}},
+		{name: "a sentinel set on the host is not trusted", args: []string{"--json"}, env: map[string]string{"CORDON_SANDBOX": "seatbelt"}, code: exitOK,
+			stdout: []string{`"usable":true`, `"backend":"bwrap"`}, jsonKeys: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,4 +62,41 @@ func TestDetectCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDetectCLINestedForReal(t *testing.T) {
+	testenv.RequireBwrap(t)
+	if args := os.Getenv("CORDON_TEST_DETECT_ARGS"); args != "" {
+		return // the helper's own run; see TestHelperDetectInside
+	}
+	for _, tc := range []struct {
+		args string
+		want []string
+	}{
+		{"--json", []string{`"usable":true`, "already inside a cordon sandbox"}},
+		{"--human", []string{"nested:  yes"}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"run", "--workspace", t.TempDir(), "--env", "CORDON_TEST_DETECT_ARGS=" + tc.args,
+			"--", os.Args[0], "-test.run=^TestHelperDetectInside$"}, nil, &out, &errb)
+		require.Equal(t, 0, code, out.String()+errb.String())
+		for _, w := range tc.want {
+			require.Contains(t, out.String(), w)
+		}
+	}
+}
+
+// TestHelperDetectInside runs 'cordon detect' inside a sandbox.
+func TestHelperDetectInside(t *testing.T) {
+	args := os.Getenv("CORDON_TEST_DETECT_ARGS")
+	if args == "" {
+		t.Skip("helper process for TestDetectCLINestedForReal")
+	}
+	var a []string
+	if args == "--json" {
+		a = []string{"--json"}
+	}
+	var out bytes.Buffer
+	run(context.Background(), append([]string{"detect"}, a...), nil, &out, os.Stderr)
+	os.Stdout.Write(out.Bytes())
 }
