@@ -1,0 +1,20 @@
+// Package testhook holds the few switches the conformance suite's mutation
+// check flips to weaken the sandbox on purpose, one hardening step at a
+// time, and prove that some named case then fails. Every hook is nil or
+// false in production; nothing outside tests may set them.
+//
+// The hooks live in the launcher's process, so a mutated run must launch
+// through the launcher API in that process (see conformance's mutation
+// test), not through the cordon binary.
+package testhook
+
+// BwrapArgs, when non-nil, rewrites bwrap's rendered options (Plan.Args)
+// just before a launch.
+var BwrapArgs func(args []string) []string
+
+// SkipCloseOnExec, when true, stops the launcher marking inherited
+// descriptors close-on-exec before it starts a sandbox.
+var SkipCloseOnExec bool
+
+// SkipSeccomp, when true, launches bwrap without the seccomp filter.
+var SkipSeccomp bool
