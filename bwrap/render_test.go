@@ -1,0 +1,177 @@
+package bwrap
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fakeFS answers Stat from a fixed list: paths ending in "/" are
+// directories, others files; anything else does not exist.
+func fakeFS(paths ...string) StatFunc {
+	m := map[string]bool{}
+	for _, p := range paths {
+		m[strings.TrimSuffix(p, "/")] = strings.HasSuffix(p, "/")
+	}
+	return func(p string) (bool, bool) {
+		dir, ok := m[p]
+		return ok, dir
+	}
+}
+
+// canon canonicalizes without touching the host's real paths: every root
+// in these tests lives under /nonexistent-cordon-test, which Resolve keeps
+// as spelled.
+func canon(t *testing.T, p policy.FsSandboxPolicy) *policy.Canonical {
+	t.Helper()
+	c, err := policy.Canonicalize(p)
+	require.NoError(t, err)
+	return c
+}
+
+const root = "/nonexistent-cordon-test"
+
+func TestGolden(t *testing.T) {
+	r := func(s string) string { return root + s }
+	tests := []struct {
+		name string
+		p    policy.FsSandboxPolicy
+		fs   StatFunc
+		opt  Options
+	}{
+		{"empty", policy.FsSandboxPolicy{}, fakeFS(), Options{}},
+		{"workspace", policy.FsSandboxPolicy{
+			WritableRoots:  []string{r("/ws"), r("/tmp/priv")},
+			ReadonlyRoots:  []string{r("/ws/.git/hooks"), r("/ws/.git/config"), r("/ws/.vscode")},
+			DeniedRoots:    []string{r("/home/.ssh"), r("/home/.netrc")},
+			RestrictWrites: true,
+		}, fakeFS(r("/ws/"), r("/tmp/priv/"), r("/ws/.git/"), r("/ws/.git/hooks/"), r("/ws/.git/config"), r("/home/.ssh/"), r("/home/.netrc")),
+			Options{DisableUserns: true, Chdir: r("/ws")}},
+		{"nested carves", policy.FsSandboxPolicy{
+			DeniedRoots:   []string{r("/d"), r("/d/w/d2")},
+			WritableRoots: []string{r("/d/w"), r("/d/w/d2/w2")},
+			ReadonlyRoots: []string{r("/d/w/ro")},
+		}, fakeFS(r("/d/"), r("/d/w/"), r("/d/w/d2/")), Options{Network: true}},
+		{"readonly in writable, unrestricted", policy.FsSandboxPolicy{
+			WritableRoots: []string{r("/w")},
+			ReadonlyRoots: []string{r("/w/a/b/ro")},
+		}, fakeFS(r("/w/"), r("/w/a/"), r("/w/a/b/"), r("/w/a/b/ro/")), Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opt.Stat = tt.fs
+			tt.opt.EmptyFile = "/run/cordon/empty"
+			pl, err := Render(canon(t, tt.p), tt.opt)
+			require.NoError(t, err)
+			var b strings.Builder
+			for _, a := range pl.Args {
+				if strings.HasPrefix(a, "--") {
+					b.WriteString("\n")
+				} else {
+					b.WriteString(" ")
+				}
+				b.WriteString(a)
+			}
+			b.WriteString("\n\nstubs:\n")
+			for _, s := range pl.Stubs {
+				b.WriteString(s.Path + "\n")
+			}
+			got := strings.TrimPrefix(b.String(), "\n")
+			file := filepath.Join("testdata", strings.ReplaceAll(tt.name, " ", "_")+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(file)
+			require.NoError(t, err, "run with -update to create it")
+			require.Empty(t, cmp.Diff(string(want), got))
+		})
+	}
+}
+
+// TestMountOrderFollowsTheModel checks the invariants that make bwrap's
+// mount table equal the model, on generated policies: every root is
+// mounted after each shallower root containing it, a mask's read-only
+// remount comes after every mount below it, and each writable ancestor of
+// a protected root is pinned.
+func TestMountOrderFollowsTheModel(t *testing.T) {
+	p := policy.FsSandboxPolicy{
+		DeniedRoots:    []string{root + "/a", root + "/a/b/c", root + "/x/y"},
+		WritableRoots:  []string{root + "/a/b", root + "/x"},
+		ReadonlyRoots:  []string{root + "/a/b/c/d", root + "/x/y/z/r"},
+		RestrictWrites: true,
+	}
+	c := canon(t, p)
+	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e"})
+	require.NoError(t, err)
+	pos := map[string]int{}
+	remount := map[string]int{}
+	for i := 0; i < len(pl.Args); i++ {
+		switch pl.Args[i] {
+		case "--bind", "--ro-bind":
+			pos[pl.Args[i+2]] = i
+			i += 2
+		case "--tmpfs":
+			pos[pl.Args[i+1]] = i
+			i++
+		case "--remount-ro":
+			remount[pl.Args[i+1]] = i
+			i++
+		}
+	}
+	for _, r := range c.Roots() {
+		require.Contains(t, pos, r.Path)
+		for _, anc := range policy.Ancestors(r.Path) {
+			if at, ok := pos[anc]; ok && anc != "/" {
+				require.Less(t, at, pos[r.Path], "%s must be mounted before %s", anc, r.Path)
+			}
+		}
+		if r.Kind == policy.Denied {
+			for q, at := range pos {
+				if strings.HasPrefix(q, r.Path+"/") {
+					require.Less(t, at, remount[r.Path], "remount of %s before %s", r.Path, q)
+				}
+			}
+		}
+	}
+	// A denied root deep inside a writable one: its writable ancestors
+	// that are not roots themselves must be pinned so they cannot be
+	// renamed away with the secret inside.
+	c2 := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{root + "/w"}, DeniedRoots: []string{root + "/w/p/q/secret"}})
+	pl2, err := Render(c2, Options{Stat: fakeFS(), EmptyFile: "/e"})
+	require.NoError(t, err)
+	joined := strings.Join(pl2.Args, " ")
+	for _, a := range []string{root + "/w/p", root + "/w/p/q"} {
+		require.Contains(t, joined, "--bind "+a+" "+a, "writable ancestor %s pinned", a)
+	}
+	require.Len(t, pl2.Stubs, 2, "neither root exists in the fake host: both need stubs")
+}
+
+func TestRenderHardening(t *testing.T) {
+	pl, err := Render(canon(t, policy.FsSandboxPolicy{RestrictWrites: true}), Options{Stat: fakeFS(), DisableUserns: true})
+	require.NoError(t, err)
+	a := strings.Join(pl.Args, " ")
+	for _, want := range []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--disable-userns",
+		"--cap-drop ALL", "--new-session", "--die-with-parent", "--ro-bind / /", "--proc /proc", "--dev /dev",
+		"--setenv CORDON_SANDBOX bwrap"} {
+		require.Contains(t, a, want)
+	}
+	pl, err = Render(canon(t, policy.FsSandboxPolicy{}), Options{Stat: fakeFS(), Network: true})
+	require.NoError(t, err)
+	a = strings.Join(pl.Args, " ")
+	require.Contains(t, a, "--bind / /", "unrestricted writes bind the host read-write")
+	require.NotContains(t, a, "--unshare-net")
+}
+
+func TestDeniedFileNeedsEmptyFile(t *testing.T) {
+	_, err := Render(canon(t, policy.FsSandboxPolicy{DeniedRoots: []string{root + "/f"}}), Options{Stat: fakeFS(root + "/f")})
+	require.ErrorContains(t, err, root+"/f")
+}
