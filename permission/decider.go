@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/guards"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Config is what a Decider needs to know about where it runs. AgentsRoot
@@ -21,6 +22,10 @@ type Config struct {
 type Decider struct {
 	scope  *guards.Scope
 	agents *guards.CrossAgent // nil without an agents root
+	// kernel is the workspace preset's policy, the one `cordon run
+	// --workspace` enforces: a write the sandbox would refuse (.git/hooks,
+	// .vscode, ...) is refused here too, since file tools run outside it.
+	kernel *policy.Canonical
 }
 
 // New resolves the workspace and agents root once, so Decide only resolves
@@ -31,6 +36,13 @@ func New(cfg Config) (*Decider, error) {
 		return nil, fmt.Errorf("new decider: %w", err)
 	}
 	d := &Decider{scope: scope}
+	wp, err := policy.Workspace(scope.Dir(), policy.WorkspaceOptions{})
+	if err == nil {
+		d.kernel, err = policy.Canonicalize(wp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("new decider: %w", err)
+	}
 	switch {
 	case cfg.AgentsRoot != "":
 		if d.agents, err = guards.NewCrossAgent(cfg.AgentsRoot, cfg.Agent, cfg.Parent); err != nil {

@@ -187,3 +187,23 @@ func TestDecisionJSON(t *testing.T) {
 	require.Equal(t, []string{RuleCrossAgent, RuleWorkspace, RuleInvalidArguments, RuleHardDeny, RuleOutsideWorkspace,
 		RuleReadAllow, RuleWriteApproval, RuleBashApproval, RuleDefaultDeny}, Rules())
 }
+
+// Files that tools run later outside the sandbox are refused to the file
+// tools too, as the kernel policy of `cordon run --workspace` refuses them
+// to a shell: the handlers of write_file and edit_file run unconfined.
+func TestProtectedWritesAreDenied(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{".git/hooks/pre-commit", ".git/config", ".vscode/settings.json", ".envrc", ".mcp.json", ".claude/settings.json"} {
+		t.Run(p, func(t *testing.T) {
+			d := f.d.Decide(req("write_file", map[string]string{"path": p, "content": "x"}))
+			require.Equal(t, Deny, d.Action, d.Reason)
+			require.Equal(t, RuleWorkspace, d.RuleID)
+			require.Contains(t, d.Reason, "protected")
+			require.Contains(t, d.Reason, p)
+		})
+	}
+	d := f.d.Decide(req("read_file", map[string]string{"path": ".vscode/settings.json"}))
+	require.Equal(t, Allow, d.Action, "reading them stays allowed")
+	d = f.d.Decide(req("write_file", map[string]string{"path": "src/.vscode-notes", "content": "x"}))
+	require.Equal(t, Ask, d.Action, d.Reason)
+}

@@ -7,7 +7,8 @@
 // First match wins:
 //
 //	guard.cross_agent            DENY  another agent's directory under the agents root
-//	guard.workspace              DENY  a write that resolves outside the workspace
+//	guard.workspace              DENY  a write that resolves outside the workspace, or onto a
+//	                                   file the workspace sandbox protects (.git/hooks, .vscode, ...)
 //	request.invalid_arguments    DENY  arguments not an object, empty command, path not a string
 //	bash.hard_deny               DENY  sudo, rm -rf, mkfs, dd/redirect onto a device, shutdown, unparsable
 //	path.outside_workspace       DENY  a read or glob that resolves outside the workspace

@@ -25,10 +25,16 @@ func Rules() []string {
 var rules = []rule{
 	{RuleCrossAgent, Deny, crossAgent},
 	{RuleWorkspace, Deny, func(d *Decider, s *subject) (string, bool) {
-		if !s.write() || s.inside && s.resErr == nil {
+		if !s.write() {
 			return "", false
 		}
-		return d.outsideReason(s) + "; writes there are never allowed", true
+		if !s.inside || s.resErr != nil {
+			return d.outsideReason(s) + "; writes there are never allowed", true
+		}
+		if v := d.kernel.Explain(s.call.Resolved); !v.Write {
+			return fmt.Sprintf("%s: %q is protected: tools outside the sandbox run or trust it (%s)", s.req.Name, s.target, v.Reason), true
+		}
+		return "", false
 	}},
 	{RuleInvalidArguments, Deny, func(d *Decider, s *subject) (string, bool) {
 		if s.parseErr == nil {
