@@ -1,0 +1,195 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	attacks["tiocsti"] = tiocsti
+	attacks["tiocsti-steal"] = func(a []string, out, errw io.Writer) int {
+		// Become a session leader with the terminal as controlling tty, if
+		// the kernel lets us (it must not: the tty belongs to cordon's
+		// session), then inject.
+		unix.Setsid()
+		if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 1); err != nil {
+			fmt.Fprintln(errw, "TIOCSCTTY:", err)
+		} else {
+			mark(out, "CTTY")
+		}
+		return tiocsti(a, out, errw)
+	}
+	attacks["ptrace"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 1 {
+			return usage(errw, "ptrace PID")
+		}
+		pid, err := strconv.Atoi(a[0])
+		if err != nil {
+			return usage(errw, "ptrace PID")
+		}
+		runtime.LockOSThread()
+		if err := unix.PtraceAttach(pid); err != nil {
+			fmt.Fprintln(errw, "PTRACE_ATTACH:", err)
+		} else {
+			mark(out, "PTRACE")
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WALL, nil)
+			unix.PtraceDetach(pid)
+		}
+		if err := unix.PtraceSeize(pid); err != nil {
+			fmt.Fprintln(errw, "PTRACE_SEIZE:", err)
+		} else {
+			mark(out, "PTRACE")
+			unix.PtraceDetach(pid)
+		}
+		return 0
+	}
+	attacks["exchange"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 2 {
+			return usage(errw, "exchange A B")
+		}
+		if err := unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE); err != nil {
+			fmt.Fprintln(errw, "renameat2 RENAME_EXCHANGE:", err)
+			return 1
+		}
+		mark(out, "RENAMED")
+		return 0
+	}
+	attacks["userns"] = func(a []string, out, errw io.Writer) int {
+		// A nested user and mount namespace, mapped to root, running CMD:
+		// from there a mount made by the sandbox might be undone.
+		if len(a) == 0 {
+			return usage(errw, "userns CMD [ARG]...")
+		}
+		cmd := exec.Command(a[0], a[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errw
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+		}
+		if err := cmd.Start(); err != nil {
+			// Mapping root needs CAP_SETFCAP above; an unmapped namespace
+			// still has every capability inside it.
+			fmt.Fprintln(errw, "new user namespace mapped to root:", err)
+			cmd = exec.Command(a[0], a[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errw
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintln(errw, "new user namespace:", err)
+				return 1
+			}
+		}
+		mark(out, "USERNS")
+		cmd.Wait()
+		return 0
+	}
+	attacks["umount"] = func(a []string, out, errw io.Writer) int {
+		for _, p := range a {
+			for _, fl := range []int{0, unix.MNT_DETACH, unix.MNT_FORCE} {
+				if err := unix.Unmount(p, fl); err != nil {
+					fmt.Fprintf(errw, "umount %s (%#x): %v\n", p, fl, err)
+				} else {
+					mark(out, "UMOUNT")
+				}
+			}
+		}
+		return 0
+	}
+	attacks["remount"] = func(a []string, out, errw io.Writer) int {
+		for _, p := range a {
+			for _, fl := range []uintptr{unix.MS_REMOUNT | unix.MS_BIND, unix.MS_REMOUNT} {
+				if err := unix.Mount("", p, "", fl, ""); err != nil {
+					fmt.Fprintf(errw, "remount %s rw (%#x): %v\n", p, fl, err)
+				} else {
+					mark(out, "REMOUNT")
+				}
+			}
+		}
+		return 0
+	}
+	attacks["readfds"] = func(names []string, out, errw io.Writer) int {
+		// Read every descriptor above stderr as it is (not reopened through
+		// /proc), and look up names relative to directory descriptors.
+		for fd := 3; fd < 1024; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				continue
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				buf := make([]byte, 4096)
+				n, _ := unix.Pread(fd, buf, 0)
+				fmt.Fprintf(out, "fd %d: %q\n", fd, buf[:max(n, 0)])
+			case unix.S_IFDIR:
+				buf := make([]byte, 8192)
+				n, _ := unix.Getdents(fd, buf)
+				var names2 []string
+				_, _, names2 = unix.ParseDirent(buf[:max(n, 0)], -1, nil)
+				fmt.Fprintf(out, "fd %d: dir %q\n", fd, names2)
+				for _, name := range names {
+					g, err := unix.Openat(fd, name, unix.O_RDONLY, 0)
+					if err != nil {
+						continue
+					}
+					b := make([]byte, 4096)
+					n, _ := unix.Read(g, b)
+					unix.Close(g)
+					fmt.Fprintf(out, "fd %d/%s: %q\n", fd, name, b[:max(n, 0)])
+				}
+			}
+		}
+		return 0
+	}
+	attacks["writefds"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 1 {
+			return usage(errw, "writefds TEXT")
+		}
+		for fd := 3; fd < 1024; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				continue
+			}
+			if n, err := unix.Write(fd, []byte(a[0])); err == nil && n > 0 {
+				fmt.Fprintf(out, "wrote fd %d\n", fd)
+				mark(out, "FDWRITE")
+			}
+		}
+		return 0
+	}
+}
+
+// tiocsti pushes TEXT into the input of the terminal on stdin, stdout and
+// stderr, as if typed: what a parent shell would read and run once the
+// sandbox exits.
+func tiocsti(a []string, out, errw io.Writer) int {
+	text := "echo injected\n"
+	if len(a) > 0 {
+		text = a[0]
+	}
+	for fd := 0; fd <= 2; fd++ {
+		injected := 0
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+			if e != 0 {
+				fmt.Fprintf(errw, "TIOCSTI fd %d: %v\n", fd, e)
+				break
+			}
+			injected++
+		}
+		if injected > 0 {
+			mark(out, "TIOCSTI")
+		}
+	}
+	return 0
+}

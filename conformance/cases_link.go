@@ -1,0 +1,93 @@
+package conformance
+
+// Class 4: hard links to read-only (or denied) files from writable places.
+func hardlinkCases() []Case {
+	return []Case{
+		{Name: "hardlink-readonly-file", Class: 4, Summary: "hard-link a read-only file into the workspace and TMPDIR, write the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Write("ws/ro.txt", "original\n")}
+				o := h.Sandbox(p, `ln ro.txt l && ok LINK; echo pwn >> l; ln ro.txt "$TMPDIR/l" && ok LINK_TMP; echo pwn >> "$TMPDIR/l"; rm -f "$TMPDIR/l"`)
+				h.Refuse(o, "LINK", "LINK_TMP")
+				h.Want("ws/ro.txt", "original\n")
+			}},
+		{Name: "hardlink-readonly-dir-child", Class: 4, Summary: "hard-link a file inside a read-only directory into the workspace, write the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Mkdir("ws/ro")}
+				h.Write("ws/ro/f", "original\n")
+				o := h.Sandbox(p, `ln ro/f l && ok LINK; echo pwn >> l`)
+				h.Refuse(o, "LINK")
+				h.Want("ws/ro/f", "original\n")
+			}},
+		{Name: "hardlink-denied-file", Class: 4, Summary: "hard-link a denied file and read the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Deny = []string{h.Write("ws/secret.txt", h.Secret)}
+				o := h.Sandbox(p, `ln secret.txt l && ok LINK; cat l; ln -P secret.txt l2; cat l2`)
+				h.NoSecret(o)
+				h.Refuse(o, "LINK")
+			}},
+		{Name: "hardlink-outside-file", Class: 4, Summary: "with restrictWrites, hard-link a non-writable file from outside into the workspace, write the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Write("outside/f", "original\n")
+				o := h.Sandbox(p, `ln "$FIX/outside/f" l && ok LINK; echo pwn >> l`)
+				h.Refuse(o, "LINK")
+				h.Want("outside/f", "original\n")
+			}},
+		{Name: "hardlink-git-config", Class: 4, Summary: "hard-link .git/config into the workspace and add a core.fsmonitor command through the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				cfg, _ := h.Read("ws/.git/config")
+				o := h.Sandbox(p, `ln .git/config cfg && ok LINK; printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> cfg`)
+				h.Refuse(o, "LINK")
+				h.Want("ws/.git/config", cfg)
+			}},
+	}
+}
+
+// Class 5: paths that do not exist at launch stay denied or protected when
+// the process creates them.
+func notYetCases() []Case {
+	return []Case{
+		{Name: "create-denied-missing-file", Class: 5, Summary: "create a denied path that does not exist yet, as a file and as a directory",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Deny = []string{h.Path("ws/secret.env")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo x > secret.env && ok FILE; mkdir -p secret.env/sub && ok DIR; echo x > secret.env/f && ok CHILD; rmdir secret.env && ok RMDIR; ls secret.env && ok LISTED`)
+				h.Refuse(o, "FILE", "DIR", "CHILD", "RMDIR", "LISTED")
+				h.Unchanged(snap)
+				h.Absent("ws/secret.env")
+			}},
+		{Name: "create-denied-missing-deep", Class: 5, Summary: "create a denied path whose parents do not exist yet either",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Deny = []string{h.Path("ws/a/b/c")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `mkdir -p a/b/c && echo x > a/b/c/f && ok CREATE; echo x > a/b/c/g && ok CHILD`)
+				h.Refuse(o, "CREATE", "CHILD")
+				h.Unchanged(snap)
+				h.Absent("ws/a")
+			}},
+		{Name: "create-readonly-missing", Class: 5, Summary: "create a read-only path that does not exist yet",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Path("ws/conf")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo x > conf && ok FILE; echo x > conf/f && ok CHILD; mkdir conf/d && ok MKDIR`)
+				h.Refuse(o, "FILE", "CHILD", "MKDIR")
+				h.Unchanged(snap)
+			}},
+		{Name: "create-denied-missing-open-mode", Class: 5, Summary: "without restrictWrites, create a denied path that does not exist yet, absolute and relative",
+			Run: func(h *H) {
+				h.Mkdir("sub")
+				snap := h.Snapshot()
+				o := h.Sandbox(Policy{Deny: []string{h.Path("newsecret"), h.Path("sub/later")}}, `echo x > "$FIX/newsecret" && ok ABS; cd sub && echo x > later && ok REL; echo x > ../sub/later/f && ok CHILD`)
+				h.Refuse(o, "ABS", "REL", "CHILD")
+				h.Unchanged(snap)
+			}},
+	}
+}

@@ -1,0 +1,75 @@
+package conformance
+
+import "strconv"
+
+// Class 8: other processes — /proc/<pid>/root|cwd|fd of processes outside,
+// signals, ptrace.
+func processCases() []Case {
+	// host starts a process outside the sandbox, as the case's user, with
+	// the secret in its argv and environment, its cwd in a denied
+	// directory and a descriptor on a denied file.
+	host := func(h *H) (*HostProc, Policy) {
+		_, p := h.ws()
+		d := h.Mkdir("outside/private")
+		h.Write("outside/private/id", h.Secret)
+		p.Deny = []string{d}
+		hp := h.HostProcess("outside/private", `exec 7<id; while :; do sleep 1; done`, "host-"+h.Secret)
+		return hp, p
+	}
+	return []Case{
+		{Name: "proc-host-root-cwd-fd", Class: 8, Summary: "read a host process's root, cwd, fds, cmdline and environ through /proc/<pid>",
+			Run: func(h *H) {
+				hp, p := host(h)
+				o := h.Sandbox(p, `P=/proc/$HPID; ls -l $P/ && ok VISIBLE; cat $P/root$FIX/outside/private/id $P/cwd/id $P/fd/7 $P/cmdline $P/environ; ls -l $P/cwd/ $P/fd/`,
+					"HPID="+strconv.Itoa(hp.Pid))
+				h.NoSecret(o)
+				h.Refuse(o, "VISIBLE")
+			}},
+		{Name: "proc-scan-all", Class: 8, Summary: "scan every /proc/<pid> visible inside for the secret (cmdline, environ, cwd, root, fds)",
+			Run: func(h *H) {
+				_, p := host(h)
+				o := h.Sandbox(p, `for P in /proc/[0-9]*; do cat $P/cmdline $P/environ $P/cwd/id $P/root$FIX/outside/private/id 2>/dev/null; for f in $P/fd/*; do [ -f "$f" ] && cat "$f"; done 2>/dev/null; done | tr '\0' '\n'; ls /proc | grep -c '^[0-9]'`)
+				h.NoSecret(o)
+			}},
+		{Name: "proc-1-root", Class: 8, Summary: "read a denied file through /proc/1/root, /proc/1/cwd and the parent's /proc entries",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := h.Mkdir("outside/private")
+				h.Write("outside/private/id", h.Secret)
+				p.Deny = []string{d}
+				o := h.Sandbox(p, `cat /proc/1/root$FIX/outside/private/id /proc/1/cwd/../outside/private/id; cat /proc/$PPID/root$FIX/outside/private/id; ls /proc/1/root$FIX/outside/private && ok LISTED`)
+				h.NoSecret(o)
+				h.Refuse(o, "LISTED")
+			}},
+		{Name: "proc-signal-host", Class: 8, Summary: "kill and stop a host process of the same user by pid and process group",
+			Run: func(h *H) {
+				hp, p := host(h)
+				o := h.Sandbox(p, `kill -STOP $HPID && ok STOP; kill -9 $HPID && ok KILL; kill -9 -- -$HPID && ok KILLPG`, "HPID="+strconv.Itoa(hp.Pid))
+				h.Refuse(o, "STOP", "KILL", "KILLPG")
+				if !hp.Alive() {
+					h.Errorf("host process %d was killed or stopped from inside the sandbox", hp.Pid)
+				}
+			}},
+		{Name: "proc-unix-socket-host", Class: 8, Summary: "connect to a host process's Unix socket reachable through a read-only mount (cordon __attack connect)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				sock := h.Path("outside/agent.sock")
+				h.Mkdir("outside")
+				got := h.Listen(sock)
+				o := h.Sandbox(p, `"$ATTACK" __attack connect "$S"`, "S="+sock)
+				h.Refuse(o, "CONNECTED")
+				if n := got(); n > 0 {
+					h.Errorf("the host socket accepted %d connection(s) from inside the sandbox", n)
+				}
+			}},
+		{Name: "proc-ptrace-host", Class: 8, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",
+			Run: func(h *H) {
+				hp, p := host(h)
+				o := h.Sandbox(p, `"$ATTACK" __attack ptrace $HPID`, "HPID="+strconv.Itoa(hp.Pid))
+				h.Refuse(o, "PTRACE")
+				if !hp.Alive() {
+					h.Errorf("host process %d was stopped or killed", hp.Pid)
+				}
+			}},
+	}
+}

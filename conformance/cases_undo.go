@@ -1,0 +1,122 @@
+package conformance
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Class 7: undoing the sandbox — unmount, remount, nested user namespaces,
+// capabilities, setuid binaries.
+func undoCases() []Case {
+	return []Case{
+		{Name: "undo-umount-mask", Class: 7, Backends: bwrapOnly, Summary: "unmount the mask over a denied directory and file (umount, umount -l, umount2)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := h.Mkdir("ws/private")
+				h.Write("ws/private/id", h.Secret)
+				f := h.Write("ws/token", h.Secret)
+				p.Deny = []string{d, f}
+				o := h.Sandbox(p, `umount private && ok UMOUNT; umount -l private token && ok UMOUNT_LAZY; "$ATTACK" __attack umount "$PWD/private" "$PWD/token"; cat private/id token`)
+				h.NoSecret(o)
+				h.Refuse(o, "UMOUNT", "UMOUNT_LAZY")
+			}},
+		{Name: "undo-umount-readonly", Class: 7, Backends: bwrapOnly, Summary: "unmount a read-only bind and write the file beneath",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Write("ws/ro.txt", "original\n"), h.Mkdir("ws/rodir")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `umount ro.txt && ok UMOUNT; "$ATTACK" __attack umount "$PWD/ro.txt" "$PWD/rodir"; echo pwn > ro.txt; echo x > rodir/new`)
+				h.Refuse(o, "UMOUNT")
+				h.Unchanged(snap)
+			}},
+		{Name: "undo-remount-rw", Class: 7, Backends: bwrapOnly, Summary: "remount a read-only root and the denied mask read-write (mount -o remount, MS_REMOUNT)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Mkdir("ws/ro")}
+				h.Write("ws/ro/f", "original\n")
+				p.Deny = []string{h.Mkdir("ws/private")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `mount -o remount,rw ro && ok REMOUNT1; mount -o remount,bind,rw ro && ok REMOUNT2; mount -o remount,rw private && ok REMOUNT3; "$ATTACK" __attack remount "$PWD/ro" "$PWD/private" /; echo pwn > ro/f && ok WRITE; echo x > private/x && ok MASK`)
+				h.Refuse(o, "REMOUNT1", "REMOUNT2", "REMOUNT3", "REMOUNT", "WRITE", "MASK")
+				h.Unchanged(snap)
+			}},
+		{Name: "undo-nested-userns-unshare", Class: 7, Backends: bwrapOnly, Needs: []string{"unshare"}, Summary: "unshare -U -m (-r), then unmount and remount the masks from the nested namespace",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := h.Mkdir("ws/private")
+				h.Write("ws/private/id", h.Secret)
+				p.Deny = []string{d}
+				p.Readonly = []string{h.Write("ws/ro.txt", "original\n")}
+				o := h.Sandbox(p, `A='echo "@@USER""NS@@"; umount private; umount -l private; umount ro.txt; mount -o remount,rw ro.txt; cat private/id; echo pwn > ro.txt'; unshare -U -m -r sh -c "$A" || unshare -U -m sh -c "$A"`)
+				h.NoSecret(o)
+				h.Want("ws/ro.txt", "original\n")
+				h.Refuse(o, "USERNS")
+			}},
+		{Name: "undo-nested-userns-syscall", Class: 7, Backends: bwrapOnly, Summary: "clone a nested user+mount namespace mapped to root (cordon __attack userns), then unmount",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := h.Mkdir("ws/private")
+				h.Write("ws/private/id", h.Secret)
+				p.Deny = []string{d}
+				o := h.Sandbox(p, `"$ATTACK" __attack userns /bin/sh -c '"$ATTACK" __attack umount "$PWD/private"; cat private/id'`)
+				h.NoSecret(o)
+				h.Refuse(o, "USERNS", "UMOUNT")
+			}},
+		{Name: "undo-capabilities", Class: 7, Summary: "no capability is effective, permitted, ambient or inheritable, in the command and in the sandbox's pid 1; no_new_privs is set",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status | sed 's/^/self /'; grep -E '^Cap(Prm|Eff):' /proc/1/status | sed 's/^/init /'`)
+				re := regexp.MustCompile(`(?m)^(self|init) (Cap\w+|NoNewPrivs):\s+(\w+)$`)
+				seen := 0
+				for _, m := range re.FindAllStringSubmatch(o.Stdout, -1) {
+					seen++
+					if m[2] == "NoNewPrivs" {
+						if h.Backend() == "bwrap" && m[3] != "1" {
+							h.Errorf("no_new_privs is not set in the sandbox")
+						}
+						continue
+					}
+					if strings.Trim(m[3], "0") != "" {
+						h.Errorf("%s %s = %s: capabilities survive in the sandbox", m[1], m[2], m[3])
+					}
+				}
+				if seen < 5 {
+					h.Errorf("could not read the capability sets:\n%s", o)
+				}
+			}},
+		{Name: "undo-setuid-binary", Class: 7, Users: UnprivilegedOnly, Summary: "a root-owned setuid copy of bash must not make an unprivileged user root inside",
+			Run: func(h *H) {
+				_, p := h.ws()
+				bash, err := exec.LookPath("bash")
+				if err != nil {
+					h.NotApplicable("needs bash")
+				}
+				b, err := os.ReadFile(bash)
+				if err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				h.WriteMode("suid/bash", string(b), 0o755)
+				if err := os.Chmod(h.Path("suid/bash"), 0o4755|os.ModeSetuid); err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				os.Chmod(h.Path("suid/bash"), os.ModeSetuid|0o755)
+				h.KeepOwner("suid/bash")
+				h.handOver()
+				// Control: outside the sandbox the copy does make the user root;
+				// on a nosuid filesystem the case proves nothing.
+				ctl := exec.Command(h.Path("suid/bash"), "-p", "-c", "id -u")
+				ctl.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}}
+				if out, err := ctl.Output(); err != nil || strings.TrimSpace(string(out)) != "0" {
+					h.NotApplicable("the fixture's filesystem ignores setuid bits (control gave %q, %v)", out, err)
+				}
+				o := h.Sandbox(p, `u=$("$FIX/suid/bash" -p -c 'id -u'); echo "uid=$u"; [ "$u" = 0 ] && ok ROOT; "$FIX/suid/bash" -p -c 'cat /proc/self/status' | grep -E '^(Uid|CapEff)'`)
+				h.Refuse(o, "ROOT")
+				if !strings.Contains(o.Stdout, "uid=") {
+					h.Errorf("the setuid copy did not run:\n%s", o)
+				}
+			}},
+	}
+}

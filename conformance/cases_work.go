@@ -1,0 +1,83 @@
+package conformance
+
+import "strings"
+
+// Ordinary work that must keep succeeding (no false denials), and leave
+// the host exactly as the work says.
+func workCases() []Case {
+	return []Case{
+		{Name: "work-files", Class: Work, Summary: "write, append, mkdir, mv, cp, rm in the workspace; the host shows exactly that",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Write("ws/old.txt", "old\n")
+				h.Write("ws/gone.txt", "bye\n")
+				o := h.Sandbox(p, `echo hello > a.txt && ok WRITE; echo more >> a.txt && ok APPEND; mkdir -p d/e/f && ok MKDIR; mv old.txt d/e/f/moved.txt && ok MV; cp a.txt d/copy.txt && ok CP; rm gone.txt && ok RM; ln -s a.txt link && ok SYMLINK; chmod 600 a.txt && ok CHMOD`)
+				h.Expect(o, "WRITE", "APPEND", "MKDIR", "MV", "CP", "RM", "SYMLINK", "CHMOD")
+				h.Want("ws/a.txt", "hello\nmore\n")
+				h.Want("ws/d/e/f/moved.txt", "old\n")
+				h.Want("ws/d/copy.txt", "hello\nmore\n")
+				h.Absent("ws/gone.txt")
+				h.Absent("ws/old.txt")
+			}},
+		{Name: "work-tmp", Class: Work, Summary: "mktemp and mktemp -d in the private TMPDIR; /tmp is not written",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `[ -n "$TMPDIR" ] && [ -d "$TMPDIR" ] && ok TMPDIR; f=$(mktemp) && echo x > "$f" && ok MKTEMP && rm "$f"; d=$(mktemp -d) && echo x > "$d/f" && ok MKTEMP_D && rm -r "$d"`)
+				h.Expect(o, "TMPDIR", "MKTEMP", "MKTEMP_D")
+			}},
+		{Name: "work-pipes-devices", Class: Work, Summary: "pipes, /dev/null, /dev/zero, /dev/urandom, /dev/shm, here-documents",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `[ "$(echo abc | tr a-z A-Z | cat)" = ABC ] && ok PIPE; echo x > /dev/null && ok DEVNULL_W; [ -z "$(cat /dev/null)" ] && ok DEVNULL_R; [ "$(head -c 16 /dev/urandom | wc -c)" -eq 16 ] && ok URANDOM; [ "$(head -c 4 /dev/zero | wc -c)" -eq 4 ] && ok ZERO; echo x > /dev/shm/t && rm /dev/shm/t && ok SHM; [ "$(cat <<EOT
+here
+EOT
+)" = here ] && ok HEREDOC`)
+				h.Expect(o, "PIPE", "DEVNULL_W", "DEVNULL_R", "URANDOM", "ZERO", "SHM", "HEREDOC")
+			}},
+		{Name: "work-git", Class: Work, Needs: []string{"git"}, Summary: "git status, add and commit in the workspace; the commit is on the host",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				o := h.Sandbox(p, `git status --short && ok STATUS; echo code > main.go && git add main.go && ok ADD; git commit -q -m 'from the sandbox' && ok COMMIT; git log --oneline | grep -q 'from the sandbox' && ok LOG; git status --porcelain | grep -v '^??' | grep . || ok CLEAN`)
+				h.Expect(o, "STATUS", "ADD", "COMMIT", "LOG", "CLEAN")
+				if out := h.Host("ws", "git", "log", "--format=%s"); !strings.Contains(out, "from the sandbox") {
+					h.Errorf("host: the commit is not in the repository: %q", out)
+				}
+				if out := h.Host("ws", "git", "status", "--porcelain"); strings.TrimSpace(out) != "" {
+					h.Errorf("host: git status is not clean after the sandbox's commit (stubs?):\n%s", out)
+				}
+			}},
+		{Name: "work-read-system", Class: Work, Summary: "read the system: /etc, /usr, list /, run programs",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `cat /etc/passwd >/dev/null && ok ETC; ls /usr/bin >/dev/null && ok USR; ls / >/dev/null && ok ROOT; id -u >/dev/null && ok EXEC; uname -a >/dev/null && ok UNAME`)
+				h.Expect(o, "ETC", "USR", "ROOT", "EXEC", "UNAME")
+			}},
+		{Name: "work-noop-leaves-host-unchanged", Class: Work, Summary: "a command that writes nothing leaves the host tree byte for byte as it was; every mount stub is gone",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				h.Write("ws/src/main.go", "package main\n")
+				h.Write("outside/f", "x\n")
+				p.Deny = []string{h.Path("ws/not-yet/secret"), h.Path("outside/f")}
+				p.Readonly = []string{h.Path("ws/later.txt")}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `ls -laR . >/dev/null; cat src/main.go >/dev/null; ls -la .envrc .vscode not-yet >/dev/null && ok STUBS_VISIBLE`)
+				h.Expect(o, "STUBS_VISIBLE")
+				h.Unchanged(snap)
+			}},
+		{Name: "work-carve-out", Class: Work, Summary: "a writable root inside a denied one is readable and writable; a read-only root inside is readable",
+			Run: func(h *H) {
+				d := h.Mkdir("vault")
+				pub := h.Mkdir("vault/pub")
+				h.Write("vault/pub/readme", "public\n")
+				ro := h.Write("vault/shared/ro.txt", "shared\n")
+				h.Write("vault/secret", h.Secret)
+				o := h.Sandbox(Policy{Deny: []string{d}, Writable: []string{pub}, Readonly: []string{ro}, Restrict: true},
+					`cat vault/pub/readme >/dev/null && ok READ; echo x > vault/pub/new && ok WRITE; cat vault/shared/ro.txt >/dev/null && ok READ_RO; cat vault/secret`)
+				h.Expect(o, "READ", "WRITE", "READ_RO")
+				h.NoSecret(o)
+				h.Want("vault/pub/new", "x\n")
+			}},
+	}
+}

@@ -1,0 +1,25 @@
+package conformance
+
+// Catalogue returns every case, in report order: ordinary work first, then
+// the classes of DESIGN.md §2, then the model differential.
+func Catalogue() []Case {
+	var all []Case
+	for _, part := range [][]Case{
+		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
+		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
+		modelCases(),
+	} {
+		all = append(all, part...)
+	}
+	return all
+}
+
+// bwrapOnly marks cases about a mechanism only the bwrap backend has.
+var bwrapOnly = []string{"bwrap"}
+
+// ws creates the fixture's workspace directory "ws" and returns the
+// workspace preset's policy for it.
+func (h *H) ws() (string, Policy) {
+	w := h.Mkdir("ws")
+	return w, Policy{Workspace: w}
+}

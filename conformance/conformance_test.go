@@ -1,0 +1,136 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	// A re-executed child of TestMutations runs the catalogue under one
+	// mutation and exits; see mutation_linux_test.go.
+	if name := os.Getenv(envMutation); name != "" {
+		os.Exit(mutantMain(name))
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// cordonBinary builds cmd/cordon once per test binary into a directory
+// every user can read: the suite runs it as 'cordon run' and as the
+// attack helper, also as the unprivileged user.
+func cordonBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "cordon-conformance-bin-")
+		if buildErr != nil {
+			return
+		}
+		os.Chmod(buildDir, 0o755)
+		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "cordon"), "github.com/cordon-sandbox/cordon/cmd/cordon").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{err, string(out)}
+		}
+	})
+	require.NoError(t, buildErr, "go build ./cmd/cordon")
+	return filepath.Join(buildDir, "cordon")
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+// users are the users the suite runs as: the invoker and, as root on
+// Linux, the unprivileged user (a skip through testenv when it cannot be
+// had).
+func users(t *testing.T) []User {
+	us := []User{Invoker()}
+	if os.Getuid() == 0 && runtime.GOOS == "linux" {
+		u, err := Unprivileged()
+		testenv.Need(t, "an unprivileged user to run the catalogue as", err)
+		us = append(us, u)
+	}
+	return us
+}
+
+// newBase makes a fixture base directory for users, removed at the end.
+func newBase(t *testing.T, us []User) string {
+	t.Helper()
+	base, err := os.MkdirTemp("", "cordon-conformance-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	_, err = Base(base, us, "")
+	require.NoError(t, err)
+	return base
+}
+
+// TestCatalogue runs every case through 'cordon run', one subtest per user
+// and case, exactly as 'cordon verify' does.
+func TestCatalogue(t *testing.T) {
+	res := testenv.RequireBackend(t, testenv.NativeBackend())
+	bin := cordonBinary(t)
+	us := users(t)
+	base := newBase(t, us)
+	x := &Binary{Path: bin, BackendName: res.Backend}
+	cases := Catalogue()
+	for _, u := range us {
+		t.Run(u.Name, func(t *testing.T) {
+			for i := range cases {
+				c := &cases[i]
+				t.Run(c.Name, func(t *testing.T) {
+					t.Parallel()
+					dir := filepath.Join(base, c.Name+"."+u.Name)
+					r := RunCase(context.Background(), x, u, c, dir, cacheDir(base, u))
+					os.RemoveAll(dir)
+					switch r.Outcome {
+					case Fail:
+						t.Errorf("%s (class %s): %s\n%s", c.Name, c.Class, c.Summary, r.Detail)
+					case NotApplicable:
+						testenv.NotApplicable(t, r.Detail)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestCatalogueShape keeps the catalogue honest: unique names, every class
+// of DESIGN.md §2 covered, at least 40 escape attempts.
+func TestCatalogueShape(t *testing.T) {
+	seen := map[string]bool{}
+	perClass := map[Class]int{}
+	attacks := 0
+	for _, c := range Catalogue() {
+		require.False(t, seen[c.Name], "duplicate case %s", c.Name)
+		seen[c.Name] = true
+		require.NotEmpty(t, c.Summary, c.Name)
+		require.NotNil(t, c.Run, c.Name)
+		perClass[c.Class]++
+		if c.Class >= 1 && c.Class <= 10 {
+			attacks++
+		}
+	}
+	for cl := Class(1); cl <= 10; cl++ {
+		require.NotZero(t, perClass[cl], "no case for class %s", cl)
+	}
+	require.NotZero(t, perClass[Work], "no ordinary-work case")
+	require.NotZero(t, perClass[Model], "no model case")
+	require.GreaterOrEqual(t, attacks, 40)
+	t.Logf("cases per class: %v (%d escape attempts)", perClass, attacks)
+}

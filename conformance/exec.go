@@ -1,0 +1,291 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Policy is a case's policy in the terms of 'cordon run' flags.
+type Policy struct {
+	// Workspace is the --workspace preset's DIR ("" for none); its HOME is
+	// the case's home directory.
+	Workspace string
+	Deny      []string
+	Readonly  []string
+	Writable  []string
+	Base      []string
+	Restrict  bool
+	// File, when set, is a JSON policy file (--policy FILE).
+	File string
+}
+
+// Flags renders p as 'cordon run' flags.
+func (p Policy) Flags() []string {
+	var f []string
+	if p.File != "" {
+		f = append(f, "--policy", p.File)
+	}
+	if p.Workspace != "" {
+		f = append(f, "--workspace", p.Workspace)
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--deny", p.Deny}, {"--readonly", p.Readonly}, {"--writable", p.Writable}, {"--base-writable", p.Base}} {
+		for _, x := range l.paths {
+			f = append(f, l.flag, x)
+		}
+	}
+	if p.Restrict {
+		f = append(f, "--restrict-writes")
+	}
+	return f
+}
+
+// compile builds the five fields as 'cordon run' would, for the launcher
+// executor; tmp is the workspace preset's private TMPDIR.
+func (p Policy) compile(home string) (fp policy.FsSandboxPolicy, tmp string, err error) {
+	if p.File != "" {
+		if fp, err = policy.Load(p.File); err != nil {
+			return fp, "", err
+		}
+	}
+	fp.Merge(policy.FsSandboxPolicy{DeniedRoots: p.Deny, ReadonlyRoots: p.Readonly,
+		WritableRoots: p.Writable, BaseWritableRoots: p.Base, RestrictWrites: p.Restrict})
+	if p.Workspace != "" {
+		ws, err := policy.Workspace(p.Workspace, policy.WorkspaceOptions{Home: home})
+		if err != nil {
+			return fp, "", err
+		}
+		fp.Merge(ws)
+		for _, w := range append(append([]string{}, p.Writable...), p.Base...) {
+			rw, err := policy.Resolve(w)
+			if err != nil {
+				return fp, "", err
+			}
+			prot, err := policy.Protections(rw, "")
+			if err != nil {
+				return fp, "", err
+			}
+			fp.ReadonlyRoots = append(fp.ReadonlyRoots, prot...)
+		}
+		tmp = policy.PrivateTmpDir(ws.WritableRoots[0])
+	}
+	return fp, tmp, nil
+}
+
+// Launch is one sandboxed command of a case.
+type Launch struct {
+	Policy Policy
+	Argv   []string
+	Dir    string
+	Env    []string // the sandbox's whole environment
+	Stdin  io.Reader
+	// Tty, when set, is a pty slave that becomes stdin and the controlling
+	// terminal of the process that launches the sandbox.
+	Tty *os.File
+	// Leak lists host files the launching process opens without
+	// O_CLOEXEC just before it starts (flags are os.OpenFile's); the
+	// descriptor numbers are put in $LEAKED_FDS.
+	Leak []LeakFile
+}
+
+// LeakFile is a descriptor the harness leaks on purpose.
+type LeakFile struct {
+	Path string
+	Flag int
+}
+
+// Output is what a sandboxed command printed and how it ended.
+type Output struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+func (o Output) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", o.Code, clip(o.Stdout), clip(o.Stderr))
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "\n[...]"
+	}
+	return s
+}
+
+// Executor runs a Launch inside a backend as some user.
+type Executor interface {
+	// Name says how cases reach the sandbox ("cordon run", "launcher").
+	Name() string
+	// Backend is the backend cases are run under.
+	Backend() string
+	// Exec runs l as user u.
+	Exec(ctx context.Context, u User, l Launch) (Output, error)
+	// Helper is the cordon binary that runs 'cordon __attack'.
+	Helper() string
+}
+
+// Binary runs cases through 'cordon run', in a child process with the
+// user's credentials.
+type Binary struct {
+	Path        string // the cordon binary, readable by every user of the run
+	BackendName string
+}
+
+func (b *Binary) Name() string    { return "cordon run" }
+func (b *Binary) Backend() string { return b.BackendName }
+func (b *Binary) Helper() string  { return b.Path }
+
+func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
+	args := append([]string{"run", "--backend", b.BackendName}, l.Policy.Flags()...)
+	args = append(append(args, "--"), l.Argv...)
+	cmd := exec.CommandContext(ctx, b.Path, args...)
+	cmd.Dir = l.Dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = l.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if !u.Invoker {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.Uid), Gid: uint32(u.Gid), Groups: []uint32{}}
+	}
+	if l.Tty != nil {
+		cmd.Stdin = l.Tty
+		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+	}
+	fds, closeFds, err := leak(l.Leak)
+	if err != nil {
+		return Output{}, err
+	}
+	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
+	err = cmd.Start()
+	closeFds()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		o.Code = ee.ExitCode()
+	default:
+		return o, fmt.Errorf("cordon run: %w", err)
+	}
+	return o, nil
+}
+
+// Launcher runs cases through the launcher API in this process, as the
+// invoking user only. The mutation check needs it: its hooks live here.
+type Launcher struct {
+	BackendName string
+	HelperPath  string
+}
+
+func (l *Launcher) Name() string    { return "launcher" }
+func (l *Launcher) Backend() string { return l.BackendName }
+func (l *Launcher) Helper() string  { return l.HelperPath }
+
+func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
+	if !u.Invoker {
+		return Output{}, errors.New("launcher executor runs as the invoking user only")
+	}
+	home := envValue(l.Env, "HOME")
+	fp, tmp, err := l.Policy.compile(home)
+	if err != nil {
+		return Output{Code: 125, Stderr: err.Error()}, nil
+	}
+	cmd := launcher.CommandContext(ctx, fp, l.Argv[0], l.Argv[1:]...)
+	cmd.Backend = x.BackendName
+	cmd.TmpDir = tmp
+	cmd.Dir = l.Dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = l.Stdin
+	if l.Tty != nil {
+		cmd.Stdin = l.Tty
+	}
+	fds, closeFds, err := leak(l.Leak)
+	if err != nil {
+		return Output{}, err
+	}
+	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
+	err = cmd.Start()
+	closeFds()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		o.Code = ee.ExitCode()
+	default:
+		o.Code = 125
+		o.Stderr += "\nlaunch: " + err.Error()
+	}
+	return o, nil
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// leak opens files without O_CLOEXEC, as a careless parent would, so the
+// launch has to close them itself.
+func leak(files []LeakFile) (string, func(), error) {
+	var fds []string
+	var opened []int
+	closeAll := func() {
+		for _, fd := range opened {
+			syscall.Close(fd)
+		}
+	}
+	for _, f := range files {
+		fd, err := syscall.Open(f.Path, f.Flag, 0)
+		if err != nil {
+			closeAll()
+			return "", nil, fmt.Errorf("leak %s: %w", f.Path, err)
+		}
+		opened = append(opened, fd)
+		fds = append(fds, strconv.Itoa(fd))
+	}
+	return strings.Join(fds, " "), closeAll, nil
+}
+
+// copyExecutable copies the running binary to dir so that every user of
+// the run can execute it (go run and go test build under 0700 dirs).
+func copyExecutable(src, dir string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	dst := filepath.Join(dir, "cordon")
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", err
+	}
+	return dst, out.Close()
+}

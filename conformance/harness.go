@@ -1,0 +1,467 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// H is a case's harness: its fixture, its user, its executor, and the
+// host-side judgement helpers.
+type H struct {
+	ctx  context.Context
+	x    Executor
+	User User
+	// Dir is the fixture root (symlink-free); every path a case touches on
+	// the host lies below it.
+	Dir string
+	// Home is the HOME of the case's commands (Dir/home).
+	Home string
+	// Secret is a string written into denied files; it must never come out.
+	Secret string
+	// Cache is XDG_CACHE_HOME for cordon itself, shared by one user's cases.
+	Cache string
+
+	keep     map[string]bool
+	failures []string
+	cleanups []func()
+}
+
+// stop is panicked by Fatalf and NotApplicable and recovered by the runner.
+type stop struct{ na string }
+
+func newSecret() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "cordon-secret-" + hex.EncodeToString(b)
+}
+
+// Errorf records a failure and goes on.
+func (h *H) Errorf(format string, a ...any) {
+	h.failures = append(h.failures, fmt.Sprintf(format, a...))
+}
+
+// Fatalf records a failure and ends the case.
+func (h *H) Fatalf(format string, a ...any) {
+	h.Errorf(format, a...)
+	panic(stop{})
+}
+
+// NotApplicable ends the case as not applicable on this host.
+func (h *H) NotApplicable(format string, a ...any) {
+	panic(stop{na: fmt.Sprintf(format, a...)})
+}
+
+// Cleanup registers f to run when the case ends.
+func (h *H) Cleanup(f func()) { h.cleanups = append(h.cleanups, f) }
+
+// Backend is the backend the case runs under.
+func (h *H) Backend() string { return h.x.Backend() }
+
+// Attack is the path of the cordon binary that runs 'cordon __attack'.
+func (h *H) Attack() string { return h.x.Helper() }
+
+// Path joins rel onto the fixture root; an absolute rel is returned as is.
+func (h *H) Path(rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(h.Dir, rel)
+}
+
+// Write creates rel (and its parents) with content, mode 0644.
+func (h *H) Write(rel, content string) string {
+	return h.WriteMode(rel, content, 0o644)
+}
+
+// WriteMode creates rel with content and mode.
+func (h *H) WriteMode(rel, content string, mode fs.FileMode) string {
+	p := h.Path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// Mkdir creates directory rel and its parents.
+func (h *H) Mkdir(rel string) string {
+	p := h.Path(rel)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// Symlink creates a symlink rel pointing at target.
+func (h *H) Symlink(target, rel string) string {
+	p := h.Path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// KeepOwner leaves rel owned by whoever made it (root) when the fixture is
+// handed to an unprivileged user.
+func (h *H) KeepOwner(rel string) { h.keep[h.Path(rel)] = true }
+
+// Host runs a command on the host (not sandboxed) as the harness, to
+// build a fixture; it fails the case on error.
+func (h *H) Host(dir string, argv ...string) string {
+	cmd := exec.CommandContext(h.ctx, argv[0], argv[1:]...)
+	cmd.Dir = h.Path(dir)
+	cmd.Env = h.env(nil)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		h.Fatalf("fixture: %v: %v: %s", argv, err, out)
+	}
+	return string(out)
+}
+
+// Have reports whether program is on PATH.
+func (h *H) Have(program string) bool {
+	_, err := lookPath(program)
+	return err == nil
+}
+
+// Read returns the host content of rel and whether it exists.
+func (h *H) Read(rel string) (string, bool) {
+	b, err := os.ReadFile(h.Path(rel))
+	return string(b), err == nil
+}
+
+// Exists reports whether rel exists on the host (without following a
+// final symlink).
+func (h *H) Exists(rel string) bool {
+	_, err := os.Lstat(h.Path(rel))
+	return err == nil
+}
+
+// Want fails unless rel holds exactly content on the host.
+func (h *H) Want(rel, content string) {
+	got, ok := h.Read(rel)
+	switch {
+	case !ok:
+		h.Errorf("host: %s is gone", h.Path(rel))
+	case got != content:
+		h.Errorf("host: %s changed: %q, want %q", h.Path(rel), clip(got), clip(content))
+	}
+}
+
+// Absent fails if rel exists on the host.
+func (h *H) Absent(rel string) {
+	if h.Exists(rel) {
+		h.Errorf("host: %s exists and should not", h.Path(rel))
+	}
+}
+
+// NoSecret fails if the case's secret came out of the sandbox.
+func (h *H) NoSecret(o Output) {
+	if strings.Contains(o.Stdout, h.Secret) || strings.Contains(o.Stderr, h.Secret) {
+		h.Errorf("the secret came out of the sandbox:\n%s", o)
+	}
+}
+
+// SecretOnlyIn fails if a host file under the fixture other than those
+// listed holds the secret (a copy made from inside).
+func (h *H) SecretOnlyIn(rels ...string) {
+	allowed := map[string]bool{}
+	for _, r := range rels {
+		allowed[h.Path(r)] = true
+	}
+	filepath.WalkDir(h.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || allowed[p] {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), h.Secret) {
+			h.Errorf("host: %s holds a copy of the secret", p)
+		}
+		return nil
+	})
+}
+
+// Marked reports whether the sandboxed script printed @@m@@.
+func Marked(o Output, m string) bool { return strings.Contains(o.Stdout, "@@"+m+"@@") }
+
+// Refuse fails for every marker in ms the script printed: each marks an
+// attempt that succeeded and must not have.
+func (h *H) Refuse(o Output, ms ...string) {
+	for _, m := range ms {
+		if Marked(o, m) {
+			h.Errorf("attempt %q succeeded inside the sandbox:\n%s", m, o)
+		}
+	}
+}
+
+// Expect fails for every marker in ms the script did not print: each marks
+// ordinary work that must succeed.
+func (h *H) Expect(o Output, ms ...string) {
+	for _, m := range ms {
+		if !Marked(o, m) {
+			h.Errorf("%q did not succeed inside the sandbox:\n%s", m, o)
+		}
+	}
+}
+
+// The markers are printed from pieces, so that a script that dumps its own
+// command line (/proc/*/cmdline) does not print them by accident.
+const prologue = `if [ -z "$CORDON_SANDBOX" ]; then echo "@@NO""SANDBOX@@"; fi
+ok() { echo "@@$1@@"; }
+`
+
+// Sandbox runs script with sh -c inside the sandbox under p, in the
+// workspace (or the fixture root), with env added to the environment. It
+// fails the case if the script did not run to its end inside a sandbox.
+func (h *H) Sandbox(p Policy, script string, env ...string) Output {
+	dir := p.Workspace
+	if dir == "" {
+		dir = h.Dir
+	}
+	return h.Launch(Launch{Policy: p, Dir: dir, Env: env,
+		Argv: []string{"/bin/sh", "-c", prologue + script + "\necho \"@@DO\"\"NE@@\"\n"}})
+}
+
+// Launch runs l (Env is added to the case's environment) and checks that
+// its script, if it is one of ours, ran to the end inside a sandbox.
+func (h *H) Launch(l Launch) Output {
+	h.handOver()
+	l.Env = h.env(l.Env)
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	o, err := h.x.Exec(ctx, h.User, l)
+	if err != nil {
+		h.Fatalf("launch: %v\n%s", err, o)
+	}
+	if ctx.Err() != nil {
+		h.Fatalf("launch: timed out\n%s", o)
+	}
+	if len(l.Argv) == 3 && strings.HasPrefix(l.Argv[2], prologue) {
+		if Marked(o, "NOSANDBOX") {
+			h.Fatalf("the script ran outside any sandbox (CORDON_SANDBOX unset):\n%s", o)
+		}
+		if !Marked(o, "DONE") {
+			h.Fatalf("the script did not run to its end inside the sandbox:\n%s", o)
+		}
+	}
+	return o
+}
+
+// env is the environment of sandboxed and host commands of the case.
+func (h *H) env(extra []string) []string {
+	e := []string{
+		"PATH=" + sandboxPath,
+		"HOME=" + h.Home, "LANG=C", "LC_ALL=C", "TERM=dumb",
+		"XDG_CACHE_HOME=" + h.Cache,
+		"ATTACK=" + h.Attack(), "FIX=" + h.Dir,
+		"GIT_CONFIG_NOSYSTEM=1", // the harness (root) runs git in fixtures the user owns:
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*",
+		"GIT_AUTHOR_NAME=cordon", "GIT_AUTHOR_EMAIL=cordon@example.invalid",
+		"GIT_COMMITTER_NAME=cordon", "GIT_COMMITTER_EMAIL=cordon@example.invalid",
+	}
+	if v := os.Getenv("CORDON_BWRAP"); v != "" {
+		e = append(e, "CORDON_BWRAP="+v)
+	}
+	return append(e, extra...)
+}
+
+// handOver chowns the fixture to the case's user (but KeepOwner paths).
+func (h *H) handOver() {
+	if h.User.Invoker {
+		return
+	}
+	filepath.WalkDir(h.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !h.keep[p] {
+			os.Lchown(p, h.User.Uid, h.User.Gid)
+		}
+		return nil
+	})
+}
+
+// Snapshot is the host state of a tree: names, modes, contents, link
+// targets.
+type Snapshot map[string]string
+
+// Snapshot records the fixture tree.
+func (h *H) Snapshot() Snapshot {
+	h.handOver()
+	return snapshot(h.Dir)
+}
+
+func snapshot(root string) Snapshot {
+	s := Snapshot{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			v += " -> " + t
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			sum := sha256.Sum256(b)
+			v += " " + hex.EncodeToString(sum[:8])
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			v += fmt.Sprintf(" %d:%d", st.Uid, st.Gid)
+		}
+		s[p] = v
+		return nil
+	})
+	return s
+}
+
+// diff lists what changed from a to b, ignoring paths under ignore.
+func (a Snapshot) diff(b Snapshot, ignore ...string) []string {
+	skip := func(p string) bool {
+		for _, i := range ignore {
+			if p == i || strings.HasPrefix(p, i+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var d []string
+	for p, v := range a {
+		if skip(p) {
+			continue
+		}
+		if w, ok := b[p]; !ok {
+			d = append(d, "removed "+p)
+		} else if v != w {
+			d = append(d, fmt.Sprintf("changed %s: %s -> %s", p, v, w))
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok && !skip(p) {
+			d = append(d, "created "+p)
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// Unchanged fails if the fixture differs from before, except under the
+// listed paths (relative to the fixture or absolute).
+func (h *H) Unchanged(before Snapshot, except ...string) {
+	for i, e := range except {
+		except[i] = h.Path(e)
+	}
+	if d := before.diff(h.Snapshot(), except...); len(d) > 0 {
+		if len(d) > 20 {
+			d = append(d[:20], fmt.Sprintf("... and %d more", len(d)-20))
+		}
+		h.Errorf("host tree changed:\n  %s", strings.Join(d, "\n  "))
+	}
+}
+
+// HostProc is a process outside the sandbox, run as the case's user.
+type HostProc struct {
+	Pid  int
+	done chan struct{}
+}
+
+// Alive reports whether the process still runs.
+func (p *HostProc) Alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+	}
+	// A stopped process counts as harmed too.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	if err == nil {
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 {
+			switch s[i+2] {
+			case 'T', 't', 'Z', 'X':
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// HostProcess starts sh -c script on the host, in dir, as the case's user,
+// and kills it when the case ends.
+func (h *H) HostProcess(dir, script string, args ...string) *HostProc {
+	h.handOver()
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script}, args...)...)
+	cmd.Dir = h.Path(dir)
+	cmd.Env = h.env(nil)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if !h.User.Invoker {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		h.Fatalf("host process: %v", err)
+	}
+	p := &HostProc{Pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	h.Cleanup(func() {
+		syscall.Kill(-p.Pid, syscall.SIGKILL)
+		cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// Listen serves a Unix socket at path, owned by the case's user, and
+// returns a function that reports how many connections it accepted.
+func (h *H) Listen(path string) func() int {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	var mu sync.Mutex
+	n := 0
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	h.Cleanup(func() { ln.Close() })
+	return func() int {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// errNA marks an error that makes a case not applicable.
+var errNA = errors.New("not applicable")

@@ -1,0 +1,354 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+)
+
+// The mutation check: a suite that passes a weakened sandbox proves
+// nothing. Each mutation removes one hardening step from what the launcher
+// runs (through internal/testhook, so it must run in-process through the
+// launcher API); the catalogue then runs under it, and at least one of the
+// cases named in catchers must fail. Which case catches which mutation, as
+// seen on a root launcher (Linux 6.x, bubblewrap 0.8):
+//
+//	ancestor-pins    rename-ancestor-of-denied, rename-ancestor-of-readonly,
+//	                 rename-git-dir-away, swap-dir-for-symlink, rename-python,
+//	                 rename-perl, rename-syscall, rename-ancestor-open-mode
+//	cap-drop         undo-capabilities, undo-umount-mask, undo-umount-readonly,
+//	                 undo-remount-rw (root keeps CAP_SYS_ADMIN in its namespace)
+//	remount-ro       deny-write-dir, create-denied-missing-file, undo-remount-rw
+//	mask-perms       deny-list-dir, deny-read-dir-outside-workspace,
+//	                 symlink-to-denied-dir, create-denied-missing-file
+//	close-on-exec    fd-inherited-file, fd-inherited-dir, fd-inherited-writable
+//	pid-namespace    proc-host-root-cwd-fd, proc-scan-all, proc-signal-host,
+//	                 proc-ptrace-host
+//	depth-order      deny-read-file, readonly-write-file, autoexec-*, ...
+//	new-session      tty-controlling-terminal (TIOCSTI itself is also refused
+//	                 by the seccomp filter, so tty-tiocsti alone would not
+//	                 notice)
+//	seccomp          proc-unix-socket-host
+//	disable-userns   undo-nested-userns-unshare, undo-nested-userns-syscall
+//
+// The test logs every failing case per mutation; the list above is what
+// it printed when it was written.
+
+const (
+	envMutation = "CORDON_MUTATION"
+	envHelper   = "CORDON_MUTANT_HELPER"
+	envOut      = "CORDON_MUTANT_OUT"
+)
+
+type mutation struct {
+	name     string
+	step     string // the hardening step removed
+	args     func([]string) []string
+	closeFds bool // skip the launcher's close-on-exec pass
+	seccomp  bool // launch without the seccomp filter
+	rootOnly bool // only a root launcher keeps what the step removes
+	catchers []string
+}
+
+var mutations = []mutation{
+	{name: "ancestor-pins", step: "writable ancestors of denied/readonly roots bound onto themselves", args: dropPins,
+		catchers: []string{"rename-ancestor-of-denied", "rename-ancestor-of-readonly", "rename-git-dir-away", "swap-dir-for-symlink", "rename-ancestor-open-mode"}},
+	{name: "cap-drop", step: "--cap-drop ALL", args: dropFlag("--cap-drop", 1), rootOnly: true,
+		catchers: []string{"undo-capabilities", "undo-umount-mask", "undo-remount-rw"}},
+	{name: "remount-ro", step: "--remount-ro of the tmpfs masks", args: dropFlag("--remount-ro", 1),
+		catchers: []string{"deny-write-dir", "create-denied-missing-file", "undo-remount-rw"}},
+	{name: "mask-perms", step: "--perms 0111 on the tmpfs masks", args: dropFlag("--perms", 1),
+		catchers: []string{"deny-list-dir", "deny-read-dir-outside-workspace", "symlink-to-denied-dir"}},
+	{name: "close-on-exec", step: "the launcher marking inherited descriptors close-on-exec", closeFds: true,
+		catchers: []string{"fd-inherited-file", "fd-inherited-dir", "fd-inherited-writable"}},
+	{name: "pid-namespace", step: "--unshare-pid", args: dropFlag("--unshare-pid", 0),
+		catchers: []string{"proc-host-root-cwd-fd", "proc-signal-host", "proc-ptrace-host"}},
+	{name: "depth-order", step: "mounts sorted shallow to deep (reversed here)", args: reverseMounts,
+		catchers: []string{"deny-read-file", "readonly-write-file", "autoexec-git-hooks"}},
+	{name: "new-session", step: "--new-session", args: dropFlag("--new-session", 0),
+		catchers: []string{"tty-controlling-terminal", "tty-tiocsti", "tty-tiocsti-steal-ctty"}},
+	{name: "seccomp", step: "the seccomp filter (--seccomp FD)", seccomp: true,
+		catchers: []string{"proc-unix-socket-host"}},
+	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
+		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+}
+
+// TestMutations re-executes this test binary once per mutation (and once
+// unmutated, which must pass everything), each child with a fresh pty as
+// its controlling terminal so the tty cases apply in-process.
+func TestMutations(t *testing.T) {
+	testenv.RequireBwrap(t)
+	helper := cordonBinary(t)
+	run := func(t *testing.T, name string) *Report {
+		t.Helper()
+		pty, err := OpenPty()
+		require.NoError(t, err)
+		defer pty.Close()
+		out := filepath.Join(t.TempDir(), "report.json")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
+			EnvCtty+"="+pty.Slave.Name())
+		cmd.Stdin = pty.Slave
+		var logb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &logb, &logb
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		require.NoError(t, cmd.Run(), "mutant %s: %s", name, logb.String())
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		var rep Report
+		require.NoError(t, json.Unmarshal(b, &rep))
+		return &rep
+	}
+	failed := func(rep *Report) []string {
+		var f []string
+		for _, r := range rep.Results {
+			if r.Outcome == Fail {
+				f = append(f, r.Case)
+			}
+		}
+		return f
+	}
+
+	t.Run("none", func(t *testing.T) {
+		t.Parallel()
+		rep := run(t, "none")
+		for _, r := range rep.Results {
+			if r.Outcome == Fail {
+				t.Errorf("unmutated, in-process: %s failed:\n%s", r.Case, r.Detail)
+			}
+		}
+		for _, c := range []string{"tty-tiocsti", "tty-controlling-terminal", "fd-inherited-file"} {
+			for _, r := range rep.Results {
+				if r.Case == c && r.Outcome != Pass {
+					t.Errorf("unmutated, in-process: %s is %s (%s); the mutation check needs it to apply", c, r.Outcome, r.Detail)
+				}
+			}
+		}
+	})
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if m.rootOnly {
+				var err error
+				if os.Getuid() != 0 {
+					err = errors.New("not root")
+				}
+				testenv.Need(t, "root (only a root launcher keeps capabilities for "+m.step+" to drop)", err)
+			}
+			f := failed(run(t, m.name))
+			t.Logf("without %s, failing cases: %s", m.step, strings.Join(f, ", "))
+			caught := false
+			for _, c := range m.catchers {
+				caught = caught || slices.Contains(f, c)
+			}
+			if !caught {
+				t.Errorf("without %s, none of %v failed: the step is not shown to be load-bearing (failing: %v)", m.step, m.catchers, f)
+			}
+		})
+	}
+}
+
+// mutantMain runs in a re-executed child: the catalogue, in-process through
+// the launcher API, as this user, under mutation name.
+func mutantMain(name string) int {
+	var m *mutation
+	for i := range mutations {
+		if mutations[i].name == name {
+			m = &mutations[i]
+		}
+	}
+	if m == nil && name != "none" {
+		fmt.Fprintf(os.Stderr, "unknown mutation %q\n", name)
+		return 2
+	}
+	if m != nil {
+		testhook.BwrapArgs = m.args
+		testhook.SkipCloseOnExec = m.closeFds
+		testhook.SkipSeccomp = m.seccomp
+	}
+	us := []User{Invoker()}
+	base, err := os.MkdirTemp("", "cordon-mutant-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(base)
+	if _, err := Base(base, us, ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rep, err := Run(context.Background(), Config{
+		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
+		Users:    us, BaseDir: base, Workers: 4,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	b, _ := json.Marshal(rep)
+	if err := os.WriteFile(os.Getenv(envOut), b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// group is one bwrap option with its arguments; a --perms group carries
+// the mount it applies to.
+type group []string
+
+var arity = map[string]int{
+	"--bind": 2, "--ro-bind": 2, "--dev-bind": 2, "--setenv": 2, "--symlink": 2,
+	"--tmpfs": 1, "--proc": 1, "--dev": 1, "--remount-ro": 1, "--chdir": 1,
+	"--cap-drop": 1, "--cap-add": 1, "--seccomp": 1, "--args": 1, "--uid": 1, "--gid": 1,
+	"--hostname": 1, "--unsetenv": 1, "--dir": 1, "--chmod": 2,
+}
+
+func groups(args []string) []group {
+	var gs []group
+	for i := 0; i < len(args); {
+		n := 1 + arity[args[i]]
+		g := group(args[i:min(i+n, len(args))])
+		if args[i] == "--perms" {
+			n = 2
+			g = group(args[i:min(i+2, len(args))])
+		}
+		if len(gs) > 0 && gs[len(gs)-1][0] == "--perms" && len(gs[len(gs)-1]) == 2 {
+			gs[len(gs)-1] = append(append(group{}, gs[len(gs)-1]...), g...)
+		} else {
+			gs = append(gs, g)
+		}
+		i += n
+	}
+	return gs
+}
+
+func flatten(gs []group) []string {
+	var a []string
+	for _, g := range gs {
+		a = append(a, g...)
+	}
+	return a
+}
+
+// target is the mount point of a mount group ("" for other options).
+func target(g group) (string, string) {
+	op := g[0]
+	if op == "--perms" && len(g) > 2 {
+		g = g[2:]
+		op = g[0]
+	}
+	switch op {
+	case "--bind", "--ro-bind":
+		return op, g[2]
+	case "--tmpfs":
+		return op, g[1]
+	}
+	return "", ""
+}
+
+// policyMount reports whether g is one of the policy's mounts (not /,
+// /proc, /dev or /dev/shm).
+func policyMount(g group) bool {
+	op, p := target(g)
+	return op != "" && p != "/" && p != "/dev/shm"
+}
+
+func dropFlag(flag string, n int) func([]string) []string {
+	return func(args []string) []string {
+		var out []group
+		for _, g := range groups(args) {
+			if g[0] == flag {
+				if flag == "--perms" && len(g) > 2 {
+					out = append(out, g[2:])
+				}
+				continue
+			}
+			out = append(out, g)
+		}
+		return flatten(out)
+	}
+}
+
+// dropPins removes every --bind P P whose deepest mounted ancestor is
+// writable: a pin (or a writable root inside a writable root, which adds
+// nothing).
+func dropPins(args []string) []string {
+	gs := groups(args)
+	var out []group
+	var mounted []group
+	for _, g := range gs {
+		op, p := target(g)
+		if op == "--bind" && p != "/" && policyMount(g) {
+			best, bestOp := "", ""
+			for _, m := range mounted {
+				mop, mp := target(m)
+				if (mp == "/" || strings.HasPrefix(p, mp+"/")) && len(mp) >= len(best) {
+					best, bestOp = mp, mop
+				}
+			}
+			if bestOp == "--bind" {
+				continue
+			}
+		}
+		if op != "" {
+			mounted = append(mounted, g)
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
+}
+
+// reverseMounts puts the policy's mounts deepest first.
+func reverseMounts(args []string) []string {
+	gs := groups(args)
+	var idx []int
+	for i, g := range gs {
+		if policyMount(g) {
+			idx = append(idx, i)
+		}
+	}
+	ms := make([]group, len(idx))
+	for k, i := range idx {
+		ms[k] = gs[i]
+	}
+	slices.Reverse(ms)
+	for k, i := range idx {
+		gs[i] = ms[k]
+	}
+	return flatten(gs)
+}
+
+// TestMutators checks the argument rewriters on a rendered plan, so a
+// mutation that silently stopped matching cannot make the check vacuous.
+func TestMutators(t *testing.T) {
+	args := strings.Fields(`--unshare-user --unshare-pid --disable-userns --new-session --cap-drop ALL --ro-bind / /
+--proc /proc --dev /dev --tmpfs /dev/shm --bind /w /w --bind /w/a /w/a --perms 0111 --tmpfs /w/a/d
+--ro-bind /w/a/ro /w/a/ro --ro-bind /x /x --bind /x/c /x/c --remount-ro /w/a/d --setenv CORDON_SANDBOX bwrap`)
+	has := func(a []string, s string) bool { return strings.Contains(" "+strings.Join(a, " ")+" ", " "+s+" ") }
+	p := dropPins(args)
+	require.False(t, has(p, "--bind /w/a /w/a"), "pin kept: %v", p)
+	require.True(t, has(p, "--bind /x/c /x/c"), "carve dropped: %v", p)
+	require.True(t, has(p, "--bind /w /w"), "root dropped: %v", p)
+	require.False(t, has(dropFlag("--cap-drop", 1)(args), "--cap-drop"))
+	require.False(t, has(dropFlag("--remount-ro", 1)(args), "--remount-ro"))
+	np := dropFlag("--perms", 1)(args)
+	require.False(t, has(np, "--perms") || !has(np, "--tmpfs /w/a/d"), "%v", np)
+	r := reverseMounts(args)
+	require.True(t, strings.Index(strings.Join(r, " "), "/w/a/d") < strings.Index(strings.Join(r, " "), "--bind /w /w"), "%v", r)
+	require.Equal(t, len(args), len(r))
+}

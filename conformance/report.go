@@ -1,0 +1,137 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Summary is the one-line verdict, e.g. "verify: 88 passed, 0 failed,
+// 6 not applicable".
+func (r *Report) Summary() string {
+	return fmt.Sprintf("verify: %d passed, %d failed, %d not applicable (backend %s, users %s, %.1fs)",
+		r.Passed, r.Failed, r.NA, r.Backend, strings.Join(r.Users, "+"), r.Elapsed.Seconds())
+}
+
+// WriteTable prints one row per case and user, the failures' details, and
+// the summary.
+func (r *Report) WriteTable(w io.Writer) {
+	wc, wk, wu := len("CASE"), len("CLASS"), len("USER")
+	for _, x := range r.Results {
+		wc, wk, wu = max(wc, len(x.Case)), max(wk, len(x.Class)), max(wu, len(x.User))
+	}
+	row := func(c, k, u, res, t string) {
+		fmt.Fprintf(w, "%-*s  %-*s  %-*s  %-6s  %6s\n", wc, c, wk, k, wu, u, res, t)
+	}
+	row("CASE", "CLASS", "USER", "RESULT", "TIME")
+	for _, x := range r.Results {
+		row(x.Case, x.Class, x.User, string(x.Outcome), fmt.Sprintf("%.2fs", x.Seconds))
+	}
+	for _, x := range r.Results {
+		if x.Outcome == Fail {
+			fmt.Fprintf(w, "\n--- FAIL: %s (%s, class %s)\n    %s\n", x.Case, x.User, x.Class,
+				strings.ReplaceAll(strings.TrimRight(x.Detail, "\n"), "\n", "\n    "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.Summary())
+}
+
+// WriteJSON writes the report as one JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Class   string        `xml:"classname,attr"`
+	Name    string        `xml:"name,attr"`
+	Time    string        `xml:"time,attr"`
+	Failure *junitMessage `xml:"failure,omitempty"`
+	Skipped *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the report as JUnit XML, one testsuite per user; not
+// applicable cases are skipped test cases, never passed ones.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	secs := func(d float64) string { return fmt.Sprintf("%.3f", d) }
+	out := junitSuites{Time: secs(r.Elapsed.Seconds())}
+	byUser := map[string]*junitSuite{}
+	for _, u := range r.Users {
+		out.Suites = append(out.Suites, junitSuite{Name: "cordon-verify/" + r.Backend + "/" + u})
+	}
+	for i := range out.Suites {
+		byUser[r.Users[i]] = &out.Suites[i]
+	}
+	for _, x := range r.Results {
+		s := byUser[x.User]
+		if s == nil {
+			continue
+		}
+		jc := junitCase{Class: "conformance." + strings.ReplaceAll(x.Class, " ", "."), Name: x.Case, Time: secs(x.Seconds)}
+		switch x.Outcome {
+		case Fail:
+			jc.Failure = &junitMessage{Message: firstLine(x.Detail), Text: x.Detail}
+			s.Failures++
+		case NotApplicable:
+			jc.Skipped = &junitMessage{Message: "not applicable: " + x.Detail}
+			s.Skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, jc)
+	}
+	for i := range out.Suites {
+		s := &out.Suites[i]
+		var t float64
+		for _, c := range s.Cases {
+			var f float64
+			fmt.Sscanf(c.Time, "%g", &f)
+			t += f
+		}
+		s.Time = secs(t)
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
