@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -86,6 +88,22 @@ func undoCases() []Case {
 				if seen < 5 {
 					h.Errorf("could not read the capability sets:\n%s", o)
 				}
+			}},
+		{Name: "undo-runtime-state", Class: 7, Backends: bwrapOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs; tamper with the mask file",
+			Run: func(h *H) {
+				ro := h.Write("ro.lock", "")
+				rodir := h.Mkdir("rodir")
+				den := h.Write("denied.lock", "")
+				snap := h.Snapshot()
+				rt := filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", h.User.Uid))
+				forged := fmt.Sprintf(`{"stubs":[{"path":%q,"dir":false},{"path":%q,"dir":true},{"path":%q,"dir":false}]}`, ro, rodir, den)
+				o := h.Sandbox(Policy{Readonly: []string{ro, rodir}, Deny: []string{den}},
+					`printf '%s' "$J" > "$RT/stubs/999999-1-1.json" && ok FORGED; chmod 644 "$RT/empty" && echo planted > "$RT/empty" && ok MASK`,
+					"RT="+rt, "J="+forged)
+				// Any later launch of this user sweeps the registry.
+				h.Sandbox(Policy{Deny: []string{h.Path("later/x")}}, `true`)
+				h.Refuse(o, "FORGED", "MASK")
+				h.Unchanged(snap)
 			}},
 		{Name: "undo-setuid-binary", Class: 7, Users: UnprivilegedOnly, Summary: "a root-owned setuid copy of bash must not make an unprivileged user root inside",
 			Run: func(h *H) {

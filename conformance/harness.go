@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // H is a case's harness: its fixture, its user, its executor, and the
@@ -247,6 +249,7 @@ func (h *H) Sandbox(p Policy, script string, env ...string) Output {
 // its script, if it is one of ours, ran to the end inside a sandbox.
 func (h *H) Launch(l Launch) Output {
 	h.handOver()
+	h.forgetTmp(l.Policy)
 	l.Env = h.env(l.Env)
 	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
@@ -266,6 +269,21 @@ func (h *H) Launch(l Launch) Output {
 		}
 	}
 	return o
+}
+
+// forgetTmp removes, when the case ends, the private TMPDIR that the
+// workspace preset makes for the case's user outside the fixture.
+func (h *H) forgetTmp(p Policy) {
+	if p.Workspace == "" {
+		return
+	}
+	ws, err := policy.Resolve(p.Workspace)
+	if err != nil {
+		return
+	}
+	mine := policy.PrivateTmpDir(ws)
+	t := filepath.Join(filepath.Dir(filepath.Dir(mine)), fmt.Sprintf("cordon-%d", h.User.Uid), filepath.Base(mine))
+	h.Cleanup(func() { os.RemoveAll(t) })
 }
 
 // env is the environment of sandboxed and host commands of the case.
