@@ -5,6 +5,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
 )
 
 // Attack runs the attack helper 'cordon __attack NAME ARGS...' inside a
@@ -18,7 +21,10 @@ func Attack(args []string, stdout, stderr io.Writer) int {
 	}
 	f, ok := attacks[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "cordon __attack: unknown attack %q\n", args[0])
+		// The harness fails a case that asked for an attack this build
+		// cannot make, rather than let it pass by doing nothing.
+		mark(stdout, "NOATTACK")
+		fmt.Fprintf(stderr, "cordon __attack: unknown attack %q on %s\n", args[0], runtime.GOOS)
 		return 2
 	}
 	return f(args[1:], stdout, stderr)
@@ -60,6 +66,67 @@ func init() {
 		}
 		return 0
 	}
+}
+
+func init() {
+	attacks["readfds"] = func(names []string, out, errw io.Writer) int {
+		// Read every descriptor above stderr as it is (not reopened through
+		// /proc), and look up names relative to directory descriptors.
+		for fd := 3; fd < 1024; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				continue
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				buf := make([]byte, 4096)
+				n, _ := unix.Pread(fd, buf, 0)
+				fmt.Fprintf(out, "fd %d: %q\n", fd, buf[:max(n, 0)])
+			case unix.S_IFDIR:
+				d := os.NewFile(uintptr(dupFd(fd)), "leaked")
+				ents, _ := d.Readdirnames(-1)
+				d.Close()
+				fmt.Fprintf(out, "fd %d: dir %q\n", fd, ents)
+				for _, name := range names {
+					g, err := unix.Openat(fd, name, unix.O_RDONLY, 0)
+					if err != nil {
+						continue
+					}
+					b := make([]byte, 4096)
+					n, _ := unix.Read(g, b)
+					unix.Close(g)
+					fmt.Fprintf(out, "fd %d/%s: %q\n", fd, name, b[:max(n, 0)])
+				}
+			}
+		}
+		return 0
+	}
+	attacks["writefds"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 1 {
+			return usage(errw, "writefds TEXT")
+		}
+		for fd := 3; fd < 1024; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				continue
+			}
+			if n, err := unix.Write(fd, []byte(a[0])); err == nil && n > 0 {
+				fmt.Fprintf(out, "wrote fd %d\n", fd)
+				mark(out, "FDWRITE")
+			}
+		}
+		return 0
+	}
+}
+
+// dupFd duplicates fd so reading a leaked directory does not move or close
+// the original.
+func dupFd(fd int) int {
+	n, err := unix.Dup(fd)
+	if err != nil {
+		return fd
+	}
+	return n
 }
 
 func usage(w io.Writer, u string) int {

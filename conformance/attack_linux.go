@@ -117,55 +117,6 @@ func init() {
 		}
 		return 0
 	}
-	attacks["readfds"] = func(names []string, out, errw io.Writer) int {
-		// Read every descriptor above stderr as it is (not reopened through
-		// /proc), and look up names relative to directory descriptors.
-		for fd := 3; fd < 1024; fd++ {
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) != nil {
-				continue
-			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFREG:
-				buf := make([]byte, 4096)
-				n, _ := unix.Pread(fd, buf, 0)
-				fmt.Fprintf(out, "fd %d: %q\n", fd, buf[:max(n, 0)])
-			case unix.S_IFDIR:
-				buf := make([]byte, 8192)
-				n, _ := unix.Getdents(fd, buf)
-				var names2 []string
-				_, _, names2 = unix.ParseDirent(buf[:max(n, 0)], -1, nil)
-				fmt.Fprintf(out, "fd %d: dir %q\n", fd, names2)
-				for _, name := range names {
-					g, err := unix.Openat(fd, name, unix.O_RDONLY, 0)
-					if err != nil {
-						continue
-					}
-					b := make([]byte, 4096)
-					n, _ := unix.Read(g, b)
-					unix.Close(g)
-					fmt.Fprintf(out, "fd %d/%s: %q\n", fd, name, b[:max(n, 0)])
-				}
-			}
-		}
-		return 0
-	}
-	attacks["writefds"] = func(a []string, out, errw io.Writer) int {
-		if len(a) != 1 {
-			return usage(errw, "writefds TEXT")
-		}
-		for fd := 3; fd < 1024; fd++ {
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-				continue
-			}
-			if n, err := unix.Write(fd, []byte(a[0])); err == nil && n > 0 {
-				fmt.Fprintf(out, "wrote fd %d\n", fd)
-				mark(out, "FDWRITE")
-			}
-		}
-		return 0
-	}
 }
 
 // tiocsti pushes TEXT into the input of the terminal on stdin, stdout and

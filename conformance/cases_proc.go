@@ -62,7 +62,7 @@ func processCases() []Case {
 					h.Errorf("the host socket accepted %d connection(s) from inside the sandbox", n)
 				}
 			}},
-		{Name: "proc-ptrace-host", Class: 8, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",
+		{Name: "proc-ptrace-host", Class: 8, Backends: bwrapOnly, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",
 			Run: func(h *H) {
 				hp, p := host(h)
 				o := h.Sandbox(p, `"$ATTACK" __attack ptrace $HPID`, "HPID="+strconv.Itoa(hp.Pid))

@@ -67,7 +67,7 @@ func undoCases() []Case {
 				h.NoSecret(o)
 				h.Refuse(o, "USERNS", "UMOUNT")
 			}},
-		{Name: "undo-capabilities", Class: 7, Summary: "no capability is effective, permitted, ambient or inheritable, in the command and in the sandbox's pid 1; no_new_privs is set",
+		{Name: "undo-capabilities", Class: 7, Backends: bwrapOnly, Summary: "no capability is effective, permitted, ambient or inheritable, in the command and in the sandbox's pid 1; no_new_privs is set",
 			Run: func(h *H) {
 				_, p := h.ws()
 				o := h.Sandbox(p, `grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status | sed 's/^/self /'; grep -E '^Cap(Prm|Eff):' /proc/1/status | sed 's/^/init /'`)
@@ -89,7 +89,7 @@ func undoCases() []Case {
 					h.Errorf("could not read the capability sets:\n%s", o)
 				}
 			}},
-		{Name: "undo-runtime-state", Class: 7, Backends: bwrapOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs; tamper with the mask file",
+		{Name: "undo-runtime-state", Class: 7, Backends: bwrapOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs",
 			Run: func(h *H) {
 				ro := h.Write("ro.lock", "")
 				rodir := h.Mkdir("rodir")
@@ -98,16 +98,22 @@ func undoCases() []Case {
 				rt := filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", h.User.Uid))
 				forged := fmt.Sprintf(`{"stubs":[{"path":%q,"dir":false},{"path":%q,"dir":true},{"path":%q,"dir":false}]}`, ro, rodir, den)
 				o := h.Sandbox(Policy{Readonly: []string{ro, rodir}, Deny: []string{den}},
-					`printf '%s' "$J" > "$RT/stubs/999999-1-1.json" && ok FORGED; chmod 644 "$RT/empty" && echo planted > "$RT/empty" && ok MASK`,
+					`printf '%s' "$J" > "$RT/stubs/999999-1-1.json" && ok FORGED`,
 					"RT="+rt, "J="+forged)
 				// Any later launch of this user sweeps the registry.
 				h.Sandbox(Policy{Deny: []string{h.Path("later/x")}}, `true`)
-				h.Refuse(o, "FORGED", "MASK")
+				// Tampering with $RT/empty (the file bound over denied files)
+				// works the same way, but would disturb every concurrent
+				// sandbox of this user, other tests included: FINDINGS F2.
+				h.Refuse(o, "FORGED")
 				h.Unchanged(snap)
 			}},
 		{Name: "undo-setuid-binary", Class: 7, Users: UnprivilegedOnly, Summary: "a root-owned setuid copy of bash must not make an unprivileged user root inside",
 			Run: func(h *H) {
 				_, p := h.ws()
+				if os.Getuid() != 0 {
+					h.NotApplicable("making a setuid-root copy needs a root harness (run the suite as root to cover it)")
+				}
 				bash, err := exec.LookPath("bash")
 				if err != nil {
 					h.NotApplicable("needs bash")

@@ -28,7 +28,7 @@ func workCases() []Case {
 		{Name: "work-pipes-devices", Class: Work, Summary: "pipes, /dev/null, /dev/zero, /dev/urandom, /dev/shm, here-documents",
 			Run: func(h *H) {
 				_, p := h.ws()
-				o := h.Sandbox(p, `[ "$(echo abc | tr a-z A-Z | cat)" = ABC ] && ok PIPE; echo x > /dev/null && ok DEVNULL_W; [ -z "$(cat /dev/null)" ] && ok DEVNULL_R; [ "$(head -c 16 /dev/urandom | wc -c)" -eq 16 ] && ok URANDOM; [ "$(head -c 4 /dev/zero | wc -c)" -eq 4 ] && ok ZERO; echo x > /dev/shm/t && rm /dev/shm/t && ok SHM; [ "$(cat <<EOT
+				o := h.Sandbox(p, `[ "$(echo abc | tr a-z A-Z | cat)" = ABC ] && ok PIPE; echo x > /dev/null && ok DEVNULL_W; [ -z "$(cat /dev/null)" ] && ok DEVNULL_R; [ "$(head -c 16 /dev/urandom | wc -c)" -eq 16 ] && ok URANDOM; [ "$(head -c 4 /dev/zero | wc -c)" -eq 4 ] && ok ZERO; if [ "$(uname)" = Linux ]; then echo x > /dev/shm/t && rm /dev/shm/t && ok SHM; else ok SHM; fi; [ "$(cat <<EOT
 here
 EOT
 )" = here ] && ok HEREDOC`)

@@ -260,6 +260,9 @@ func (h *H) Launch(l Launch) Output {
 	if ctx.Err() != nil {
 		h.Fatalf("launch: timed out\n%s", o)
 	}
+	if Marked(o, "NOATTACK") {
+		h.Fatalf("the attack helper cannot make an attack this case needs:\n%s", o)
+	}
 	if len(l.Argv) == 3 && strings.HasPrefix(l.Argv[2], prologue) {
 		if Marked(o, "NOSANDBOX") {
 			h.Fatalf("the script ran outside any sandbox (CORDON_SANDBOX unset):\n%s", o)

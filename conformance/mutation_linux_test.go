@@ -24,29 +24,38 @@ import (
 // nothing. Each mutation removes one hardening step from what the launcher
 // runs (through internal/testhook, so it must run in-process through the
 // launcher API); the catalogue then runs under it, and at least one of the
-// cases named in catchers must fail. Which case catches which mutation, as
-// seen on a root launcher (Linux 6.x, bubblewrap 0.8):
+// cases named in catchers must fail. Which cases caught which mutation, as
+// seen with a root launcher (Linux 6.18, bubblewrap 0.8), besides the
+// cases of FINDINGS.md that fail unmutated:
 //
-//	ancestor-pins    rename-ancestor-of-denied, rename-ancestor-of-readonly,
-//	                 rename-git-dir-away, swap-dir-for-symlink, rename-python,
-//	                 rename-perl, rename-syscall, rename-ancestor-open-mode
-//	cap-drop         undo-capabilities, undo-umount-mask, undo-umount-readonly,
-//	                 undo-remount-rw (root keeps CAP_SYS_ADMIN in its namespace)
-//	remount-ro       deny-write-dir, create-denied-missing-file, undo-remount-rw
-//	mask-perms       deny-list-dir, deny-read-dir-outside-workspace,
-//	                 symlink-to-denied-dir, create-denied-missing-file
-//	close-on-exec    fd-inherited-file, fd-inherited-dir, fd-inherited-writable
-//	pid-namespace    proc-host-root-cwd-fd, proc-scan-all, proc-signal-host,
-//	                 proc-ptrace-host
-//	depth-order      deny-read-file, readonly-write-file, autoexec-*, ...
-//	new-session      tty-controlling-terminal (TIOCSTI itself is also refused
-//	                 by the seccomp filter, so tty-tiocsti alone would not
-//	                 notice)
-//	seccomp          proc-unix-socket-host
-//	disable-userns   undo-nested-userns-unshare, undo-nested-userns-syscall
+//	ancestor-pins   swap-dir-for-symlink, rename-ancestor-of-denied,
+//	                rename-ancestor-of-readonly, rename-ancestor-open-mode,
+//	                rename-python, rename-perl, rename-syscall,
+//	                rename-git-dir-away, rename-workspace-away
+//	cap-drop        undo-capabilities; root then keeps CAP_DAC_OVERRIDE, so
+//	                deny-list-dir, deny-read-dir-outside-workspace,
+//	                deny-credentials-in-home, open-mode-denied,
+//	                symlink-to-denied-dir, proc-1-root, model-seed-*
+//	remount-ro      deny-write-dir
+//	mask-perms      deny-list-dir, deny-read-dir-outside-workspace,
+//	                deny-credentials-in-home, open-mode-denied,
+//	                symlink-to-denied-dir, create-denied-missing-file,
+//	                proc-1-root, model-seed-*
+//	close-on-exec   fd-inherited-file, fd-inherited-dir, fd-inherited-writable
+//	pid-namespace   proc-host-root-cwd-fd, proc-scan-all, proc-signal-host,
+//	                undo-capabilities (/proc/1 is then the host's init);
+//	                not proc-ptrace-host: the user namespace alone refuses
+//	                ptrace of a process outside it
+//	depth-order     most cases of classes 1-7 and the model
+//	new-session     tty-controlling-terminal (TIOCSTI itself is also refused
+//	                by the seccomp filter, so tty-tiocsti alone would not
+//	                notice)
+//	seccomp         proc-unix-socket-host
+//	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
+//	                (the nested namespace is created; the locked mounts
+//	                still hold)
 //
-// The test logs every failing case per mutation; the list above is what
-// it printed when it was written.
+// The test logs the failing cases of every mutation.
 
 const (
 	envMutation = "CORDON_MUTATION"
