@@ -1,0 +1,128 @@
+package policy_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// benchPolicy has 2,000 roots: 100 chains of 10 denied directories, each
+// with a writable child that the next denied directory sits in
+// (treeNNN/d0/w/d1/w/…/d9/w), the shape of issue 6's scale target and of
+// seatbelt's BenchmarkRender2000.
+func benchPolicy(base string) policy.FsSandboxPolicy {
+	p := policy.FsSandboxPolicy{RestrictWrites: true}
+	for t := range 100 {
+		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
+		for d := range 10 {
+			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
+			p.DeniedRoots = append(p.DeniedRoots, dir)
+			dir = filepath.Join(dir, "w")
+			p.WritableRoots = append(p.WritableRoots, dir)
+		}
+	}
+	return p
+}
+
+func mkdirs(tb testing.TB, paths []string) {
+	tb.Helper()
+	for _, p := range paths {
+		require.NoError(tb, os.MkdirAll(p, 0o755))
+	}
+}
+
+func benchCanonicalize(b *testing.B, p policy.FsSandboxPolicy, roots int) {
+	c, err := policy.Canonicalize(p)
+	require.NoError(b, err)
+	require.Len(b, c.Roots(), roots)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := policy.Canonicalize(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCanonicalize2000Existing resolves 2,000 roots that all exist,
+// so every component of every path is looked up (once per call, cached
+// across roots that share ancestors):
+//
+//	go test ./policy -run '^$' -bench Canonicalize -benchmem
+func BenchmarkCanonicalize2000Existing(b *testing.B) {
+	p := benchPolicy(b.TempDir())
+	mkdirs(b, p.WritableRoots)
+	benchCanonicalize(b, p, 2000)
+}
+
+// BenchmarkCanonicalize2000Missing resolves 2,000 roots below a directory
+// that exists but whose trees do not: resolution stops at the first missing
+// component and appends the rest lexically.
+func BenchmarkCanonicalize2000Missing(b *testing.B) {
+	benchCanonicalize(b, benchPolicy(b.TempDir()), 2000)
+}
+
+// workspaceFixture is a small git work tree with a few files, and a HOME
+// with two credential stores, outside it.
+func workspaceFixture(tb testing.TB, files int) (ws, home string) {
+	tb.Helper()
+	base := tb.TempDir()
+	ws, home = filepath.Join(base, "ws"), filepath.Join(base, "home")
+	mkdirs(tb, []string{filepath.Join(home, ".ssh"), filepath.Join(ws, ".git", "hooks")})
+	require.NoError(tb, os.WriteFile(filepath.Join(home, ".npmrc"), nil, 0o600))
+	require.NoError(tb, os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(tb, os.WriteFile(filepath.Join(ws, ".git", "config"), nil, 0o644))
+	for i := range files {
+		p := filepath.Join(ws, fmt.Sprintf("pkg%02d", i%20), fmt.Sprintf("sub%d", i%3), fmt.Sprintf("f%04d.go", i))
+		mkdirs(tb, []string{filepath.Dir(p)})
+		require.NoError(tb, os.WriteFile(p, nil, 0o644))
+	}
+	return ws, home
+}
+
+// BenchmarkWorkspacePreset is the --workspace preset as a launch runs it:
+// resolve the workspace and HOME, the bounded scan for nested repositories,
+// the credential stores. Its cost grows with the workspace (up to the scan
+// bounds), unlike everything else in a launch.
+func BenchmarkWorkspacePreset(b *testing.B) {
+	for _, files := range []int{5, 1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			ws, home := workspaceFixture(b, files)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCanonicalizeWorkspace canonicalizes the preset's policy (about
+// 15 roots), as every launch does after the preset.
+func BenchmarkCanonicalizeWorkspace(b *testing.B) {
+	ws, home := workspaceFixture(b, 5)
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home})
+	require.NoError(b, err)
+	benchCanonicalize(b, p, len(p.DeniedRoots)+len(p.ReadonlyRoots)+len(p.WritableRoots))
+}
+
+// BenchmarkResolve is one path through Resolve, uncached: the launcher
+// resolves the command path this way.
+func BenchmarkResolve(b *testing.B) {
+	target := "/bin/true"
+	if _, err := exec.LookPath(target); err != nil {
+		b.Skip("no /bin/true")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := policy.Resolve(target); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
