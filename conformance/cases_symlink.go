@@ -63,6 +63,20 @@ func symlinkCases() []Case {
 				o := h.Sandbox(p, `cat "$FIX/real/secret.txt"; cat "$FIX/alias/secret.txt"; cat ../real/secret.txt`)
 				h.NoSecret(o)
 			}},
+		{Name: "policy-dotdot-spelling", Class: 2, Summary: "roots spelled with .., //, ./ and a trailing slash are denied and read-only at their real paths",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Write("outside/secret", h.Secret)
+				h.Write("ws/ro/f", "original\n")
+				h.Mkdir("ws/sub")
+				p.Deny = []string{h.Path("ws/sub/../../outside//secret")}
+				p.Readonly = []string{h.Path("ws/./ro/")}
+				o := h.Sandbox(p, `cat ../outside/secret; echo pwn > ro/f && ok WRITE; echo x > ro/new && ok CREATE`)
+				h.NoSecret(o)
+				h.Refuse(o, "WRITE", "CREATE")
+				h.Want("ws/ro/f", "original\n")
+				h.Absent("ws/ro/new")
+			}},
 		{Name: "policy-symlinked-readonly-dir", Class: 2, Summary: "a read-only directory given through a link to an ancestor stays read-only at its real path",
 			Run: func(h *H) {
 				_, p := h.ws()
