@@ -5,15 +5,24 @@
 //
 // The recipe (DESIGN.md §3): one list of mount operations sorted shallow to
 // deep, so a deeper root layers over a shallower one exactly as the model's
-// "deepest root wins" says; denied directories become read-only tmpfs masks
-// that can be traversed but not listed, so carve-outs below them stay
-// reachable; denied files become a read-only empty file that cannot be
-// opened; writable ancestors of denied and readonly roots are bound onto
-// themselves so they cannot be renamed away.
+// "deepest root wins" says; denied directories become read-only mask
+// directories that can be traversed but not listed, so carve-outs below
+// them stay reachable; denied files become a read-only empty file that
+// cannot be opened; writable ancestors of denied and readonly roots are
+// bound onto themselves so they cannot be renamed away. A seccomp filter
+// (see Seccomp) closes what mounts cannot.
+//
+// DESIGN.md §3 names tmpfs masks; prepared mask directories replace them
+// because bwrap made the mount points of carve-outs inside a tmpfs
+// listable, and a tmpfs mask needs a remount, 6 arguments per denied
+// directory instead of 3 against bwrap's limit of MaxArgs.
 package bwrap
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,6 +39,10 @@ type Options struct {
 	// EmptyFile is a host path of an empty file with mode 0000, bound over
 	// denied files. Required when the policy denies a file.
 	EmptyFile string
+	// MaskRoot is a host directory holding the mask directories of the
+	// Plan (MaskRoot/KEY), bound read-only over denied directories.
+	// Required when the policy denies a directory.
+	MaskRoot string
 	// DisableUserns stops the sandbox creating nested user namespaces
 	// (bwrap ≥ 0.8). Locked mounts already keep the masks in place in a
 	// nested namespace; this closes the door as well.
@@ -59,6 +72,29 @@ type Plan struct {
 	// Seccomp is the filter program the launcher hands bwrap through
 	// --seccomp FD (see Seccomp).
 	Seccomp []byte
+	// Masks are the mask directories the launcher must provide under
+	// Options.MaskRoot before the launch.
+	Masks []Mask
+}
+
+// MaxArgs is the most arguments bwrap accepts, its command line and the
+// --args file together (bubblewrap's MAX_ARGS).
+const MaxArgs = 9000
+
+// A Mask is a directory bound read-only over a denied directory: mode 0111
+// (traversable, not listable) and empty but for the mount points of the
+// roots directly below the denied one, themselves 0111 (directories) or
+// 0000 (files). Its content depends only on Entries, so one mask serves
+// every denied directory of that shape and can be kept between launches.
+type Mask struct {
+	Key     string
+	Entries []MaskEntry
+}
+
+// MaskEntry is a mount point inside a mask, relative to it.
+type MaskEntry struct {
+	Rel string
+	Dir bool
 }
 
 // Backend is the value of CORDON_SANDBOX inside the sandbox.
@@ -76,6 +112,8 @@ const (
 type op struct {
 	path string
 	kind int
+	dir  bool   // the target is a directory
+	mask string // opMaskDir: the mask's key
 }
 
 // Render turns a canonical policy into bwrap arguments.
@@ -110,7 +148,6 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var remount []string
 	for _, o := range ops {
 		p := o.path
 		switch o.kind {
@@ -119,11 +156,14 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		case opReadonly:
 			a = append(a, "--ro-bind", p, p)
 		case opMaskDir:
-			// Traversable, not listable, and read-only once every deeper
-			// mount is in place (a read-only tmpfs could not take the mount
-			// points of carve-outs below it).
-			a = append(a, "--perms", "0111", "--tmpfs", p)
-			remount = append(remount, p)
+			// A prepared read-only directory, not a tmpfs that bwrap fills:
+			// bwrap would create the mount points of carve-outs below with
+			// listable modes, and a tmpfs needs a remount (3 more arguments
+			// per denied directory; bwrap takes at most MaxArgs).
+			if opt.MaskRoot == "" {
+				return nil, fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", p)
+			}
+			a = append(a, "--ro-bind", filepath.Join(opt.MaskRoot, o.mask), p)
 		case opMaskFile:
 			if opt.EmptyFile == "" {
 				return nil, fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", p)
@@ -131,10 +171,6 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 			a = append(a, "--ro-bind", opt.EmptyFile, p)
 		}
 	}
-	for _, p := range remount {
-		a = append(a, "--remount-ro", p)
-	}
-	a = append(a, "--setenv", "CORDON_SANDBOX", Backend)
 	if opt.Chdir != "" {
 		a = append(a, "--chdir", opt.Chdir)
 	}
@@ -162,26 +198,29 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 		}
 		switch r.Kind {
 		case policy.Writable, policy.BaseWritable:
-			ops = append(ops, op{r.Path, opBind})
+			ops = append(ops, op{path: r.Path, kind: opBind, dir: dir})
 		case policy.Readonly:
-			ops = append(ops, op{r.Path, opReadonly})
+			ops = append(ops, op{path: r.Path, kind: opReadonly, dir: dir})
 		case policy.Denied:
 			if dir {
-				ops = append(ops, op{r.Path, opMaskDir})
+				ops = append(ops, op{path: r.Path, kind: opMaskDir, dir: true})
 			} else {
-				ops = append(ops, op{r.Path, opMaskFile})
+				ops = append(ops, op{path: r.Path, kind: opMaskFile})
 			}
 		}
 		if r.Kind == policy.Denied || r.Kind == policy.Readonly {
 			for _, anc := range policy.Ancestors(r.Path) {
-				if pinned[anc] || !c.Access(anc, policy.Write) {
+				if pinned[anc] {
+					continue
+				}
+				pinned[anc] = true // decided once: the answer does not depend on r
+				if !c.Access(anc, policy.Write) {
 					continue
 				}
 				if root, ok := c.Decider(anc); ok && root.Path == anc {
 					continue // a root is already a mount point
 				}
-				pinned[anc] = true
-				ops = append(ops, op{anc, opPin})
+				ops = append(ops, op{path: anc, kind: opPin, dir: true})
 			}
 		}
 	}
@@ -194,5 +233,62 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 		}
 		return x.kind - y.kind
 	})
+	pl.Masks = masks(ops)
 	return ops, nil
+}
+
+// masks gives each denied directory the mask that holds the mount points of
+// the mounts directly below it (those with no other mount in between), and
+// returns the distinct masks. ops must be sorted shallow to deep.
+func masks(ops []op) []Mask {
+	byKey := map[string]Mask{}
+	var keys []string
+	for i := range ops {
+		if ops[i].kind != opMaskDir {
+			continue
+		}
+		d := ops[i].path
+		var entries []MaskEntry
+		var below []string // mounts already taken as entries
+		for _, o := range ops[i+1:] {
+			if !strings.HasPrefix(o.path, d+"/") {
+				continue
+			}
+			nested := false
+			for _, b := range below {
+				if strings.HasPrefix(o.path, b+"/") {
+					nested = true
+					break
+				}
+			}
+			if nested {
+				continue // its mount point lies inside another mount
+			}
+			below = append(below, o.path)
+			entries = append(entries, MaskEntry{Rel: strings.TrimPrefix(o.path, d+"/"), Dir: o.dir})
+		}
+		key := maskKey(entries)
+		ops[i].mask = key
+		if _, ok := byKey[key]; !ok {
+			byKey[key] = Mask{Key: key, Entries: entries}
+			keys = append(keys, key)
+		}
+	}
+	out := make([]Mask, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, byKey[k])
+	}
+	return out
+}
+
+// maskKey names a mask by its content.
+func maskKey(entries []MaskEntry) string {
+	if len(entries) == 0 {
+		return "empty"
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%s\x00%v\x00", e.Rel, e.Dir)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }

@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.opt.Stat = tt.fs
 			tt.opt.EmptyFile = "/run/cordon/empty"
+			tt.opt.MaskRoot = "/run/cordon/masks"
 			pl, err := Render(canon(t, tt.p), tt.opt)
 			require.NoError(t, err)
 			var b strings.Builder
@@ -85,6 +87,14 @@ func TestGolden(t *testing.T) {
 			for _, s := range pl.Stubs {
 				b.WriteString(s.Path + "\n")
 			}
+			b.WriteString("\nmasks:\n")
+			for _, m := range pl.Masks {
+				b.WriteString(m.Key + ":")
+				for _, e := range m.Entries {
+					fmt.Fprintf(&b, " %s(dir=%v)", e.Rel, e.Dir)
+				}
+				b.WriteString("\n")
+			}
 			got := strings.TrimPrefix(b.String(), "\n")
 			file := filepath.Join("testdata", strings.ReplaceAll(tt.name, " ", "_")+".golden")
 			if *update {
@@ -98,10 +108,9 @@ func TestGolden(t *testing.T) {
 }
 
 // TestMountOrderFollowsTheModel checks the invariants that make bwrap's
-// mount table equal the model, on generated policies: every root is
-// mounted after each shallower root containing it, a mask's read-only
-// remount comes after every mount below it, and each writable ancestor of
-// a protected root is pinned.
+// mount table equal the model: every root is mounted after each shallower
+// root containing it, a mask holds exactly the mount points directly
+// below it, and each writable ancestor of a protected root is pinned.
 func TestMountOrderFollowsTheModel(t *testing.T) {
 	p := policy.FsSandboxPolicy{
 		DeniedRoots:    []string{root + "/a", root + "/a/b/c", root + "/x/y"},
@@ -110,21 +119,18 @@ func TestMountOrderFollowsTheModel(t *testing.T) {
 		RestrictWrites: true,
 	}
 	c := canon(t, p)
-	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e"})
+	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m"})
 	require.NoError(t, err)
 	pos := map[string]int{}
-	remount := map[string]int{}
+	maskOf := map[string]string{}
 	for i := 0; i < len(pl.Args); i++ {
 		switch pl.Args[i] {
 		case "--bind", "--ro-bind":
 			pos[pl.Args[i+2]] = i
+			if strings.HasPrefix(pl.Args[i+1], "/m/") {
+				maskOf[pl.Args[i+2]] = strings.TrimPrefix(pl.Args[i+1], "/m/")
+			}
 			i += 2
-		case "--tmpfs":
-			pos[pl.Args[i+1]] = i
-			i++
-		case "--remount-ro":
-			remount[pl.Args[i+1]] = i
-			i++
 		}
 	}
 	for _, r := range c.Roots() {
@@ -134,19 +140,24 @@ func TestMountOrderFollowsTheModel(t *testing.T) {
 				require.Less(t, at, pos[r.Path], "%s must be mounted before %s", anc, r.Path)
 			}
 		}
-		if r.Kind == policy.Denied {
-			for q, at := range pos {
-				if strings.HasPrefix(q, r.Path+"/") {
-					require.Less(t, at, remount[r.Path], "remount of %s before %s", r.Path, q)
-				}
-			}
-		}
+	}
+	masks := map[string][]MaskEntry{}
+	for _, m := range pl.Masks {
+		masks[m.Key] = m.Entries
+	}
+	want := map[string][]MaskEntry{
+		root + "/a":     {{Rel: "b", Dir: true}},   // b is writable; c, d lie inside it
+		root + "/a/b/c": {{Rel: "d", Dir: true}},   // readonly carve
+		root + "/x/y":   {{Rel: "z/r", Dir: true}}, // a mount point two levels down
+	}
+	for d, entries := range want {
+		require.Equal(t, entries, masks[maskOf[d]], d)
 	}
 	// A denied root deep inside a writable one: its writable ancestors
 	// that are not roots themselves must be pinned so they cannot be
 	// renamed away with the secret inside.
 	c2 := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{root + "/w"}, DeniedRoots: []string{root + "/w/p/q/secret"}})
-	pl2, err := Render(c2, Options{Stat: fakeFS(), EmptyFile: "/e"})
+	pl2, err := Render(c2, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m"})
 	require.NoError(t, err)
 	joined := strings.Join(pl2.Args, " ")
 	for _, a := range []string{root + "/w/p", root + "/w/p/q"} {
@@ -160,8 +171,7 @@ func TestRenderHardening(t *testing.T) {
 	require.NoError(t, err)
 	a := strings.Join(pl.Args, " ")
 	for _, want := range []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--disable-userns",
-		"--cap-drop ALL", "--new-session", "--die-with-parent", "--ro-bind / /", "--proc /proc", "--dev /dev",
-		"--setenv CORDON_SANDBOX bwrap"} {
+		"--cap-drop ALL", "--new-session", "--die-with-parent", "--ro-bind / /", "--proc /proc", "--dev /dev"} {
 		require.Contains(t, a, want)
 	}
 	pl, err = Render(canon(t, policy.FsSandboxPolicy{}), Options{Stat: fakeFS(), Network: true})

@@ -36,7 +36,7 @@ import (
 //	                deny-list-dir, deny-read-dir-outside-workspace,
 //	                deny-credentials-in-home, open-mode-denied,
 //	                symlink-to-denied-dir, proc-1-root, model-seed-*
-//	remount-ro      deny-write-dir
+//	mask-readonly   deny-write-dir (chmod of the mask, then writes)
 //	mask-perms      deny-list-dir, deny-read-dir-outside-workspace,
 //	                deny-credentials-in-home, open-mode-denied,
 //	                symlink-to-denied-dir, create-denied-missing-file,
@@ -78,9 +78,11 @@ var mutations = []mutation{
 		catchers: []string{"rename-ancestor-of-denied", "rename-ancestor-of-readonly", "rename-git-dir-away", "swap-dir-for-symlink", "rename-ancestor-open-mode"}},
 	{name: "cap-drop", step: "--cap-drop ALL", args: dropFlag("--cap-drop", 1), rootOnly: true,
 		catchers: []string{"undo-capabilities", "undo-umount-mask", "undo-remount-rw"}},
-	{name: "remount-ro", step: "--remount-ro of the tmpfs masks", args: dropFlag("--remount-ro", 1),
+	{name: "mask-readonly", step: "masks of denied directories bound read-only (--bind instead of --ro-bind)",
+		args: rewriteMasks(func(src, dst string) []string { return []string{"--bind", src, dst} }),
 		catchers: []string{"deny-write-dir", "create-denied-missing-file", "undo-remount-rw"}},
-	{name: "mask-perms", step: "--perms 0111 on the tmpfs masks", args: dropFlag("--perms", 1),
+	{name: "mask-perms", step: "masks of denied directories traversable but not listable (a plain tmpfs instead)",
+		args: rewriteMasks(func(src, dst string) []string { return []string{"--tmpfs", dst} }),
 		catchers: []string{"deny-list-dir", "deny-read-dir-outside-workspace", "symlink-to-denied-dir"}},
 	{name: "close-on-exec", step: "the launcher marking inherited descriptors close-on-exec", closeFds: true,
 		catchers: []string{"fd-inherited-file", "fd-inherited-dir", "fd-inherited-writable"}},
@@ -286,6 +288,21 @@ func dropFlag(flag string, n int) func([]string) []string {
 					out = append(out, g[2:])
 				}
 				continue
+			}
+			out = append(out, g)
+		}
+		return flatten(out)
+	}
+}
+
+// rewriteMasks replaces each "--ro-bind MASK D" that masks a denied
+// directory (MASK under cordon's mask root) with what f returns.
+func rewriteMasks(f func(src, dst string) []string) func([]string) []string {
+	return func(args []string) []string {
+		var out []group
+		for _, g := range groups(args) {
+			if g[0] == "--ro-bind" && len(g) == 3 && strings.Contains(g[1], "/masks/") {
+				g = f(g[1], g[2])
 			}
 			out = append(out, g)
 		}

@@ -50,7 +50,7 @@ func TestClassifyBwrap(t *testing.T) {
 		{"exec error", bwrapFacts{Path: bw, ExecErr: "fork/exec /usr/bin/bwrap: permission denied"}, false,
 			[]string{"cannot execute /usr/bin/bwrap", "permission denied", "reinstall"}},
 		{"timeout", bwrapFacts{Path: bw, TimedOut: true}, false,
-			[]string{"did not finish within 5s", "cordon detect --fresh"}},
+			[]string{"did not finish within 15s", "cordon detect --fresh"}},
 		{"userns_clone=0, new text", with(failed(errNoPermsNew), func(f *bwrapFacts) { f.UsernsClone = "0" }), false,
 			[]string{"kernel.unprivileged_userns_clone = 0", "No permissions", "sysctl -w kernel.unprivileged_userns_clone=1"}},
 		{"userns_clone=0, old text", with(failed(errNoPermsOld), func(f *bwrapFacts) { f.UsernsClone = "0" }), false,
@@ -115,7 +115,7 @@ func TestClassifySeatbelt(t *testing.T) {
 		{"ok", seatbeltFacts{GOOS: "darwin", Version: "14.5"}, true, "ok: /usr/bin/sandbox-exec applied a profile on macOS 14.5"},
 		{"missing", seatbeltFacts{GOOS: "darwin", Missing: true}, false, "/usr/bin/sandbox-exec is missing"},
 		{"nested", seatbeltFacts{GOOS: "darwin", ExitCode: 71, Stderr: "sandbox-exec: sandbox_apply: Operation not permitted\n"}, false, "already inside a Seatbelt sandbox"},
-		{"timeout", seatbeltFacts{GOOS: "darwin", TimedOut: true}, false, "did not finish within 5s"},
+		{"timeout", seatbeltFacts{GOOS: "darwin", TimedOut: true}, false, "did not finish within 15s"},
 		{"other", seatbeltFacts{GOOS: "darwin", ExitCode: 65, Stderr: "sandbox-exec: invalid data type of path filter\n"}, false, "exit status 65"},
 	}
 	for _, tc := range tests {

@@ -27,10 +27,17 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	plan, err := bwrap.Render(canon, bwrap.Options{
 		Network:       c.Network,
 		EmptyFile:     empty,
+		MaskRoot:      maskRootPath(),
 		DisableUserns: versionAtLeast(res.Version, 0, 8),
 		Chdir:         c.Dir,
 		Stat:          reg.stat,
 	})
+	if err == nil {
+		err = checkArgCount(plan.Args, c.Args)
+	}
+	if err == nil {
+		err = ensureMasks(plan.Masks)
+	}
 	if err == nil {
 		err = reg.acquire(plan.Stubs)
 	}
@@ -76,6 +83,17 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Dir = "" // bwrap's --chdir decides inside
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
 	return cmd, func() { filter.Close(); args.Close(); release() }, nil
+}
+
+// checkArgCount refuses, with the numbers, a sandbox bwrap would refuse
+// with "Exceeded maximum number of arguments".
+func checkArgCount(args, cmd []string) error {
+	// bwrap's own argv: path, --args N, --seccomp N, --, the command.
+	n := len(args) + 2 + 5 + len(cmd)
+	if n > bwrap.MaxArgs {
+		return fmt.Errorf("bwrap: this policy and command need %d arguments; bwrap accepts at most %d (fewer or shallower roots help)", n, bwrap.MaxArgs)
+	}
+	return nil
 }
 
 func nulJoin(args []string) []byte {

@@ -26,7 +26,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	default:
 		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, seatbelt or none", backend)
 	}
-	canon, err := policy.Canonicalize(c.Policy)
+	canon, err := canonicalize(c.Policy)
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: %w", err)
 	}
@@ -63,6 +63,28 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}
 	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
+}
+
+// canonicalize is policy.Canonicalize plus one rule of cordon's own: its
+// runtime directory (stub registry, masks, the empty file) is never
+// writable inside a sandbox. A sandbox that could write there could make
+// the next launch delete files, or unmask denied ones. Adding a read-only
+// root only where the model would allow writes never widens the policy;
+// the private TMPDIRs below it stay writable, being deeper roots.
+func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
+	c, err := policy.Canonicalize(p)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := policy.Resolve(runtimeDirPath())
+	if err != nil || !c.Access(rt, policy.Write) {
+		return c, nil
+	}
+	if r, ok := c.Decider(rt); ok && r.Path == rt {
+		return nil, fmt.Errorf("%s %s: cordon's runtime directory cannot be a writable root", r.Kind.Field(), rt)
+	}
+	p.ReadonlyRoots = append(append([]string(nil), p.ReadonlyRoots...), rt)
+	return policy.Canonicalize(p)
 }
 
 // makeTmpDir creates the private TMPDIR, only once the launch is certain.

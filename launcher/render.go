@@ -27,7 +27,7 @@ type Rendered struct {
 // Render shows what Start would execute for policy p and command cmd,
 // without creating anything. backend "auto" means this OS's backend.
 func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, network bool, cmd []string) (*Rendered, error) {
-	canon, err := policy.Canonicalize(p)
+	canon, err := canonicalize(p)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -48,6 +48,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		plan, err := bwrap.Render(canon, bwrap.Options{
 			Network:       network,
 			EmptyFile:     emptyFilePath(),
+			MaskRoot:      maskRootPath(),
 			DisableUserns: versionAtLeast(res.Version, 0, 8),
 			Stat:          osStat,
 		})

@@ -25,8 +25,17 @@ var (
 	// shells and git read them at every start.
 	ShellFiles = []string{
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
-		".gitconfig", ".config/git", ".config/fish",
+		".bash_aliases", ".bashrc.d", ".zshrc", ".zshenv", ".zprofile",
+		".zlogin", ".zlogout", ".config/fish", ".pam_environment",
+		".xprofile", ".xsessionrc", ".xinitrc",
+		".gitconfig", ".config/git",
+		// run at login or by the desktop
+		".config/autostart", ".config/systemd", ".config/environment.d",
+		// on PATH, or imported at every interpreter start (.pth files,
+		// usercustomize.py)
+		".local/bin", "bin", ".local/lib",
+		// editors and multiplexers run code from their config
+		".vimrc", ".vim", ".config/nvim", ".emacs", ".emacs.d", ".tmux.conf",
 	}
 	// CredentialStores under HOME are denied by the workspace preset.
 	CredentialStores = []string{
@@ -36,12 +45,19 @@ var (
 	}
 )
 
-// Bounds of the scan for nested git repositories: deep enough for monorepos,
-// small enough that a launch never walks a whole home directory.
+// Bounds of the scan for nested git repositories: deep enough for vendored
+// trees (third_party/a/b/c/lib), small enough that a launch never walks a
+// whole home directory. Directories that hold installed packages, never a
+// repository the user commits in, are not entered.
 const (
-	scanDepth   = 4
+	scanDepth   = 10
 	scanEntries = 20000
 )
+
+var scanSkip = map[string]bool{
+	"node_modules": true, ".venv": true, "venv": true, "__pycache__": true,
+	".tox": true, ".mypy_cache": true, ".pytest_cache": true, ".cache": true,
+}
 
 // WorkspaceOptions tune the workspace preset.
 type WorkspaceOptions struct {
@@ -219,7 +235,7 @@ func nestedRepos(root string) []string {
 			}
 			return false
 		}
-		return d.Name() != "node_modules"
+		return !scanSkip[d.Name()]
 	})
 	return out
 }
