@@ -40,7 +40,7 @@ func osStat(p string) (exists, dir bool) {
 }
 
 func opts() bwrap.Options {
-	return bwrap.Options{EmptyFile: "/nonexistent/empty", DisableUserns: true, Stat: osStat}
+	return bwrap.Options{EmptyFile: "/nonexistent/empty", MaskRoot: "/run/cordon/masks", DisableUserns: true, Stat: osStat}
 }
 
 // fixture2000 is the 2,000-root policy over directories that exist, as in

@@ -239,43 +239,49 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 
 // masks gives each denied directory the mask that holds the mount points of
 // the mounts directly below it (those with no other mount in between), and
-// returns the distinct masks. ops must be sorted shallow to deep.
+// returns the distinct masks. It walks the mounts in tree order, where a
+// directory's subtree is contiguous, so the work is the size of each
+// denied directory's subtree, not the whole list.
 func masks(ops []op) []Mask {
+	tree := make([]int, len(ops))
+	keys := make([]string, len(ops)) // "/" as the lowest byte: subtrees sort contiguous
+	for i := range tree {
+		tree[i] = i
+		keys[i] = strings.ReplaceAll(ops[i].path, "/", "\x00")
+	}
+	slices.SortStableFunc(tree, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	byKey := map[string]Mask{}
-	var keys []string
-	for i := range ops {
+	var order []string
+	for t, i := range tree {
 		if ops[i].kind != opMaskDir {
 			continue
 		}
 		d := ops[i].path
 		var entries []MaskEntry
-		var below []string // mounts already taken as entries
-		for _, o := range ops[i+1:] {
-			if !strings.HasPrefix(o.path, d+"/") {
-				continue
+		taken := ""
+		for _, j := range tree[t+1:] {
+			p := ops[j].path
+			if p == d {
+				continue // a pin or root at the same path sorts next to it
 			}
-			nested := false
-			for _, b := range below {
-				if strings.HasPrefix(o.path, b+"/") {
-					nested = true
-					break
-				}
+			if !strings.HasPrefix(p, d+"/") {
+				break
 			}
-			if nested {
+			if taken != "" && (p == taken || strings.HasPrefix(p, taken+"/")) {
 				continue // its mount point lies inside another mount
 			}
-			below = append(below, o.path)
-			entries = append(entries, MaskEntry{Rel: strings.TrimPrefix(o.path, d+"/"), Dir: o.dir})
+			taken = p
+			entries = append(entries, MaskEntry{Rel: strings.TrimPrefix(p, d+"/"), Dir: ops[j].dir})
 		}
 		key := maskKey(entries)
 		ops[i].mask = key
 		if _, ok := byKey[key]; !ok {
 			byKey[key] = Mask{Key: key, Entries: entries}
-			keys = append(keys, key)
+			order = append(order, key)
 		}
 	}
-	out := make([]Mask, 0, len(keys))
-	for _, k := range keys {
+	out := make([]Mask, 0, len(order))
+	for _, k := range order {
 		out = append(out, byKey[k])
 	}
 	return out

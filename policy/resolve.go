@@ -93,7 +93,10 @@ func resolve(path string, r resolver) (string, error) {
 			resolved = filepath.Dir(resolved)
 			continue
 		}
-		next := filepath.Join(resolved, c)
+		next := resolved + "/" + c // c is one clean component, resolved is clean
+		if resolved == "/" {
+			next = "/" + c
+		}
 		if missing {
 			resolved = next
 			continue

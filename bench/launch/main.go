@@ -691,7 +691,7 @@ func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error 
 		if err != nil {
 			return err
 		}
-		plan, err = bwrap.Render(c, bwrap.Options{EmptyFile: "/dev/null", DisableUserns: true, Stat: osStat})
+		plan, err = bwrap.Render(c, bwrap.Options{EmptyFile: "/dev/null", MaskRoot: "/nonexistent-masks", DisableUserns: true, Stat: osStat})
 		if err != nil {
 			return err
 		}
