@@ -110,9 +110,18 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, err)
 		defer pty.Close()
 		out := filepath.Join(t.TempDir(), "report.json")
+		// Each mutant gets a TMPDIR of its own, hence a cordon runtime
+		// directory of its own: a weakened sandbox may damage cordon's
+		// shared state (a writable mask), which must not leak into the
+		// unmutated run or into later runs.
+		// Short: fixtures put Unix sockets in it (108 bytes at most).
+		tmp, err := os.MkdirTemp("", "cm")
+		require.NoError(t, err)
+		t.Cleanup(func() { exec.Command("rm", "-rf", tmp).Run() })
+		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name())
+			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp)
 		cmd.Stdin = pty.Slave
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb

@@ -27,8 +27,14 @@ func ensureMasks(ms []bwrap.Mask) error {
 	}
 	for _, m := range ms {
 		dst := filepath.Join(root, m.Key)
-		if _, err := os.Lstat(dst); err == nil {
+		fi, err := os.Lstat(dst)
+		if err == nil && fi.IsDir() && fi.Mode().Perm() == 0o111 {
 			continue
+		}
+		if err == nil {
+			// Not as built (something changed its mode to fill it): set it
+			// aside and build it again.
+			removeMask(dst)
 		}
 		if err := buildMask(root, dst, m); err != nil {
 			return fmt.Errorf("mask for denied directories %s: %w", dst, err)
