@@ -30,7 +30,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		MaskRoot:      maskRootPath(),
 		DisableUserns: versionAtLeast(res.Version, 0, 8),
 		Chdir:         c.Dir,
-		Stat:          reg.stat,
+		Stat:          reg.stat(canon.Stat),
 	})
 	if err == nil {
 		err = checkArgCount(plan.Args, c.Args)

@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -50,7 +49,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 			EmptyFile:     emptyFilePath(),
 			MaskRoot:      maskRootPath(),
 			DisableUserns: versionAtLeast(res.Version, 0, 8),
-			Stat:          osStat,
+			Stat:          canon.Stat,
 		})
 		if err != nil {
 			return nil, err
@@ -66,14 +65,6 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		return nil, fmt.Errorf("backend %q: want auto, bwrap or seatbelt", backend)
 	}
 	return out, nil
-}
-
-func osStat(p string) (exists, dir bool) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return false, false
-	}
-	return true, fi.IsDir()
 }
 
 // versionAtLeast compares a "bubblewrap 0.8.0"-style version string.

@@ -109,16 +109,15 @@ func (r *registry) load(skip string) {
 }
 
 // stat is the renderer's view of the host: a live stub counts as missing,
-// so a second sandbox holds it too instead of mounting onto it unheld.
-func (r *registry) stat(p string) (exists, dir bool) {
-	if d, ok := r.live[p]; ok {
-		return false, d
+// so a second sandbox holds it too instead of mounting onto it unheld;
+// anything else is what canonicalization saw (host is Canonical.Stat).
+func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
+	return func(p string) (exists, dir bool) {
+		if d, ok := r.live[p]; ok {
+			return false, d
+		}
+		return host(p)
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return false, false
-	}
-	return true, fi.IsDir()
 }
 
 // acquire creates the stubs (and any missing parents, as stubs of their

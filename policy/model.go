@@ -37,6 +37,7 @@ type Canonical struct {
 	restrict bool
 	roots    []Root          // sorted shallow-to-deep, then by path
 	kinds    map[string]Kind // root path -> kind
+	seen     resolver        // what canonicalization found on the host
 }
 
 // Canonicalize resolves every root (see Resolve) and validates the result:
@@ -70,7 +71,23 @@ func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
 		}
 	}
 	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
+	c.seen = r
 	return c, nil
+}
+
+// Stat reports whether canonical path p existed, and as a directory, when
+// the policy was canonicalized: a backend that must know what each root
+// is asks here instead of the host again. Paths canonicalization did not
+// look at are looked up now.
+func (c *Canonical) Stat(p string) (exists, dir bool) {
+	li, ok := c.seen[p]
+	if !ok {
+		var err error
+		if li, err = resolver(nil).lookup(p); err != nil { // read-only: c is shared
+			return false, false
+		}
+	}
+	return li.exists && li.target == "", li.dir && li.target == ""
 }
 
 // lessRoot orders shallow before deep, then lexically, so that a mount or

@@ -217,3 +217,16 @@ func TestWorkspacePresetRefusesLinkedProtectedNames(t *testing.T) {
 	_, err := Workspace(ws, WorkspaceOptions{Home: t.TempDir()})
 	require.ErrorContains(t, err, ".vscode is a symlink")
 }
+
+func TestCanonicalStatRemembersWhatItSaw(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), nil, 0o644))
+	c, err := Canonicalize(FsSandboxPolicy{DeniedRoots: []string{dir + "/d", dir + "/f", dir + "/missing"}})
+	require.NoError(t, err)
+	for p, want := range map[string][2]bool{"d": {true, true}, "f": {true, false}, "missing": {false, false}} {
+		e, d := c.Stat(filepath.Join(dir, p))
+		require.Equal(t, want, [2]bool{e, d}, p)
+	}
+}

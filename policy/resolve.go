@@ -46,6 +46,7 @@ type resolver map[string]linkInfo
 
 type linkInfo struct {
 	exists bool
+	dir    bool
 	target string // non-empty for a symlink
 }
 
@@ -60,6 +61,7 @@ func (r resolver) lookup(p string) (linkInfo, error) {
 	switch {
 	case err == nil:
 		li.exists = true
+		li.dir = fi.IsDir()
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			t, err := os.Readlink(p)
 			if err != nil {
