@@ -1,7 +1,6 @@
 package bwrap_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,26 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/scale"
 	"github.com/cordon-sandbox/cordon/policy"
 )
-
-// benchPolicy has 2,000 roots: 100 chains of 10 denied directories, each
-// with a writable child that the next denied directory sits in
-// (treeNNN/d0/w/d1/w/…/d9/w), the shape of issue 6's scale target and of
-// seatbelt's BenchmarkRender2000.
-func benchPolicy(base string) policy.FsSandboxPolicy {
-	p := policy.FsSandboxPolicy{RestrictWrites: true}
-	for t := range 100 {
-		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
-		for d := range 10 {
-			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
-			p.DeniedRoots = append(p.DeniedRoots, dir)
-			dir = filepath.Join(dir, "w")
-			p.WritableRoots = append(p.WritableRoots, dir)
-		}
-	}
-	return p
-}
 
 // osStat is the launcher's view of the host, without the stub registry.
 func osStat(p string) (exists, dir bool) {
@@ -46,7 +28,7 @@ func opts() bwrap.Options {
 // fixture2000 is the 2,000-root policy over directories that exist, as in
 // the launch benchmark (bench/launch), so no stubs are planned.
 func fixture2000(b *testing.B) policy.FsSandboxPolicy {
-	p := benchPolicy(b.TempDir())
+	p := scale.Policy2000(b.TempDir())
 	for _, w := range p.WritableRoots {
 		require.NoError(b, os.MkdirAll(w, 0o755))
 	}

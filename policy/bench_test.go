@@ -9,26 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/scale"
 	"github.com/cordon-sandbox/cordon/policy"
 )
-
-// benchPolicy has 2,000 roots: 100 chains of 10 denied directories, each
-// with a writable child that the next denied directory sits in
-// (treeNNN/d0/w/d1/w/…/d9/w), the shape of issue 6's scale target and of
-// seatbelt's BenchmarkRender2000.
-func benchPolicy(base string) policy.FsSandboxPolicy {
-	p := policy.FsSandboxPolicy{RestrictWrites: true}
-	for t := range 100 {
-		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
-		for d := range 10 {
-			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
-			p.DeniedRoots = append(p.DeniedRoots, dir)
-			dir = filepath.Join(dir, "w")
-			p.WritableRoots = append(p.WritableRoots, dir)
-		}
-	}
-	return p
-}
 
 func mkdirs(tb testing.TB, paths []string) {
 	tb.Helper()
@@ -55,7 +38,7 @@ func benchCanonicalize(b *testing.B, p policy.FsSandboxPolicy, roots int) {
 //
 //	go test ./policy -run '^$' -bench Canonicalize -benchmem
 func BenchmarkCanonicalize2000Existing(b *testing.B) {
-	p := benchPolicy(b.TempDir())
+	p := scale.Policy2000(b.TempDir())
 	mkdirs(b, p.WritableRoots)
 	benchCanonicalize(b, p, 2000)
 }
@@ -64,7 +47,7 @@ func BenchmarkCanonicalize2000Existing(b *testing.B) {
 // that exists but whose trees do not: resolution stops at the first missing
 // component and appends the rest lexically.
 func BenchmarkCanonicalize2000Missing(b *testing.B) {
-	benchCanonicalize(b, benchPolicy(b.TempDir()), 2000)
+	benchCanonicalize(b, scale.Policy2000(b.TempDir()), 2000)
 }
 
 // workspaceFixture is a small git work tree with a few files, and a HOME

@@ -1,38 +1,19 @@
 package seatbelt
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/scale"
 	"github.com/cordon-sandbox/cordon/policy"
 )
-
-// benchPolicy has 2,000 roots: 100 trees, each a chain of 10 denied
-// directories, each denied directory carrying a writable child that the
-// next denied directory sits in (dir/d0/w/d1/w/…/d9/w), so every rule is
-// nested in the previous one and every carve needs traversal rules.
-func benchPolicy(base string) policy.FsSandboxPolicy {
-	p := policy.FsSandboxPolicy{RestrictWrites: true}
-	for t := range 100 {
-		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
-		for d := range 10 {
-			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
-			p.DeniedRoots = append(p.DeniedRoots, dir)
-			dir = filepath.Join(dir, "w")
-			p.WritableRoots = append(p.WritableRoots, dir)
-		}
-	}
-	return p
-}
 
 // BenchmarkRender2000 measures canonicalization plus rendering:
 //
 //	go test ./seatbelt -run '^$' -bench Render2000 -benchmem
 func BenchmarkRender2000(b *testing.B) {
-	pol := benchPolicy(b.TempDir())
+	pol := scale.Policy2000(b.TempDir())
 	c, err := policy.Canonicalize(pol)
 	require.NoError(b, err)
 	require.Len(b, c.Roots(), 2000)
@@ -53,7 +34,7 @@ func BenchmarkRender2000(b *testing.B) {
 
 // BenchmarkRenderOnly2000 is the renderer alone, canonicalization excluded.
 func BenchmarkRenderOnly2000(b *testing.B) {
-	c, err := policy.Canonicalize(benchPolicy(b.TempDir()))
+	c, err := policy.Canonicalize(scale.Policy2000(b.TempDir()))
 	require.NoError(b, err)
 	for b.Loop() {
 		if _, err := Render(c, Options{}); err != nil {
@@ -68,7 +49,7 @@ func TestRender2000AgreesWithModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large policy")
 	}
-	c, err := policy.Canonicalize(benchPolicy("/cordon-bench"))
+	c, err := policy.Canonicalize(scale.Policy2000("/cordon-bench"))
 	require.NoError(t, err)
 	prof, err := Render(c, Options{})
 	require.NoError(t, err)

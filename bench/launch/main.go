@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
+	scalepol "github.com/cordon-sandbox/cordon/internal/scale"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -651,26 +652,9 @@ func firstLine(s string) string {
 	return l
 }
 
-// scalePolicy has 2,000 roots: 100 chains of 10 denied directories, each
-// with a writable child that the next denied directory sits in
-// (tNNN/d0/w/d1/w/…/d9/w), the same shape as seatbelt's BenchmarkRender2000.
-func scalePolicy(base string) policy.FsSandboxPolicy {
-	p := policy.FsSandboxPolicy{RestrictWrites: true}
-	for t := range 100 {
-		dir := filepath.Join(base, fmt.Sprintf("tree%03d", t))
-		for d := range 10 {
-			dir = filepath.Join(dir, fmt.Sprintf("d%d", d))
-			p.DeniedRoots = append(p.DeniedRoots, dir)
-			dir = filepath.Join(dir, "w")
-			p.WritableRoots = append(p.WritableRoots, dir)
-		}
-	}
-	return p
-}
-
 func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error {
 	base := filepath.Join(tmp, "scale")
-	pol := scalePolicy(base)
+	pol := scalepol.Policy2000(base)
 	for _, w := range pol.WritableRoots {
 		if err := os.MkdirAll(w, 0o755); err != nil {
 			return err
