@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -162,12 +161,11 @@ func TestMutations(t *testing.T) {
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			if m.rootOnly {
-				var err error
-				if os.Getuid() != 0 {
-					err = errors.New("not root")
-				}
-				testenv.Need(t, "root (only a root launcher keeps capabilities for "+m.step+" to drop)", err)
+			if m.rootOnly && os.Getuid() != 0 {
+				// Not a missing feature: bwrap drops every capability of an
+				// unprivileged launcher by itself, so there is nothing for
+				// this mutation to remove. CI, as root, runs it.
+				testenv.NotApplicable(t, "only a root launcher keeps capabilities for "+m.step+" to drop")
 			}
 			f := failed(run(t, m.name))
 			t.Logf("without %s, failing cases: %s", m.step, strings.Join(f, ", "))
