@@ -230,3 +230,14 @@ func TestCanonicalStatRemembersWhatItSaw(t *testing.T) {
 		require.Equal(t, want, [2]bool{e, d}, p)
 	}
 }
+
+func TestWorkspacePresetRefusesLinkedCredentialStoreInWritableHome(t *testing.T) {
+	ws := t.TempDir()
+	home := filepath.Join(ws, "home")
+	require.NoError(t, os.Mkdir(home, 0o755))
+	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(home, ".ssh")))
+	_, err := Workspace(ws, WorkspaceOptions{Home: home})
+	require.ErrorContains(t, err, ".ssh is a symlink")
+	_, err = Workspace(t.TempDir(), WorkspaceOptions{Home: home})
+	require.NoError(t, err, "outside the workspace the link cannot be touched: its target is denied")
+}

@@ -103,6 +103,18 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 	}
 	if home != "" {
 		p.DeniedRoots = credentials(home, ws, opt.AllowRead)
+		if within(home, ws) {
+			// A store reached through a link in a writable HOME is denied
+			// at its target, but the link could be swapped for a real
+			// ~/.ssh (authorized_keys) from inside.
+			var lexical []string
+			for _, n := range CredentialStores {
+				lexical = append(lexical, filepath.Join(home, n))
+			}
+			if err := noLinks(lexical); err != nil {
+				return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+			}
+		}
 	}
 	return p, nil
 }
