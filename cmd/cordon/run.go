@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
@@ -67,6 +68,11 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	if *network != "on" && *network != "off" {
 		return errorf(e, exitUsage, "run: --network %q: want on or off", *network)
+	}
+	if *backend != launcher.BackendNone {
+		// Read the detection cache (or probe) while the policy is built;
+		// Start waits for this same result.
+		go detect.Detect(ctx, *backend)
 	}
 	p, tmpDir, err := pf.build()
 	if err != nil {
