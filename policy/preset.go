@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,8 +186,8 @@ func protectGit(dir string) []string {
 		return out
 	case fi.IsDir():
 		out := gitdirFiles(dotgit)
-		walkBounded(filepath.Join(dotgit, "modules"), func(p string, d os.DirEntry) bool {
-			if d.Name() == "HEAD" && d.Type().IsRegular() {
+		walkBounded(filepath.Join(dotgit, "modules"), func(p, name string, typ fs.FileMode) bool {
+			if name == "HEAD" && typ.IsRegular() {
 				out = append(out, gitdirFiles(filepath.Dir(p))...)
 			}
 			return true
@@ -240,27 +241,35 @@ func readGitdirFile(name string) (string, bool) {
 // walk that does not follow symlinks.
 func nestedRepos(root string) []string {
 	var out []string
-	walkBounded(root, func(p string, d os.DirEntry) bool {
-		if d.Name() == ".git" {
+	walkBounded(root, func(p, name string, _ fs.FileMode) bool {
+		if name == ".git" {
 			if filepath.Dir(p) != root {
 				out = append(out, filepath.Dir(p))
 			}
 			return false
 		}
-		return !scanSkip[d.Name()]
+		return !scanSkip[name]
 	})
 	return out
 }
 
+// dirent is one directory entry: its name and its type bits.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+}
+
 // walkBounded visits entries under root breadth-first, at most scanDepth
-// levels and scanEntries entries; visit returns false to skip a directory.
-func walkBounded(root string, visit func(p string, d os.DirEntry) bool) {
+// levels and scanEntries entries, never following symlinks; visit gets
+// the entry's path, name and type, and returns false to skip a directory.
+func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) {
 	level := []string{root}
 	seen := 0
+	buf := make([]byte, 32<<10)
 	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
 		var next []string
 		for _, dir := range level {
-			ents, err := os.ReadDir(dir)
+			ents, err := readDir(dir, buf)
 			if err != nil {
 				continue
 			}
@@ -268,8 +277,11 @@ func walkBounded(root string, visit func(p string, d os.DirEntry) bool) {
 				if seen++; seen > scanEntries {
 					return
 				}
-				p := filepath.Join(dir, d.Name())
-				if visit(p, d) && d.IsDir() {
+				p := dir + "/" + d.name
+				if dir == "/" {
+					p = "/" + d.name
+				}
+				if visit(p, d.name, d.typ) && d.typ.IsDir() {
 					next = append(next, p)
 				}
 			}
