@@ -1,6 +1,10 @@
 package conformance
 
-import "strings"
+import (
+	"os/exec"
+	"strings"
+	"time"
+)
 
 // seatbeltOnly marks cases about how Seatbelt matches paths: it compares
 // the resolved path string, so spellings the kernel folds together are
@@ -54,5 +58,36 @@ func seatbeltCases() []Case {
 				h.Absent("ws/ro/new")
 				h.Absent("ws/ro/new2")
 			}},
+		{Name: "launchd-escape", Class: 7, Backends: seatbeltOnly,
+			Summary: "start a process outside the sandbox through launchd, LaunchServices or an Apple Event, and have it write outside",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("outside")
+				label := "org.cordon.escape." + h.Secret[len(h.Secret)-12:]
+				h.Cleanup(func() { exec.Command("/bin/launchctl", "remove", label).Run() })
+				o := h.Sandbox(p, launchdAttempts, "O="+h.Path("outside"), "L="+label)
+				h.Refuse(o, "SUBMIT", "OPEN", "APPLEEVENT")
+				// Whatever got through would run a moment later, outside.
+				for range 30 {
+					if h.Exists("outside/by-launchd") || h.Exists("outside/by-open") || h.Exists("outside/by-appleevent") {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				h.Absent("outside/by-launchd")
+				h.Absent("outside/by-open")
+				h.Absent("outside/by-appleevent")
+			}},
 	}
 }
+
+// launchdAttempts asks three system services to run a command for the
+// sandbox: launchd (a submitted job), LaunchServices (open runs a .command
+// file in Terminal) and Terminal through an Apple Event. Each would run
+// outside any profile.
+const launchdAttempts = `printf '#!/bin/sh\ntouch "%s/by-open"\n' "$O" > "$TMPDIR/x.command"
+chmod +x "$TMPDIR/x.command"
+/bin/launchctl submit -l "$L" -- /usr/bin/touch "$O/by-launchd" && ok SUBMIT
+/usr/bin/open "$TMPDIR/x.command" && ok OPEN
+/usr/bin/osascript -e "tell application \"Terminal\" to do script \"touch $O/by-appleevent\"" && ok APPLEEVENT
+true`

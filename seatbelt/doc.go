@@ -78,6 +78,15 @@
 // out of the sandbox. Pipes and socketpair are not network operations and
 // keep working.
 //
+// (allow default) also leaves open the system's ways of starting a process
+// that answers to no profile: launchd jobs, LaunchServices (open), Apple
+// Events (osascript driving Terminal) and mounts. The profile ends by
+// denying job-creation, lsopen, appleevent-send, file-mount and
+// file-unmount, user-preference-write (cfprefsd writes plists for the
+// caller, outside every path rule), and executing launchctl, open and
+// osascript. Whether these close every such door is for the macOS leg of
+// CI to show (conformance case launchd-escape).
+//
 // # Size
 //
 // Parameters travel on sandbox-exec's command line, and macOS has an

@@ -174,12 +174,35 @@ func Render(c *policy.Canonical, opt Options) (*Profile, error) {
 		w.WriteString(")))\n")
 	}
 
+	// Last, so no root's allow can re-open them: the system's own ways of
+	// starting a process outside this sandbox. (allow default) leaves them
+	// open, and a program started by launchd, LaunchServices or through an
+	// Apple Event answers to no profile at all.
+	w.WriteString("\n;; no way out through launchd, LaunchServices, Apple Events or mounts\n")
+	w.WriteString("(deny job-creation)\n")
+	w.WriteString("(deny lsopen)\n")
+	w.WriteString("(deny appleevent-send)\n")
+	w.WriteString("(deny file-mount file-unmount)\n")
+	// cfprefsd writes a preference domain's plist on the caller's behalf,
+	// outside every path rule (login items, Terminal startup commands).
+	w.WriteString("(deny user-preference-write)\n")
+	w.WriteString("(deny process-exec\n")
+	for _, p := range launchers {
+		fmt.Fprintf(w, "  (literal %q)\n", p)
+	}
+	w.WriteString(")\n")
+
 	if n := paramBytes(r.params); n > MaxParamBytes {
 		return nil, fmt.Errorf("seatbelt: %d roots need %d bytes of parameters, more than the %d this backend passes to sandbox-exec: %w",
 			len(m.roots), n, MaxParamBytes, ErrTooLarge)
 	}
 	return &Profile{SBPL: w.String(), Params: r.params}, nil
 }
+
+// launchers are the command-line front ends of those services; denying
+// them turns a silent escape attempt into a clear "Operation not permitted"
+// even where a service would have refused anyway.
+var launchers = []string{"/bin/launchctl", "/usr/bin/open", "/usr/bin/osascript"}
 
 func checkDevice(d string) error {
 	switch {

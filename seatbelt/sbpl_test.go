@@ -187,6 +187,8 @@ var knownOps = map[string]bool{
 	"network*": true, "network-outbound": true, "network-inbound": true, "network-bind": true,
 	"process*": true, "process-exec": true, "process-fork": true, "process-info*": true,
 	"signal": true, "mach-priv-task-port": true, "mach-lookup": true,
+	"job-creation": true, "lsopen": true, "appleevent-send": true,
+	"file-mount": true, "file-unmount": true, "user-preference-write": true,
 }
 
 var knownFilters = map[string]bool{
