@@ -69,3 +69,15 @@ func emptyFile() (string, error) {
 	f.Close()
 	return p, os.Chmod(p, 0)
 }
+
+// ScanCacheDir is where the workspace preset may keep its scan for nested
+// repositories between launches (policy.WorkspaceOptions.ScanCache): inside
+// cordon's private runtime directory, which no sandbox can write. "" when
+// that directory cannot be had; the preset then scans every time.
+func ScanCacheDir() string {
+	rt, err := runtimeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(rt, "scan")
+}

@@ -66,6 +66,10 @@ type WorkspaceOptions struct {
 	Home string
 	// AllowRead lists credential stores to leave readable.
 	AllowRead []string
+	// ScanCache, when set, is a private directory (the caller's, mode 0700)
+	// where the scan for nested git repositories keeps its result between
+	// launches; see scancache.go.
+	ScanCache string
 }
 
 // Workspace compiles the --workspace preset: dir writable, the private
@@ -98,7 +102,7 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 			home = ""
 		}
 	}
-	p.ReadonlyRoots, err = Protections(ws, home)
+	p.ReadonlyRoots, err = protections(ws, home, opt.ScanCache)
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
@@ -124,7 +128,11 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 // of writable root root (DESIGN.md §2.6), and the shell files of home when
 // root contains it. A protected name that is a symlink is an error.
 func Protections(root, home string) ([]string, error) {
-	out := protect(root)
+	return protections(root, home, "")
+}
+
+func protections(root, home, cache string) ([]string, error) {
+	out := protect(root, cache)
 	if home != "" && within(home, root) {
 		for _, n := range ShellFiles {
 			out = append(out, filepath.Join(home, n))
@@ -155,13 +163,13 @@ func PrivateTmpDir(workspace string) string {
 }
 
 // protect lists the read-only roots that guard root's auto-executed files.
-func protect(root string) []string {
+func protect(root, cache string) []string {
 	var out []string
 	for _, n := range AutoExecNames {
 		out = append(out, filepath.Join(root, n))
 	}
 	out = append(out, protectGit(root)...)
-	for _, repo := range nestedRepos(root) {
+	for _, repo := range cachedNestedRepos(root, cache) {
 		out = append(out, protectGit(repo)...)
 		out = append(out, filepath.Join(repo, ".gitmodules"))
 	}
@@ -238,19 +246,18 @@ func readGitdirFile(name string) (string, bool) {
 }
 
 // nestedRepos finds work trees below root (not root itself) by a bounded
-// walk that does not follow symlinks.
-func nestedRepos(root string) []string {
-	var out []string
-	walkBounded(root, func(p, name string, _ fs.FileMode) bool {
+// walk that does not follow symlinks, and the directories it read.
+func nestedRepos(root string) (repos []string, read []dirStamp) {
+	read = walkBounded(root, func(p, name string, _ fs.FileMode) bool {
 		if name == ".git" {
 			if filepath.Dir(p) != root {
-				out = append(out, filepath.Dir(p))
+				repos = append(repos, filepath.Dir(p))
 			}
 			return false
 		}
 		return !scanSkip[name]
 	})
-	return out
+	return repos, read
 }
 
 // dirent is one directory entry: its name and its type bits.
@@ -259,23 +266,39 @@ type dirent struct {
 	typ  fs.FileMode
 }
 
+// stamp identifies a directory's state: any entry added, removed or
+// renamed in it moves its ctime, which, unlike mtime, no process can set.
+type stamp struct {
+	Ino   uint64 `json:"ino"`
+	Ctime int64  `json:"ctime"`
+}
+
+// dirStamp is a directory the scan read, and its stamp when it did.
+type dirStamp struct {
+	Path string `json:"path"`
+	stamp
+}
+
 // walkBounded visits entries under root breadth-first, at most scanDepth
 // levels and scanEntries entries, never following symlinks; visit gets
 // the entry's path, name and type, and returns false to skip a directory.
-func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) {
+// It returns the directories it read.
+func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) []dirStamp {
 	level := []string{root}
 	seen := 0
 	buf := make([]byte, 32<<10)
+	var read []dirStamp
 	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
 		var next []string
 		for _, dir := range level {
-			ents, err := readDir(dir, buf)
+			ents, id, err := readDir(dir, buf)
 			if err != nil {
 				continue
 			}
+			read = append(read, dirStamp{dir, id})
 			for _, d := range ents {
 				if seen++; seen > scanEntries {
-					return
+					return read
 				}
 				p := dir + "/" + d.name
 				if dir == "/" {
@@ -288,6 +311,7 @@ func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) 
 		}
 		level = next
 	}
+	return read
 }
 
 // credentials lists the credential stores under home to deny: those that

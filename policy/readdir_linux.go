@@ -3,6 +3,7 @@ package policy
 import (
 	"io/fs"
 	"os"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -12,20 +13,25 @@ import (
 // without os.ReadDir's sorting, allocations per entry and poller
 // registration: the bounded scan of a workspace calls it on every
 // directory, on every launch.
-func readDir(dir string, buf []byte) ([]dirent, error) {
+func readDir(dir string, buf []byte) ([]dirent, stamp, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, err
+		return nil, stamp{}, err
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, stamp{}, err
+	}
+	id := stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
 	var out []dirent
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err != nil {
-			return out, err
+			return out, id, err
 		}
 		if n <= 0 {
-			return out, nil
+			return out, id, nil
 		}
 		for off := 0; off < n; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
@@ -61,4 +67,12 @@ func direntType(t uint8, dir, name string) fs.FileMode {
 		}
 	}
 	return fs.ModeIrregular
+}
+
+func stampOf(fi os.FileInfo) stamp {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return stamp{}
+	}
+	return stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
 }

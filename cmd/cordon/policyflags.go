@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -85,7 +86,7 @@ func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err err
 		if err != nil {
 			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
 		}
-		ws, err := policy.Workspace(dir, policy.WorkspaceOptions{AllowRead: pf.allowRead})
+		ws, err := policy.Workspace(dir, policy.WorkspaceOptions{AllowRead: pf.allowRead, ScanCache: launcher.ScanCacheDir()})
 		if err != nil {
 			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
 		}
