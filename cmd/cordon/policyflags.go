@@ -52,6 +52,12 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
 The most specific root decides each path; paths are resolved through symlinks.
 `
 
+// empty reports whether no policy flag was given at all.
+func (pf *policyFlags) empty() bool {
+	return pf.file == "" && len(pf.deny)+len(pf.readonly)+len(pf.writable)+len(pf.baseWritabl) == 0 &&
+		!pf.restrict && pf.workspace == "" && pf.agentsRoot == ""
+}
+
 // build compiles the flags into one policy. tmpDir is the private TMPDIR
 // of the workspace preset ("" without it).
 func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err error) {

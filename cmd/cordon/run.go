@@ -78,6 +78,9 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	if pf.empty() && *backend != launcher.BackendNone {
+		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
+	}
 	cmd := launcher.CommandContext(ctx, p, fs.Arg(0), fs.Args()[1:]...)
 	cmd.Backend = *backend
 	cmd.Network = *network == "on"
