@@ -30,9 +30,9 @@ import (
 type registry struct {
 	dir  string
 	lock *os.File
-	me   string          // this launch's holder file name
-	live map[string]bool // stubs held by other live launches -> dir?
-	mine map[string]bool // stubs this launch holds -> dir?
+	me   string                // this launch's holder file name
+	live map[string]stubRecord // stubs held by other live launches
+	mine map[string]stubRecord // stubs this launch holds
 }
 
 type holderFile struct {
@@ -42,6 +42,11 @@ type holderFile struct {
 type stubRecord struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
+	// Ino is the stub's inode when cordon made it: a path that now holds
+	// another inode (the user replaced the stub) is not cordon's to remove.
+	// A file system may give a removed stub's inode number to the next
+	// directory made, so this narrows the mistake; it cannot rule it out.
+	Ino uint64 `json:"ino"`
 }
 
 var holderSeq atomic.Int64
@@ -65,7 +70,7 @@ func openRegistry() (*registry, error) {
 		f.Close()
 		return nil, fmt.Errorf("stub registry: lock: %w", err)
 	}
-	r := &registry{dir: dir, lock: f, mine: map[string]bool{}}
+	r := &registry{dir: dir, lock: f, mine: map[string]stubRecord{}}
 	r.me = fmt.Sprintf("%d-%s-%d.json", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
 	r.load("")
 	return r, nil
@@ -79,9 +84,9 @@ func (r *registry) unlock() {
 // load reads every holder file but skip's; stubs of dead holders that no
 // live one shares are removed.
 func (r *registry) load(skip string) {
-	r.live = map[string]bool{}
+	r.live = map[string]stubRecord{}
 	ents, _ := os.ReadDir(r.dir)
-	dead := map[string]bool{}
+	dead := map[string]stubRecord{}
 	for _, d := range ents {
 		name := d.Name()
 		if !strings.HasSuffix(name, ".json") || name == skip {
@@ -96,9 +101,9 @@ func (r *registry) load(skip string) {
 		alive := holderAlive(name)
 		for _, s := range h.Stubs {
 			if alive {
-				r.live[s.Path] = s.Dir
+				r.live[s.Path] = s
 			} else {
-				dead[s.Path] = s.Dir
+				dead[s.Path] = s
 			}
 		}
 		if !alive {
@@ -113,8 +118,8 @@ func (r *registry) load(skip string) {
 // anything else is what canonicalization saw (host is Canonical.Stat).
 func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 	return func(p string) (exists, dir bool) {
-		if d, ok := r.live[p]; ok {
-			return false, d
+		if s, ok := r.live[p]; ok {
+			return false, s.Dir
 		}
 		return host(p)
 	}
@@ -127,26 +132,27 @@ func (r *registry) acquire(stubs []bwrap.Stub) error {
 		chain := append(missingParents(s.Path, r.live), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
-			if d, ok := r.live[p]; ok {
-				r.mine[p] = d
+			if s, ok := r.live[p]; ok {
+				r.mine[p] = s
 				continue
 			}
 			if _, err := os.Lstat(p); err == nil {
 				continue // made by someone else meanwhile: not ours
 			}
-			if err := createStub(p, isDir); err != nil {
+			ino, err := createStub(p, isDir)
+			if err != nil {
 				r.release()
 				return err
 			}
-			r.mine[p] = isDir
+			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino}
 		}
 	}
 	if len(r.mine) == 0 {
 		return nil
 	}
 	var h holderFile
-	for p, d := range r.mine {
-		h.Stubs = append(h.Stubs, stubRecord{p, d})
+	for _, s := range r.mine {
+		h.Stubs = append(h.Stubs, s)
 	}
 	b, _ := json.Marshal(h)
 	tmp := filepath.Join(r.dir, r.me+".tmp")
@@ -169,31 +175,31 @@ func (r *registry) release() {
 	}
 	os.Remove(filepath.Join(r.dir, r.me))
 	r.load(r.me)
-	orphans := map[string]bool{}
-	for p, d := range r.mine {
+	orphans := map[string]stubRecord{}
+	for p, s := range r.mine {
 		if _, held := r.live[p]; !held {
-			orphans[p] = d
+			orphans[p] = s
 		}
 	}
 	r.remove(orphans)
-	r.mine = map[string]bool{}
+	r.mine = map[string]stubRecord{}
 }
 
 // remove deletes stubs deepest first, so parents created as stubs go last.
-func (r *registry) remove(stubs map[string]bool) {
+func (r *registry) remove(stubs map[string]stubRecord) {
 	paths := make([]string, 0, len(stubs))
 	for p := range stubs {
 		paths = append(paths, p)
 	}
 	slices.SortFunc(paths, func(a, b string) int { return policy.Depth(b) - policy.Depth(a) })
 	for _, p := range paths {
-		removeStub(p, stubs[p])
+		removeStub(stubs[p])
 	}
 }
 
 // missingParents lists the ancestors of p that do not exist, or that exist
 // only as stubs of live launches, shallow to deep.
-func missingParents(p string, live map[string]bool) []string {
+func missingParents(p string, live map[string]stubRecord) []string {
 	var out []string
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
 		if _, stub := live[q]; !stub {
@@ -207,33 +213,47 @@ func missingParents(p string, live map[string]bool) []string {
 	return out
 }
 
-func createStub(p string, dir bool) error {
+// createStub makes an empty directory (or file) at p and returns its inode.
+func createStub(p string, dir bool) (uint64, error) {
 	if dir {
 		if err := os.Mkdir(p, 0o755); err != nil {
-			return fmt.Errorf("create mount stub: %w", err)
+			return 0, fmt.Errorf("create mount stub: %w", err)
 		}
-		return nil
+	} else {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			return 0, fmt.Errorf("create mount stub: %w", err)
+		}
+		f.Close()
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return fmt.Errorf("create mount stub: %w", err)
-	}
-	return f.Close()
-}
-
-// removeStub removes p only while it is still what cordon made: an empty
-// directory or an empty regular file. Anything else belongs to someone.
-func removeStub(p string, dir bool) {
 	fi, err := os.Lstat(p)
 	if err != nil {
+		return 0, fmt.Errorf("create mount stub: %w", err)
+	}
+	return inode(fi), nil
+}
+
+// removeStub removes a stub only while it is still what cordon made: the
+// same inode, an empty directory or an empty regular file. Anything else
+// belongs to someone.
+func removeStub(s stubRecord) {
+	fi, err := os.Lstat(s.Path)
+	if err != nil || (s.Ino != 0 && inode(fi) != s.Ino) {
 		return
 	}
 	switch {
-	case dir && fi.IsDir():
-		syscall.Rmdir(p) // fails, as it should, when not empty
-	case !dir && fi.Mode().IsRegular() && fi.Size() == 0:
-		os.Remove(p)
+	case s.Dir && fi.IsDir():
+		syscall.Rmdir(s.Path) // fails, as it should, when not empty
+	case !s.Dir && fi.Mode().IsRegular() && fi.Size() == 0:
+		os.Remove(s.Path)
 	}
+}
+
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }
 
 // holderAlive reads "PID-START-SEQ.json" and checks that process PID still
