@@ -21,6 +21,8 @@ type Rendered struct {
 	Params  map[string]string      `json:"params,omitempty"`
 	// Stubs are paths a launch would create on the host first (bwrap).
 	Stubs []string `json:"stubs,omitempty"`
+	// Seccomp describes the filter passed with --seccomp FD (bwrap).
+	Seccomp string `json:"seccomp,omitempty"`
 }
 
 // Render shows what Start would execute for policy p and command cmd,
@@ -54,7 +56,9 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		if err != nil {
 			return nil, err
 		}
-		out.Argv = append(append([]string{path}, plan.Args...), "--")
+		// A launch passes the seccomp program through a descriptor too.
+		out.Argv = append(append([]string{path}, plan.Args...), "--seccomp", "FD", "--")
+		out.Seccomp = bwrap.Describe(!network)
 		out.Argv = append(out.Argv, cmd...)
 		for _, s := range plan.Stubs {
 			out.Stubs = append(out.Stubs, s.Path)

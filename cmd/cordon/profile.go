@@ -21,7 +21,8 @@ Prints the policy in canonical form (absolute, symlink-free, sorted) and
 exactly what 'cordon run' would execute with it: bwrap's argument list, or
 the Seatbelt profile and its parameters. Nothing is created or run. A
 launch passes bwrap's arguments through a file descriptor (--args FD);
-they are shown inline here.
+they are shown inline here, and the seccomp program it passes the same
+way (--seccomp FD) is described.
 
 Examples:
   cordon profile --workspace .
@@ -82,6 +83,9 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	}
 	if len(r.Stubs) > 0 {
 		fmt.Fprintf(w, "mount stubs created for the run, removed after (paths that do not exist yet):\n  %s\n", strings.Join(r.Stubs, "\n  "))
+	}
+	if r.Seccomp != "" {
+		fmt.Fprintf(w, "%s (the program goes to bwrap as --seccomp FD)\n", r.Seccomp)
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
