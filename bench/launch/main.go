@@ -442,8 +442,13 @@ func profile(cordon string, env []string, dir string, args ...string) (*launcher
 // rawArgv is the profile's bwrap argv with the seccomp filter the launcher
 // adds at launch (bwrap.Seccomp, network off) read from fd, and cmd.
 func rawArgv(prof *launcher.Rendered, fd int, cmd ...string) []string {
+	// The profile ends its options with "--seccomp FD --": put the real
+	// descriptor in place of FD.
 	i := slices.Index(prof.Argv, "--")
 	argv := slices.Clone(prof.Argv[:i])
+	if j := slices.Index(argv, "--seccomp"); j >= 0 {
+		argv = slices.Delete(argv, j, j+2)
+	}
 	argv = append(argv, "--seccomp", fmt.Sprint(fd), "--")
 	return append(argv, cmd...)
 }
