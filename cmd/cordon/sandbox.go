@@ -19,7 +19,7 @@ import (
 // backend "" means auto; with no usable backend the launch fails closed.
 func sandboxSpawner(backend string) runner.Spawner {
 	return func(ctx context.Context, workspace, command string, stdout, stderr io.Writer) (int, error) {
-		p, err := policy.Workspace(workspace, policy.WorkspaceOptions{})
+		p, err := policy.Workspace(workspace, policy.WorkspaceOptions{ScanCache: launcher.ScanCacheDir()})
 		if err != nil {
 			return -1, fmt.Errorf("workspace policy for %s: %w", workspace, err)
 		}
