@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -483,6 +482,3 @@ func (h *H) Listen(path string) func() int {
 		return n
 	}
 }
-
-// errNA marks an error that makes a case not applicable.
-var errNA = errors.New("not applicable")
