@@ -123,3 +123,23 @@ func memFile(name string, data []byte) (*os.File, error) {
 	unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
 	return f, nil
 }
+
+// emptyFile returns the path of an empty file with mode 0000 in the
+// runtime dir, bound over denied files.
+func emptyFile() (string, error) {
+	if _, err := runtimeDir(); err != nil {
+		return "", err
+	}
+	p := emptyFilePath()
+	fi, err := os.Lstat(p)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0 {
+		return p, nil
+	}
+	os.Remove(p)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
+	if err != nil {
+		return "", fmt.Errorf("mask file: %w", err)
+	}
+	f.Close()
+	return p, os.Chmod(p, 0)
+}

@@ -27,6 +27,8 @@ func runtimeDirPath() string { return filepath.Dir(policy.PrivateTmpDir("/")) }
 
 func emptyFilePath() string { return filepath.Join(runtimeDirPath(), "empty") }
 
+func maskRootPath() string { return filepath.Join(runtimeDirPath(), "masks") }
+
 // ensurePrivateDir creates dir (and its parent when that is the runtime
 // dir) with mode 0700 and checks it is a real directory owned by us.
 func ensurePrivateDir(dir string) error {
@@ -48,26 +50,6 @@ func ensurePrivateDir(dir string) error {
 		return fmt.Errorf("private dir %s: not a directory owned by uid %d with mode 0700; remove it and retry", dir, os.Getuid())
 	}
 	return nil
-}
-
-// emptyFile returns the path of an empty file with mode 0000 in the
-// runtime dir, bound over denied files.
-func emptyFile() (string, error) {
-	if _, err := runtimeDir(); err != nil {
-		return "", err
-	}
-	p := emptyFilePath()
-	fi, err := os.Lstat(p)
-	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0 {
-		return p, nil
-	}
-	os.Remove(p)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
-	if err != nil {
-		return "", fmt.Errorf("mask file: %w", err)
-	}
-	f.Close()
-	return p, os.Chmod(p, 0)
 }
 
 // ScanCacheDir is where the workspace preset may keep its scan for nested

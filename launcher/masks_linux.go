@@ -12,8 +12,6 @@ import (
 	"github.com/cordon-sandbox/cordon/bwrap"
 )
 
-func maskRootPath() string { return filepath.Join(runtimeDirPath(), "masks") }
-
 // ensureMasks makes every mask of a plan exist under the mask root. A mask
 // is named by its content, so one made by an earlier launch is reused as
 // it is: a launch with the usual policies creates none.
