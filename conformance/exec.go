@@ -169,21 +169,29 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		return Output{}, err
 	}
 	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
-	err = cmd.Start()
-	closeFds()
-	if err == nil {
-		err = cmd.Wait()
-	}
-	o := Output{Stdout: out.String(), Stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		o.Code = ee.ExitCode()
-	default:
+	o, err := finish(cmd.Start, cmd.Wait, closeFds, &out, &errb)
+	if err != nil {
 		return o, fmt.Errorf("cordon run: %w", err)
 	}
 	return o, nil
+}
+
+// finish starts a prepared command, closes the case's leaked descriptors
+// once the child holds them, waits, and collects the output. A non-zero
+// exit is the case's outcome, not an error; any other failure is returned.
+func finish(start, wait func() error, closeFds func(), out, errb *bytes.Buffer) (Output, error) {
+	err := start()
+	closeFds()
+	if err == nil {
+		err = wait()
+	}
+	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		o.Code = ee.ExitCode()
+		err = nil
+	}
+	return o, err
 }
 
 // Launcher runs cases through the launcher API in this process, as the
@@ -221,18 +229,9 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		return Output{}, err
 	}
 	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
-	err = cmd.Start()
-	closeFds()
-	if err == nil {
-		err = cmd.Wait()
-	}
-	o := Output{Stdout: out.String(), Stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		o.Code = ee.ExitCode()
-	default:
+	o, err := finish(cmd.Start, cmd.Wait, closeFds, &out, &errb)
+	if err != nil {
+		// As 'cordon run' reports a launch it refused.
 		o.Code = 125
 		o.Stderr += "\nlaunch: " + err.Error()
 	}
