@@ -11,6 +11,9 @@
 //	(c) the same raw bwrap command with the same stub directories created
 //	    before it and removed after it, inside the timing: like for like
 //	(d) Anthropic's srt, when installed, for the first -srt-n rounds
+//	(e) the same raw bwrap command as (b), started through a minimal Go
+//	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
+//	    floor any Go launcher pays, exec plus Go runtime start
 //
 // Each sample is the wall time of exec.Cmd Start+Wait in this process (no
 // shell in between); peak RSS is wait4's ru_maxrss. A fresh XDG_CACHE_HOME
@@ -64,7 +67,7 @@ type config struct {
 
 func main() {
 	var cfg config
-	flag.IntVar(&cfg.n, "n", 200, "alternation rounds of (a), (b), (c)")
+	flag.IntVar(&cfg.n, "n", 200, "alternation rounds of (a), (b), (c), (e)")
 	flag.IntVar(&cfg.srtN, "srt-n", 20, "rounds that also run srt (it takes ~0.5 s or more each); 0 skips it")
 	flag.StringVar(&cfg.srt, "srt", "", "path of Anthropic's srt (default: $SRT, else srt in PATH)")
 	flag.BoolVar(&cfg.installSrt, "install-srt", false, "npm install @anthropic-ai/sandbox-runtime into the temp dir when srt is not found")
@@ -105,6 +108,10 @@ func run(cfg config) error {
 	if err := buildCordon(cordon); err != nil {
 		return err
 	}
+	golauncher := filepath.Join(tmp, "golauncher")
+	if err := buildGoLauncher(filepath.Join(tmp, "golauncher-src"), golauncher); err != nil {
+		return err
+	}
 	probeLog := filepath.Join(tmp, "probes.log")
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "CORDON_PROBE_LOG="+probeLog)
 	printMachine(ws)
@@ -129,6 +136,7 @@ func run(cfg config) error {
 	}
 	defer filter.Close()
 	raw := rawArgv(prof, 3, "/bin/true")
+	viaGo := append([]string{golauncher}, raw...)
 	if err := checkSameMounts(cordon, prof, filter, stubs, env, ws); err != nil {
 		return err
 	}
@@ -144,7 +152,7 @@ func run(cfg config) error {
 
 	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", cfg.n, ws)
 	fmt.Printf("stubs a launch creates and removes: %d\n", len(stubs))
-	var a, b, c, d, floor series
+	var a, b, c, d, e, floor series
 	probesBefore := countLines(probeLog)
 	for i := range cfg.n {
 		steps := []func() error{
@@ -154,15 +162,7 @@ func run(cfg config) error {
 				return err
 			},
 			func() error {
-				if err := makeStubs(stubs); err != nil {
-					return err
-				}
-				cmd, err := rawCmd(raw, filter)
-				if err != nil {
-					return err
-				}
-				s, err := sample(cmd, env, ws)
-				removeStubs(stubs)
+				s, err := samplePreStubbed(raw, filter, stubs, env, ws)
 				b.add(s)
 				return err
 			},
@@ -181,6 +181,11 @@ func run(cfg config) error {
 				c.add(s)
 				return err
 			},
+			func() error {
+				s, err := samplePreStubbed(viaGo, filter, stubs, env, ws)
+				e.add(s)
+				return err
+			},
 		}
 		if srt != "" && i < cfg.srtN {
 			steps = append(steps, func() error {
@@ -195,7 +200,11 @@ func run(cfg config) error {
 			}
 		}
 		if i < cfg.rssN {
-			if err := sampleRSS(&a, &b, &d, &floor, cordon, runArgs, raw, filter, stubs, srt, srtSettings, i < cfg.srtN, env, ws); err != nil {
+			err := sampleRSS(&a, &b, &d, &floor, cordon, runArgs, raw, filter, stubs, srt, srtSettings, i < cfg.srtN, env, ws)
+			if err == nil {
+				err = rssPreStubbed(&e, viaGo, filter, stubs, env, ws)
+			}
+			if err != nil {
 				return fmt.Errorf("round %d: rss: %w", i, err)
 			}
 		}
@@ -206,6 +215,7 @@ func run(cfg config) error {
 	a.print("(a) cordon run --workspace W -- /bin/true")
 	b.print("(b) raw bwrap, same argv, stubs pre-made")
 	c.print("(c) raw bwrap + mkdir/rmdir the same stubs")
+	e.print("(e) minimal Go launcher → same raw bwrap")
 	if srt != "" {
 		d.print("(d) srt --settings S /bin/true")
 	} else {
@@ -218,6 +228,8 @@ func run(cfg config) error {
 	if srt != "" {
 		fmt.Printf("ratio median srt/cordon = %.1f\n", ratio(d.median(), a.median()))
 	}
+	fmt.Printf("ratio median (e)/(b) = %.2f  (the floor any Go launcher pays: exec + Go runtime start)   cordon/(e) = %.2f\n",
+		ratio(e.median(), b.median()), ratio(a.median(), e.median()))
 	fmt.Printf("cordon peak RSS: median %.1f MiB, max %.1f MiB over %d runs (target ≤ 20 MiB; /usr/bin/time -f %%M, whose floor, /bin/true, is %.1f MiB)\n",
 		a.rssMedian(), a.rssMax(), a.rssCount(), floor.rssMax())
 	fmt.Printf("cold launch: %s wall, %d probe(s) (target ≤ 1)\n", ms(cold.wall), coldProbes)
@@ -248,6 +260,36 @@ func sample(cmd *exec.Cmd, env []string, dir string) (result, error) {
 		return result{}, fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " ")[:min(200, len(strings.Join(cmd.Args, " ")))], err, stderr.String())
 	}
 	return result{wall: wall}, nil
+}
+
+// samplePreStubbed samples argv as rawCmd starts it, the stubs created
+// before and removed after, outside the timing: (b), and (e) through the
+// Go launcher.
+func samplePreStubbed(argv []string, filter *os.File, stubs, env []string, dir string) (result, error) {
+	if err := makeStubs(stubs); err != nil {
+		return result{}, err
+	}
+	defer removeStubs(stubs)
+	cmd, err := rawCmd(argv, filter)
+	if err != nil {
+		return result{}, err
+	}
+	return sample(cmd, env, dir)
+}
+
+// rssPreStubbed is samplePreStubbed's peak RSS, under measureRSS.
+func rssPreStubbed(s *series, argv []string, filter *os.File, stubs, env []string, dir string) error {
+	if err := makeStubs(stubs); err != nil {
+		return err
+	}
+	defer removeStubs(stubs)
+	cmd, err := rawCmd(argv, filter)
+	if err != nil {
+		return err
+	}
+	kib, err := measureRSS(cmd, env, dir)
+	s.addRSS(kib)
+	return err
 }
 
 // measureRSS runs cmd under /usr/bin/time -f %M and returns its peak RSS
@@ -375,14 +417,53 @@ func buildCordon(out string) error {
 	if err != nil {
 		return fmt.Errorf("find module root (run from the repository): %w", err)
 	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/cordon")
-	cmd.Dir = strings.TrimSpace(string(root))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := goBuild(strings.TrimSpace(string(root)), out, "./cmd/cordon"); err != nil {
 		return fmt.Errorf("build cordon: %w", err)
 	}
 	return nil
+}
+
+// goLauncherSrc is the smallest Go launcher: it only execs its arguments.
+const goLauncherSrc = `package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func main() {
+	panic(syscall.Exec(os.Args[1], os.Args[1:], os.Environ()))
+}
+`
+
+// buildGoLauncher writes goLauncherSrc as its own module into dir and
+// builds it to out.
+func buildGoLauncher(dir, out string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range map[string]string{
+		"go.mod":  "module golauncher\n\ngo 1.26\n",
+		"main.go": goLauncherSrc,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	// Its own module, whatever go.work sits above the temp dir.
+	if err := goBuild(dir, out, ".", "GOWORK=off"); err != nil {
+		return fmt.Errorf("build the minimal Go launcher: %w", err)
+	}
+	return nil
+}
+
+// goBuild builds pkg in dir to out with CGO_ENABLED=0 (and env).
+func goBuild(dir, out, pkg string, env ...string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
 }
 
 // makeWorkspace is a small git repository: a few files, a commit.
