@@ -168,7 +168,8 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
+	// No lingering stubs: the case's host check waits for the reaper.
+	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds, "CORDON_STUB_LINGER=0")
 	o, err := finish(cmd.Start, cmd.Wait, closeFds, &out, &errb)
 	if err != nil {
 		return o, fmt.Errorf("cordon run: %w", err)
@@ -217,6 +218,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd := launcher.CommandContext(ctx, fp, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
 	cmd.TmpDir = tmp
+	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -394,7 +394,14 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 	for i, e := range except {
 		except[i] = h.Path(e)
 	}
-	if d := before.diff(h.Snapshot(), except...); len(d) > 0 {
+	// Mount stubs are removed by cordon's stub reaper just after the
+	// sandbox ends (the launches here ask for no linger): give it time.
+	d := before.diff(h.Snapshot(), except...)
+	for wait := time.Now().Add(10 * time.Second); len(d) > 0 && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond)
+		d = before.diff(h.Snapshot(), except...)
+	}
+	if len(d) > 0 {
 		if len(d) > 20 {
 			d = append(d[:20], fmt.Sprintf("... and %d more", len(d)-20))
 		}

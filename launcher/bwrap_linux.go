@@ -15,12 +15,10 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
+// bwrapCmd renders the policy for bwrap and acquires its stubs; the caller
+// holds reg's lock.
+func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	empty, err := emptyFile()
-	if err != nil {
-		return nil, nil, err
-	}
-	reg, err := openRegistry()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -39,9 +37,8 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		err = ensureMasks(plan.Masks)
 	}
 	if err == nil {
-		err = reg.acquire(plan.Stubs)
+		err = reg.acquire(plan.Stubs, c.StubLinger)
 	}
-	reg.unlock()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,14 +46,15 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		if len(reg.mine) == 0 {
 			return
 		}
-		r, err := openRegistry()
+		r, err := lockRegistry(reg.dir)
 		if err != nil {
 			return
 		}
-		r.me, r.mine = reg.me, reg.mine
+		r.me, r.mine, r.reaped = reg.me, reg.mine, reg.reaped
 		r.release()
 		r.unlock()
 	}
+	c.handoff = len(reg.mine) == 0 || reg.reaped
 	if testhook.BwrapArgs != nil {
 		plan.Args = testhook.BwrapArgs(plan.Args)
 	}

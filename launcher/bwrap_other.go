@@ -11,6 +11,14 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func (c *Cmd) bwrapCmd(context.Context, *policy.Canonical, detect.Result, []string) (*exec.Cmd, func(), error) {
+func (c *Cmd) bwrapCmd(context.Context, *policy.Canonical, detect.Result, []string, *registry) (*exec.Cmd, func(), error) {
 	return nil, nil, fmt.Errorf("%w: bwrap: %w", ErrNoBackend, errOS)
 }
+
+// registry is Linux's stub registry (stubs_linux.go); bwrap runs nowhere
+// else.
+type registry struct{}
+
+func openRegistry() (*registry, error) { return &registry{}, nil }
+
+func (*registry) unlock() {}

@@ -25,7 +25,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
@@ -70,6 +72,10 @@ type Cmd struct {
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
 	TmpDir string
+	// StubLinger is how long the mount stubs this launch makes stay after
+	// it ends, for the next launch in the same place to reuse (Linux): 0
+	// means $CORDON_STUB_LINGER, else DefaultStubLinger; negative, none.
+	StubLinger time.Duration
 
 	// Cancel and WaitDelay mean what they mean in os/exec; Cancel's
 	// default kills the sandbox, and with it everything inside.
@@ -89,6 +95,10 @@ type Cmd struct {
 	ctx     context.Context
 	inner   *exec.Cmd
 	release func() // removes stubs and temp files after Wait
+	// handoff: nothing needs undoing after the sandbox that release
+	// would not also leave to others (the stub reaper), so Exec may
+	// replace this process.
+	handoff bool
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -137,6 +147,10 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
+	return c.start(inner, release)
+}
+
+func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	c.inner = inner
 	c.release = release
 	if !testhook.SkipCloseOnExec {
@@ -148,6 +162,67 @@ func (c *Cmd) Start() error {
 	}
 	c.Process = inner.Process
 	return nil
+}
+
+// Exec is Run for a process that has nothing left to do but run the
+// command: where it can, it replaces the calling process with the sandbox
+// (execve, like a shell's exec), so the pid, the signals sent to it and
+// the exit status are the sandbox's own, and nothing of the caller stays
+// in memory. On success it does not return. That needs bwrap (or no
+// sandbox at all), stdin, stdout and stderr that are *os.File or nil, no
+// Context, Cancel or WaitDelay (nothing would be left to act on them), and
+// a stub reaper to remove the launch's mount stubs afterwards.
+//
+// Where it cannot, Exec runs the command like Run, passing SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT on to it, and returns what Run returns;
+// ProcessState is nil only when the command did not start.
+func (c *Cmd) Exec() error {
+	if c.inner != nil {
+		return errors.New("launcher: already started")
+	}
+	if c.Err != nil {
+		return c.Err
+	}
+	inner, release, err := c.prepare(context.Background())
+	if err != nil {
+		return err
+	}
+	if c.handoff && c.ctx == nil && c.Cancel == nil && c.WaitDelay == 0 && stdioFiles(inner) {
+		if !testhook.SkipCloseOnExec {
+			closeOnExec()
+		}
+		err := execInPlace(inner) // returns only when execve failed
+		release()
+		return err
+	}
+	if err := c.start(inner, release); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			c.Process.Signal(s)
+		}
+	}()
+	return c.Wait()
+}
+
+// stdioFiles reports whether cmd's stdio can be handed over as they are.
+func stdioFiles(cmd *exec.Cmd) bool {
+	for _, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		switch f := s.(type) {
+		case nil:
+		case *os.File:
+			if f == nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Wait waits for the command to exit and removes what the launch created.

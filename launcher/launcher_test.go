@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,8 +111,39 @@ func holdSandbox(t *testing.T, p policy.FsSandboxPolicy) (done chan error, relea
 	}
 }
 
+// holdSandboxScript is holdSandbox that runs script (in the workspace,
+// the policy's first writable root) once released; done gets its output.
+func holdSandboxScript(t *testing.T, p policy.FsSandboxPolicy, script string) (done chan string, release func()) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "go")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	p.ReadonlyRoots = append(p.ReadonlyRoots, filepath.Dir(fifo))
+	c := Command(p, "sh", "-c", `read x < "$0"; cd "$1" && `+script, fifo, p.WritableRoots[0])
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	require.NoError(t, c.Start())
+	done = make(chan string, 1)
+	go func() { c.Wait(); done <- out.String() }()
+	return done, func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		require.NoError(t, err)
+		f.WriteString("\n")
+		f.Close()
+	}
+}
+
+// gone waits for the stub reaper to remove p.
+func gone(t *testing.T, p, why string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, err := os.Lstat(p)
+		return errors.Is(err, os.ErrNotExist)
+	}, 20*time.Second, 10*time.Millisecond, why)
+}
+
 func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
 	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
 	p := workspacePolicy(t, ws)
 	stub := filepath.Join(ws, ".vscode")
@@ -119,42 +151,74 @@ func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
 	require.DirExists(t, stub)
 	_, releaseB := holdSandbox(t, p)
 	releaseA()
+	time.Sleep(200 * time.Millisecond) // the reaper's turn, were it wrong
 	require.DirExists(t, stub, "B still holds the stub")
 	// B's mask still holds: nothing can be planted in .vscode.
 	out, err := Command(p, "sh", "-c", `echo x > "$0"/settings.json || echo blocked`, stub).CombinedOutput()
 	require.NoError(t, err)
 	require.Contains(t, string(out), "blocked")
 	releaseB()
-	require.NoDirExists(t, stub, "the last sandbox out removes the stub")
+	gone(t, stub, "the reaper removes the stub once no sandbox holds it")
 }
 
-func TestStubsOfACrashedLauncherAreRemovedByTheNext(t *testing.T) {
+func TestStubsLingerForTheNextLaunch(t *testing.T) {
 	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "3s")
 	ws := t.TempDir()
-	if os.Getenv("CORDON_TEST_CRASH_CHILD") != "" {
-		return
-	}
-	// A child test process launches a sandbox, then is SIGKILLed: no
-	// cleanup runs, and bwrap dies with it (--die-with-parent).
+	p := workspacePolicy(t, ws)
+	stub := filepath.Join(ws, ".vscode")
+	require.NoError(t, Command(p, "true").Run())
+	fi1, err := os.Lstat(stub)
+	require.NoError(t, err, "the stub stays for the next launch")
+	require.NoError(t, Command(p, "true").Run())
+	fi2, err := os.Lstat(stub)
+	require.NoError(t, err)
+	require.True(t, os.SameFile(fi1, fi2), "the second launch reused the stub")
+	gone(t, stub, "the reaper removes it after the linger time")
+}
+
+// F5 (conformance/FINDINGS.md): a stub held by a live sandbox is never
+// removed for a killed launch that shared it; removing it would detach the
+// live sandbox's mask.
+func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
+	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
+	ws := t.TempDir()
+	p := workspacePolicy(t, ws)
+	stub := filepath.Join(ws, ".vscode")
+	done, releaseA := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
+	killedLauncher(t, ws)
+	time.Sleep(300 * time.Millisecond) // the reaper's turn, were it wrong
+	require.DirExists(t, stub, "A still holds the stub")
+	releaseA()
+	require.NotContains(t, <-done, "PLANTED", "A's mask held")
+	gone(t, stub, "the reaper removes the stub once no sandbox holds it")
+
+	// Alone, a killed launch's stubs go too.
+	ws2 := t.TempDir()
+	killedLauncher(t, ws2)
+	gone(t, filepath.Join(ws2, ".vscode"), "the reaper sweeps stubs of dead holders")
+}
+
+// killedLauncher has a child test process launch a sandbox in ws and then
+// SIGKILLs it: no cleanup runs, and bwrap dies with it (--die-with-parent).
+func killedLauncher(t *testing.T, ws string) {
+	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^TestHelperLaunchAndHang$")
 	child.Env = append(os.Environ(), "CORDON_TEST_CRASH_CHILD="+ws)
 	var out bytes.Buffer
 	child.Stdout = &out
 	require.NoError(t, child.Start())
-	stub := filepath.Join(ws, ".vscode")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "started") }, 20*time.Second, 20*time.Millisecond)
-	require.DirExists(t, stub)
+	require.DirExists(t, filepath.Join(ws, ".vscode"))
 	require.NoError(t, child.Process.Kill())
 	child.Wait()
-	require.DirExists(t, stub, "nobody cleaned up after the crash yet")
-	require.NoError(t, Command(workspacePolicy(t, t.TempDir()), "true").Run())
-	require.NoDirExists(t, stub, "the next launch sweeps stubs of dead holders")
 }
 
 func TestHelperLaunchAndHang(t *testing.T) {
 	ws := os.Getenv("CORDON_TEST_CRASH_CHILD")
 	if ws == "" {
-		t.Skip("helper process for TestStubsOfACrashedLauncherAreRemovedByTheNext")
+		t.Skip("helper process for killedLauncher")
 	}
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
 	require.NoError(t, err)
@@ -162,6 +226,44 @@ func TestHelperLaunchAndHang(t *testing.T) {
 	require.NoError(t, c.Start())
 	os.Stdout.WriteString("started\n")
 	c.Wait()
+}
+
+func TestExecReplacesTheProcess(t *testing.T) {
+	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
+	ws := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperExec$")
+	child.Env = append(os.Environ(), "CORDON_TEST_EXEC="+ws)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	child.Stdout, child.Stderr = &out, &out
+	require.NoError(t, child.Start())
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "ready") }, 20*time.Second, 10*time.Millisecond, "%s", &out)
+	// The child process is bwrap now, at the same pid.
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(child.Process.Pid) + "/exe")
+	require.NoError(t, err)
+	require.Equal(t, "bwrap", filepath.Base(exe))
+	stdin.Close()
+	err = child.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", &out)
+	require.Equal(t, 7, ee.ExitCode(), "the sandbox's status is the process's: %s", &out)
+	require.Contains(t, out.String(), "blocked", "confined: the protected name could not be written")
+	gone(t, filepath.Join(ws, ".vscode"), "the reaper removes the stubs of an exec'd launch")
+}
+
+func TestHelperExec(t *testing.T) {
+	ws := os.Getenv("CORDON_TEST_EXEC")
+	if ws == "" {
+		t.Skip("helper process for TestExecReplacesTheProcess")
+	}
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `echo x > "$0"/.vscode/x 2>/dev/null || echo blocked; echo ready; read x; exit 7`, ws)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = c.Exec()
+	t.Fatalf("Exec returned: %v", err)
 }
 
 func TestNoBackendFailsClosed(t *testing.T) {

@@ -26,6 +26,21 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	default:
 		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, seatbelt or none", backend)
 	}
+	var res detect.Result
+	if backend != BackendNone {
+		res = detect.Detect(ctx, backend)
+	}
+	// With bwrap, canonicalization looks at the host under the stub
+	// registry's lock, and the stubs are decided before it is let go: the
+	// reaper removes stubs only under that lock, so none vanishes between
+	// what canonicalization saw and what bwrap mounts.
+	var reg *registry
+	if res.Usable && !res.Nested && res.Backend == BackendBwrap {
+		if reg, err = openRegistry(); err != nil {
+			return nil, nil, err
+		}
+		defer reg.unlock()
+	}
 	canon, err := canonicalize(c.Policy)
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: %w", err)
@@ -42,11 +57,12 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	if backend == BackendNone {
 		c.Detected = detect.Result{Backend: BackendNone, Usable: true, Reason: "no sandbox: --backend none was asked for"}
+		c.handoff = execSupported
 		return c.plain(ctx, env), func() {}, c.makeTmpDir()
 	}
-	res := detect.Detect(ctx, backend)
 	c.Detected = res
 	if res.Nested {
+		c.handoff = execSupported
 		return c.plain(ctx, env), func() {}, c.makeTmpDir()
 	}
 	if !res.Usable {
@@ -58,7 +74,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	switch res.Backend {
 	case BackendBwrap:
-		return c.bwrapCmd(ctx, canon, res, env)
+		return c.bwrapCmd(ctx, canon, res, env, reg)
 	case BackendSeatbelt:
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,48 +22,108 @@ import (
 
 // A stub is a mount target the launcher creates on the host because the
 // policy names a path that does not exist yet (bwrap can only mount onto an
-// existing path). Each launch records the stubs it holds in a file of its
-// own in the registry; a stub is removed when no live launch holds it, so
-// the last sandbox to exit removes it, also when several share a
-// workspace, and the next launch removes those of a crashed one. All of it
-// happens under one lock, briefly: one file written per launch, one
-// removed, because every metadata operation costs on a launch's hot path.
+// existing path). Each launch records the stubs it holds in a holder file
+// of its own in the registry, under one lock, briefly.
+//
+// A stub is removed only when no live launch holds it: removing a
+// directory that a live sandbox mounts over would detach that mount inside
+// the sandbox (Linux allows rmdir of a mount point of another mount
+// namespace), and with it the protection. The stub reaper (reaper_linux.go)
+// removes stubs once their last holder has been gone for the linger time
+// the holder asked for (CORDON_STUB_LINGER, default 1s), so back-to-back
+// launches in one workspace reuse the stubs instead of paying a mkdir and
+// an rmdir each. A launch that cannot have a reaper removes its stubs
+// itself when it ends.
 type registry struct {
 	dir  string
 	lock *os.File
 	me   string                // this launch's holder file name
-	live map[string]stubRecord // stubs held by other live launches
+	live map[string]stubRecord // stubs held by live launches (not this one)
+	dead map[string]stubRecord // stubs held only by ended launches
 	mine map[string]stubRecord // stubs this launch holds
+	// reaped: a reaper runs and will remove this launch's stubs after it.
+	reaped bool
 }
 
 type holderFile struct {
-	Stubs []stubRecord `json:"stubs"`
+	// LingerMS is how long the stubs stay after this holder ends, when no
+	// other live holder holds them.
+	LingerMS int64        `json:"linger_ms"`
+	Stubs    []stubRecord `json:"stubs"`
 }
 
 type stubRecord struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
 	// Ino is the stub's inode when cordon made it: a path that now holds
-	// another inode (the user replaced the stub) is not cordon's to remove.
-	// A file system may give a removed stub's inode number to the next
-	// directory made, so this narrows the mistake; it cannot rule it out.
+	// another inode (the user replaced the stub) is not cordon's to remove,
+	// and a record without one is never acted on. A file system may give
+	// a removed stub's inode number to the next directory made, so this
+	// narrows the mistake; it cannot rule it out.
 	Ino uint64 `json:"ino"`
+}
+
+// DefaultStubLinger is how long mount stubs stay after the last sandbox
+// holding them exits, unless CORDON_STUB_LINGER says otherwise.
+const DefaultStubLinger = time.Second
+
+// stubLinger is Cmd.StubLinger's meaning: d when set, else
+// CORDON_STUB_LINGER (a Go duration, e.g. "0", "500ms"), else the default.
+func stubLinger(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	if d > 0 {
+		return min(d, time.Hour)
+	}
+	v := os.Getenv("CORDON_STUB_LINGER")
+	if v == "" {
+		return DefaultStubLinger
+	}
+	if v == "0" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return DefaultStubLinger
+	}
+	return min(d, time.Hour)
 }
 
 var holderSeq atomic.Int64
 
-// openRegistry takes the registry's lock, removes the stubs of launches
-// that died, and loads what live launches hold. Call unlock when done.
-func openRegistry() (*registry, error) {
+const donePrefix = "done-"
+
+func registryDir() (string, error) {
 	rt, err := runtimeDir()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	dir := filepath.Join(rt, "stubs")
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("stub registry: %w", err)
+		return "", fmt.Errorf("stub registry: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	return dir, nil
+}
+
+// openRegistry takes the registry's lock and loads what every holder
+// holds. Call unlock when done.
+func openRegistry() (*registry, error) {
+	dir, err := registryDir()
+	if err != nil {
+		return nil, err
+	}
+	r, err := lockRegistry(dir)
+	if err != nil {
+		return nil, err
+	}
+	r.me = fmt.Sprintf("%d-%s-%d.json", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
+	r.load("")
+	return r, nil
+}
+
+func lockRegistry(dir string) (*registry, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("stub registry: %w", err)
 	}
@@ -70,10 +131,7 @@ func openRegistry() (*registry, error) {
 		f.Close()
 		return nil, fmt.Errorf("stub registry: lock: %w", err)
 	}
-	r := &registry{dir: dir, lock: f, mine: map[string]stubRecord{}}
-	r.me = fmt.Sprintf("%d-%s-%d.json", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
-	r.load("")
-	return r, nil
+	return &registry{dir: dir, lock: f, mine: map[string]stubRecord{}}, nil
 }
 
 func (r *registry) unlock() {
@@ -81,44 +139,64 @@ func (r *registry) unlock() {
 	r.lock.Close()
 }
 
-// load reads every holder file but skip's; stubs of dead holders that no
-// live one shares are removed.
-func (r *registry) load(skip string) {
-	r.live = map[string]stubRecord{}
+// holder is one holder file as read.
+type holder struct {
+	name  string
+	alive bool
+	file  holderFile
+}
+
+// holders reads every holder file but skip's; unreadable ones are removed.
+func (r *registry) holders(skip string) []holder {
 	ents, _ := os.ReadDir(r.dir)
-	dead := map[string]stubRecord{}
+	var hs []holder
 	for _, d := range ents {
 		name := d.Name()
 		if !strings.HasSuffix(name, ".json") || name == skip {
 			continue
 		}
-		var h holderFile
+		var h holder
 		b, err := os.ReadFile(filepath.Join(r.dir, name))
-		if err != nil || json.Unmarshal(b, &h) != nil {
+		if err != nil || json.Unmarshal(b, &h.file) != nil {
 			os.Remove(filepath.Join(r.dir, name))
 			continue
 		}
-		alive := holderAlive(name)
-		for _, s := range h.Stubs {
-			if alive {
-				r.live[s.Path] = s
-			} else {
-				dead[s.Path] = s
-			}
-		}
-		if !alive {
-			os.Remove(filepath.Join(r.dir, name))
-		}
+		h.name, h.alive = name, holderAlive(name)
+		hs = append(hs, h)
 	}
-	r.remove(dead)
+	return hs
 }
 
-// stat is the renderer's view of the host: a live stub counts as missing,
-// so a second sandbox holds it too instead of mounting onto it unheld;
-// anything else is what canonicalization saw (host is Canonical.Stat).
+// load sorts what the holders hold into live and dead.
+func (r *registry) load(skip string) {
+	r.live, r.dead = map[string]stubRecord{}, map[string]stubRecord{}
+	hs := r.holders(skip)
+	for _, h := range hs {
+		for _, s := range h.file.Stubs {
+			if h.alive {
+				r.live[s.Path] = s
+			}
+		}
+	}
+	for _, h := range hs {
+		for _, s := range h.file.Stubs {
+			if _, ok := r.live[s.Path]; !h.alive && !ok {
+				r.dead[s.Path] = s
+			}
+		}
+	}
+}
+
+// stat is the renderer's view of the host: a stub in the registry counts
+// as missing, so this launch holds it too (adopting it, or making it
+// again) instead of mounting onto it unheld; anything else is what
+// canonicalization saw (host is Canonical.Stat).
 func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 	return func(p string) (exists, dir bool) {
 		if s, ok := r.live[p]; ok {
+			return false, s.Dir
+		}
+		if s, ok := r.dead[p]; ok {
 			return false, s.Dir
 		}
 		return host(p)
@@ -126,22 +204,26 @@ func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 }
 
 // acquire creates the stubs (and any missing parents, as stubs of their
-// own), adopts those other launches hold, and records them all.
-func (r *registry) acquire(stubs []bwrap.Stub) error {
+// own), adopts those the registry already has, and records them all.
+func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
 	for _, s := range stubs {
-		chain := append(missingParents(s.Path, r.live), s.Path)
+		chain := append(r.missingParents(s.Path), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
-			if s, ok := r.live[p]; ok {
-				r.mine[p] = s
-				continue
+			if rec, ok := r.held(p); ok {
+				if stubIntact(rec) {
+					r.mine[p] = rec
+					continue
+				}
+				// Gone since (then made again below), or replaced by
+				// someone: then it is theirs, and bwrap mounts onto it.
 			}
 			if _, err := os.Lstat(p); err == nil {
 				continue // made by someone else meanwhile: not ours
 			}
 			ino, err := createStub(p, isDir)
 			if err != nil {
-				r.release()
+				r.removeMine()
 				return err
 			}
 			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino}
@@ -150,43 +232,72 @@ func (r *registry) acquire(stubs []bwrap.Stub) error {
 	if len(r.mine) == 0 {
 		return nil
 	}
-	var h holderFile
+	h := holderFile{LingerMS: stubLinger(linger).Milliseconds()}
 	for _, s := range r.mine {
 		h.Stubs = append(h.Stubs, s)
 	}
-	b, _ := json.Marshal(h)
-	tmp := filepath.Join(r.dir, r.me+".tmp")
-	err := os.WriteFile(tmp, b, 0o600)
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(r.dir, r.me))
-	}
-	if err != nil {
-		r.release()
+	if err := writeHolder(filepath.Join(r.dir, r.me), h); err != nil {
+		r.removeMine()
 		return fmt.Errorf("stub registry: %w", err)
 	}
+	r.reaped = ensureReaper(r.dir) == nil
 	return nil
 }
 
-// release drops this launch's holder file and removes its stubs that no
-// other live launch holds. The caller holds the lock.
+func (r *registry) held(p string) (stubRecord, bool) {
+	if s, ok := r.live[p]; ok {
+		return s, true
+	}
+	s, ok := r.dead[p]
+	return s, ok
+}
+
+// writeHolder replaces a holder file atomically.
+func writeHolder(path string, h holderFile) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// release ends this launch's hold. With a reaper the holder file is only
+// marked done and the reaper removes the stubs after their linger time;
+// without one, the stubs no other live launch holds are removed now. The
+// caller holds the lock.
 func (r *registry) release() {
 	if len(r.mine) == 0 {
 		return
 	}
-	os.Remove(filepath.Join(r.dir, r.me))
+	me := filepath.Join(r.dir, r.me)
+	if r.reaped && ensureReaper(r.dir) == nil && os.Rename(me, filepath.Join(r.dir, donePrefix+r.me)) == nil {
+		r.mine = map[string]stubRecord{}
+		return
+	}
+	os.Remove(me)
 	r.load(r.me)
+	r.removeMine()
+}
+
+// removeMine removes this launch's stubs that no live launch holds.
+func (r *registry) removeMine() {
 	orphans := map[string]stubRecord{}
 	for p, s := range r.mine {
 		if _, held := r.live[p]; !held {
 			orphans[p] = s
 		}
 	}
-	r.remove(orphans)
+	removeStubs(orphans)
 	r.mine = map[string]stubRecord{}
 }
 
-// remove deletes stubs deepest first, so parents created as stubs go last.
-func (r *registry) remove(stubs map[string]stubRecord) {
+// removeStubs deletes stubs deepest first, so parents created as stubs go
+// last.
+func removeStubs(stubs map[string]stubRecord) {
 	paths := make([]string, 0, len(stubs))
 	for p := range stubs {
 		paths = append(paths, p)
@@ -198,11 +309,11 @@ func (r *registry) remove(stubs map[string]stubRecord) {
 }
 
 // missingParents lists the ancestors of p that do not exist, or that exist
-// only as stubs of live launches, shallow to deep.
-func missingParents(p string, live map[string]stubRecord) []string {
+// only as stubs in the registry, shallow to deep.
+func (r *registry) missingParents(p string) []string {
 	var out []string
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
-		if _, stub := live[q]; !stub {
+		if _, stub := r.held(q); !stub {
 			if _, err := os.Lstat(q); err == nil {
 				break
 			}
@@ -233,18 +344,25 @@ func createStub(p string, dir bool) (uint64, error) {
 	return inode(fi), nil
 }
 
-// removeStub removes a stub only while it is still what cordon made: the
-// same inode, an empty directory or an empty regular file. Anything else
-// belongs to someone.
-func removeStub(s stubRecord) {
+// stubIntact reports whether the stub is still what cordon made: the same
+// inode, an empty directory or an empty regular file.
+func stubIntact(s stubRecord) bool {
 	fi, err := os.Lstat(s.Path)
-	if err != nil || (s.Ino != 0 && inode(fi) != s.Ino) {
+	if err != nil || s.Ino == 0 || inode(fi) != s.Ino {
+		return false
+	}
+	return (s.Dir && fi.IsDir()) || (!s.Dir && fi.Mode().IsRegular() && fi.Size() == 0)
+}
+
+// removeStub removes a stub only while it is still what cordon made.
+// Anything else belongs to someone.
+func removeStub(s stubRecord) {
+	if !stubIntact(s) {
 		return
 	}
-	switch {
-	case s.Dir && fi.IsDir():
+	if s.Dir {
 		syscall.Rmdir(s.Path) // fails, as it should, when not empty
-	case !s.Dir && fi.Mode().IsRegular() && fi.Size() == 0:
+	} else {
 		os.Remove(s.Path)
 	}
 }
@@ -256,19 +374,41 @@ func inode(fi os.FileInfo) uint64 {
 	return 0
 }
 
-// holderAlive reads "PID-START-SEQ.json" and checks that process PID still
-// runs and started when it did (a recycled pid is not the holder).
-func holderAlive(name string) bool {
+// holderPID reads "PID-START-SEQ.json" (done-… files have ended).
+func holderPID(name string) (pid int, start string, ok bool) {
 	parts := strings.SplitN(strings.TrimSuffix(name, ".json"), "-", 3)
 	if len(parts) != 3 {
-		return false
+		return 0, "", false
 	}
 	pid, err := strconv.Atoi(parts[0])
 	if err != nil || pid <= 0 {
+		return 0, "", false
+	}
+	return pid, parts[1], true
+}
+
+// holderAlive checks that the holder's process still runs and started
+// when it did (a recycled pid is not the holder).
+func holderAlive(name string) bool {
+	pid, start, ok := holderPID(name)
+	if !ok || exited(pid) {
 		return false
 	}
-	if unix.Kill(pid, 0) == unix.ESRCH {
-		return false
+	return procStart(pid) == start
+}
+
+// exited reports whether pid has ended, also when it is a zombie its
+// parent has not collected yet. A process in the middle of execve from a
+// thread other than its leader shows its leader as a zombie for a moment
+// (/proc/PID/stat says Z); its pidfd does not report it ended, so only
+// the pidfd is asked.
+func exited(pid int) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return errors.Is(err, unix.ESRCH) || unix.Kill(pid, 0) == unix.ESRCH
 	}
-	return procStart(pid) == parts[1]
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&unix.POLLIN != 0
 }

@@ -31,9 +31,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -129,7 +131,6 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	stubs := missing(prof.Stubs) // the private TMPDIR exists since the cold launch
 	filter, err := seccompFile(tmp)
 	if err != nil {
 		return err
@@ -137,6 +138,36 @@ func run(cfg config) error {
 	defer filter.Close()
 	raw := rawArgv(prof, 3, "/bin/true")
 	viaGo := append([]string{golauncher}, raw...)
+	// (c) makes and removes its stubs every time, and (a0) has cordon do
+	// the same: each in a fixture of its own, where no lingering stub of
+	// another variant can stand in.
+	wsC, wsZ := filepath.Join(tmp, "ws-c"), filepath.Join(tmp, "ws-a0")
+	for _, w := range []string{wsC, wsZ} {
+		if err := makeWorkspace(w); err != nil {
+			return fmt.Errorf("workspace fixture: %w", err)
+		}
+	}
+	profC, err := profile(cordon, env, wsC, "--workspace", wsC, "--", "/bin/true")
+	if err != nil {
+		return err
+	}
+	// ws's stubs linger from the cold launch, so its profile lists none:
+	// they are ws-c's, moved over. ws-c's private TMPDIR is made once, as
+	// cordon makes it.
+	rawC, stubsC, stubs := rawArgv(profC, 3, "/bin/true"), []string(nil), []string(nil)
+	for _, p := range profC.Stubs {
+		rel, err := filepath.Rel(wsC, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				return err
+			}
+			continue
+		}
+		stubsC = append(stubsC, p)
+		stubs = append(stubs, filepath.Join(ws, rel))
+	}
+	runArgsZ := []string{"run", "--workspace", wsZ, "--", "/bin/true"}
+	envZ := append(slices.Clip(env), "CORDON_STUB_LINGER=0")
 	if err := checkSameMounts(cordon, prof, filter, stubs, env, ws); err != nil {
 		return err
 	}
@@ -151,8 +182,8 @@ func run(cfg config) error {
 	}
 
 	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", cfg.n, ws)
-	fmt.Printf("stubs a launch creates and removes: %d\n", len(stubs))
-	var a, b, c, d, e, floor series
+	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch for the next: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(stubs), launcher.DefaultStubLinger)
+	var a, a0, b, c, d, e, floor series
 	probesBefore := countLines(probeLog)
 	for i := range cfg.n {
 		steps := []func() error{
@@ -167,16 +198,22 @@ func run(cfg config) error {
 				return err
 			},
 			func() error {
-				cmd, err := rawCmd(raw, filter)
+				s, err := sample(exec.Command(cordon, runArgsZ...), envZ, wsZ)
+				a0.add(s)
+				return err
+			},
+			func() error {
+				cmd, err := rawCmd(rawC, filter)
 				if err != nil {
 					return err
 				}
 				start := time.Now()
-				if err := makeStubs(stubs); err != nil {
+				made, err := makeStubs(stubsC)
+				if err != nil {
 					return err
 				}
-				s, err := sample(cmd, env, ws)
-				removeStubs(stubs)
+				s, err := sample(cmd, env, wsC)
+				removeStubs(made)
 				s.wall = time.Since(start)
 				c.add(s)
 				return err
@@ -213,6 +250,7 @@ func run(cfg config) error {
 
 	fmt.Printf("\n%-44s %6s %9s %9s %9s %12s\n", "", "n", "median", "p95", "min", "peak RSS")
 	a.print("(a) cordon run --workspace W -- /bin/true")
+	a0.print("(a0) the same, CORDON_STUB_LINGER=0")
 	b.print("(b) raw bwrap, same argv, stubs pre-made")
 	c.print("(c) raw bwrap + mkdir/rmdir the same stubs")
 	e.print("(e) minimal Go launcher → same raw bwrap")
@@ -223,6 +261,8 @@ func run(cfg config) error {
 	}
 	fmt.Printf("\nratio median cordon/(b) = %.2f   cordon/(c) = %.2f   (target ≤ 1.25)\n",
 		ratio(a.median(), b.median()), ratio(a.median(), c.median()))
+	fmt.Printf("ratio median (a0)/(b) = %.2f   (a0)/(c) = %.2f   (stubs made and removed every launch)\n",
+		ratio(a0.median(), b.median()), ratio(a0.median(), c.median()))
 	fmt.Printf("ratio p95    cordon/(b) = %.2f   cordon/(c) = %.2f\n",
 		ratio(a.p95(), b.p95()), ratio(a.p95(), c.p95()))
 	if srt != "" {
@@ -266,10 +306,11 @@ func sample(cmd *exec.Cmd, env []string, dir string) (result, error) {
 // before and removed after, outside the timing: (b), and (e) through the
 // Go launcher.
 func samplePreStubbed(argv []string, filter *os.File, stubs, env []string, dir string) (result, error) {
-	if err := makeStubs(stubs); err != nil {
+	made, err := makeStubs(stubs)
+	if err != nil {
 		return result{}, err
 	}
-	defer removeStubs(stubs)
+	defer removeStubs(made)
 	cmd, err := rawCmd(argv, filter)
 	if err != nil {
 		return result{}, err
@@ -279,10 +320,11 @@ func samplePreStubbed(argv []string, filter *os.File, stubs, env []string, dir s
 
 // rssPreStubbed is samplePreStubbed's peak RSS, under measureRSS.
 func rssPreStubbed(s *series, argv []string, filter *os.File, stubs, env []string, dir string) error {
-	if err := makeStubs(stubs); err != nil {
+	made, err := makeStubs(stubs)
+	if err != nil {
 		return err
 	}
-	defer removeStubs(stubs)
+	defer removeStubs(made)
 	cmd, err := rawCmd(argv, filter)
 	if err != nil {
 		return err
@@ -333,14 +375,15 @@ func sampleRSS(a, b, d, floor *series, cordon string, runArgs, raw []string, fil
 	if err := add(floor, exec.Command("/bin/true")); err != nil {
 		return err
 	}
-	if err := makeStubs(stubs); err != nil {
+	made, err := makeStubs(stubs)
+	if err != nil {
 		return err
 	}
 	cmd, err := rawCmd(raw, filter)
 	if err == nil {
 		err = add(b, cmd)
 	}
-	removeStubs(stubs)
+	removeStubs(made)
 	if err != nil {
 		return err
 	}
@@ -573,13 +616,19 @@ func missing(paths []string) []string {
 	return out
 }
 
-func makeStubs(stubs []string) error {
+// makeStubs makes the stubs that do not exist (cordon's lingering ones
+// do) and returns those it made.
+func makeStubs(stubs []string) ([]string, error) {
+	var made []string
 	for _, p := range stubs { // shallow to deep
-		if err := os.Mkdir(p, 0o755); err != nil {
-			return err
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			removeStubs(made)
+			return nil, err
+		} else if err == nil {
+			made = append(made, p)
 		}
 	}
-	return nil
+	return made, nil
 }
 
 func removeStubs(stubs []string) {
@@ -600,17 +649,18 @@ func checkSameMounts(cordon string, prof *launcher.Rendered, filter *os.File, st
 		return err
 	}
 	got[0] = mountShape(out.String())
-	if err := makeStubs(stubs); err != nil {
+	made, err := makeStubs(stubs)
+	if err != nil {
 		return err
 	}
 	out.Reset()
-	cmd, err := rawCmd(rawArgv(prof, 3, "/bin/cat", read), filter)
+	cmd, err = rawCmd(rawArgv(prof, 3, "/bin/cat", read), filter)
 	if err != nil {
 		return err
 	}
 	cmd.Stdout = &out
 	_, err = sample(cmd, env, ws)
-	removeStubs(stubs)
+	removeStubs(made)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"syscall"
 
@@ -81,7 +80,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
 	}
-	cmd := launcher.CommandContext(ctx, p, fs.Arg(0), fs.Args()[1:]...)
+	cmd := launcher.Command(p, fs.Arg(0), fs.Args()[1:]...)
 	cmd.Backend = *backend
 	cmd.Network = *network == "on"
 	cmd.TmpDir = tmpDir
@@ -97,20 +96,13 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 			}
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	// Where it can, Exec replaces cordon with the sandbox: its pid, its
+	// signals and its exit status become the sandbox's. Otherwise it runs
+	// it as a child and passes signals on.
+	err = cmd.Exec()
+	if cmd.ProcessState == nil {
 		return startFailure(e, fs.Arg(0), err)
 	}
-	// The sandbox runs in a session of its own; pass on the signals a
-	// terminal or supervisor sends to cordon so it ends with them.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
-		}
-	}()
-	err = cmd.Wait()
 	return exitStatus(e, cmd, err)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
@@ -131,6 +132,7 @@ func TestRunExitStatus(t *testing.T) {
 
 func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644))
@@ -140,5 +142,7 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	require.Equal(t, 0, code, out+stderr)
 	require.Equal(t, "a.\n..\n.claude\n.codex\n.envrc\n.gemini\n.git\n.gitmodules\n.idea\n.mcp.json\n.vscode\na.txt\nblocked\n", out,
 		"the protected names show as empty stubs inside")
+	// The stub reaper removes the stubs just after the sandbox ends.
+	require.Eventually(t, func() bool { return cmp.Diff(before, snapshot(t, ws)) == "" }, 20*time.Second, 10*time.Millisecond)
 	require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "stubs or writes left behind")
 }

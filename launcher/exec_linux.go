@@ -1,0 +1,58 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// execSupported: this system can hand the process over (Cmd.Exec).
+const execSupported = true
+
+// execInPlace replaces this process with cmd: stdio and ExtraFiles go to
+// descriptors 0, 1, 2, 3… as os/exec would place them; every other
+// descriptor is already close-on-exec. It returns only on failure.
+func execInPlace(cmd *exec.Cmd) error {
+	var files []*os.File
+	for _, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		f, _ := s.(*os.File)
+		if f == nil {
+			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return err
+			}
+			f = null
+		}
+		files = append(files, f)
+	}
+	files = append(files, cmd.ExtraFiles...)
+	// Move every file above the target range first, so that placing one
+	// never overwrites another that is still to be placed.
+	tmp := make([]int, len(files))
+	for i, f := range files {
+		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, len(files))
+		if err != nil {
+			return fmt.Errorf("exec: %w", err)
+		}
+		tmp[i] = fd
+	}
+	for i, fd := range tmp {
+		if err := unix.Dup3(fd, i, 0); err != nil {
+			return fmt.Errorf("exec: %w", err)
+		}
+	}
+	if cmd.Dir != "" {
+		if err := os.Chdir(cmd.Dir); err != nil {
+			return err
+		}
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	err := syscall.Exec(cmd.Path, cmd.Args, env)
+	return &exec.Error{Name: cmd.Path, Err: err}
+}
