@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -395,9 +396,10 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 		except[i] = h.Path(e)
 	}
 	// Mount stubs are removed by cordon's stub reaper just after the
-	// sandbox ends (the launches here ask for no linger): give it time.
+	// sandbox ends (the launches here ask for no linger): while all that
+	// differs is new empty directories, give it time.
 	d := before.diff(h.Snapshot(), except...)
-	for wait := time.Now().Add(10 * time.Second); len(d) > 0 && time.Now().Before(wait); {
+	for wait := time.Now().Add(5 * time.Second); onlyEmptyDirs(d) && time.Now().Before(wait); {
 		time.Sleep(20 * time.Millisecond)
 		d = before.diff(h.Snapshot(), except...)
 	}
@@ -407,6 +409,23 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 		}
 		h.Errorf("host tree changed:\n  %s", strings.Join(d, "\n  "))
 	}
+}
+
+// onlyEmptyDirs reports whether a non-empty diff only creates
+// directories, as lingering mount stubs are (a stub's missing parents are
+// stubs too).
+func onlyEmptyDirs(d []string) bool {
+	for _, e := range d {
+		p, ok := strings.CutPrefix(e, "created ")
+		if !ok {
+			return false
+		}
+		fi, err := os.Lstat(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+			return false // (a stub may be gone by now)
+		}
+	}
+	return len(d) > 0
 }
 
 // HostProc is a process outside the sandbox, run as the case's user.
