@@ -200,6 +200,27 @@ func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
 	gone(t, filepath.Join(ws2, ".vscode"), "the reaper sweeps stubs of dead holders")
 }
 
+// F6 (conformance/FINDINGS.md): a sandbox launched with another TMPDIR
+// (another stub registry) mounts over the first one's stub without holding
+// it; the first registry's reaper must leave it until that sandbox ends.
+func TestStubsMountedByAnotherRegistryStay(t *testing.T) {
+	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
+	ws, tmp1, tmp2 := t.TempDir(), t.TempDir(), t.TempDir()
+	p := workspacePolicy(t, ws)
+	stub := filepath.Join(ws, ".vscode")
+	t.Setenv("TMPDIR", tmp1)
+	_, releaseA := holdSandbox(t, p)
+	t.Setenv("TMPDIR", tmp2)
+	done, releaseB := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
+	releaseA()
+	time.Sleep(300 * time.Millisecond) // registry 1's reaper's turn
+	require.DirExists(t, stub, "B mounts over it")
+	releaseB()
+	require.NotContains(t, <-done, "PLANTED", "B's mask held")
+	gone(t, stub, "registry 1's reaper removes it once B has ended")
+}
+
 // killedLauncher has a child test process launch a sandbox in ws and then
 // SIGKILLs it: no cleanup runs, and bwrap dies with it (--die-with-parent).
 func killedLauncher(t *testing.T, ws string) {

@@ -33,6 +33,10 @@ func init() {
 
 func reaperLockPath(dir string) string { return filepath.Join(dir, "reaper.lock") }
 
+// busyRetry is how often the reaper looks again at a stub that another
+// sandbox mounts over.
+const busyRetry = time.Second
+
 // ensureReaper starts a reaper unless one is running. The caller holds the
 // registry lock.
 func ensureReaper(dir string) error {
@@ -193,7 +197,16 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time, all bool) (wa
 			wait = left
 		}
 	}
-	removeStubs(due)
+	// A stub another sandbox mounts over (one that found it as an
+	// existing directory: another registry's, or another user's) stays
+	// until that sandbox ends; look again in a second.
+	for p := range removeStubs(due) {
+		delete(due, p)
+		seen[p] = now.Add(-linger[p])
+		if wait < 0 || wait > busyRetry {
+			wait = busyRetry
+		}
+	}
 	left := 0
 	for _, h := range hs {
 		if h.alive {

@@ -296,16 +296,28 @@ func (r *registry) removeMine() {
 }
 
 // removeStubs deletes stubs deepest first, so parents created as stubs go
-// last.
-func removeStubs(stubs map[string]stubRecord) {
+// last, except those some sandbox still mounts over (mountedElsewhere),
+// which it returns, with their parents.
+func removeStubs(stubs map[string]stubRecord) (busy map[string]bool) {
 	paths := make([]string, 0, len(stubs))
 	for p := range stubs {
 		paths = append(paths, p)
 	}
+	busy = mountedElsewhere(paths)
+	for p := range busy {
+		for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
+			if _, ok := stubs[q]; ok {
+				busy[q] = true
+			}
+		}
+	}
 	slices.SortFunc(paths, func(a, b string) int { return policy.Depth(b) - policy.Depth(a) })
 	for _, p := range paths {
-		removeStub(stubs[p])
+		if !busy[p] {
+			removeStub(stubs[p])
+		}
 	}
+	return busy
 }
 
 // missingParents lists the ancestors of p that do not exist, or that exist

@@ -29,3 +29,9 @@ func TestStubNotRemovedWhenNoLongerEmpty(t *testing.T) {
 	removeStub(stubRecord{Path: q, Dir: true, Ino: ino})
 	require.DirExists(t, q, "the user's own directory, not the stub")
 }
+
+func TestUnescapeMount(t *testing.T) {
+	require.Equal(t, "/a b\tc\\d", unescapeMount(`/a\040b\011c\134d`))
+	require.Equal(t, "/plain", unescapeMount("/plain"))
+	require.Equal(t, `/odd\04`, unescapeMount(`/odd\04`))
+}

@@ -82,7 +82,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if len(r.Stubs) > 0 {
-		fmt.Fprintf(w, "mount stubs created for the run, removed after (paths that do not exist yet):\n  %s\n", strings.Join(r.Stubs, "\n  "))
+		fmt.Fprintf(w, "mount stubs for the run (paths that do not exist yet; removed 1s after the last sandbox using them, CORDON_STUB_LINGER):\n  %s\n", strings.Join(r.Stubs, "\n  "))
 	}
 	if r.Seccomp != "" {
 		fmt.Fprintf(w, "%s (the program goes to bwrap as --seccomp FD)\n", r.Seccomp)

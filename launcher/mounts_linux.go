@@ -1,0 +1,88 @@
+package launcher
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// mountedElsewhere returns which of paths are mount points in a mount
+// namespace other than this process's, among those of processes it may
+// look at (all of them for root; the caller's own otherwise).
+//
+// Removing a directory that another namespace mounts over detaches that
+// mount there, so a stub must not be removed while any sandbox still
+// mounts over it, whatever the stub registry says: a sandbox launched with
+// another TMPDIR (another registry), or by another user, finds the stub
+// as an existing directory and mounts over it without holding it.
+func mountedElsewhere(paths []string) map[string]bool {
+	found := map[string]bool{}
+	if len(paths) == 0 {
+		return found
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	self, _ := os.Readlink("/proc/self/ns/mnt")
+	seen := map[string]bool{self: true}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return found
+	}
+	for _, d := range procs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		ns, err := os.Readlink("/proc/" + d.Name() + "/ns/mnt")
+		if err != nil || seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		mountPoints("/proc/"+d.Name()+"/mountinfo", want, found)
+	}
+	return found
+}
+
+// mountPoints adds to found the mount points of one mountinfo file that
+// are in want. Sandboxes mount every path at its own place, so a mount
+// point inside one is the host path.
+func mountPoints(file string, want, found map[string]bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), " ", 6)
+		if len(fields) < 5 {
+			continue
+		}
+		if p := unescapeMount(fields[4]); want[p] {
+			found[p] = true
+		}
+	}
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011,
+// \012, \134).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
