@@ -15,6 +15,16 @@
 // fails (fail closed) unless Backend is "none". Inside a cordon sandbox
 // (CORDON_SANDBOX set) the command runs as it is: the outer sandbox already
 // confines it, and nested namespaces are blocked there.
+//
+// # Mount stubs
+//
+// On Linux a protected path that does not exist yet gets an empty
+// directory as its mount point for the run. A background process, the
+// stub reaper (this same program re-executed, see reaper_linux.go),
+// removes it once no sandbox mounts over it and its linger time
+// (Cmd.StubLinger, CORDON_STUB_LINGER, default 1s) has passed, so that
+// back-to-back launches reuse it, and so that Exec can leave nothing
+// behind.
 package launcher
 
 import (

@@ -243,9 +243,12 @@ func TestHelperLaunchAndHang(t *testing.T) {
 	}
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
 	require.NoError(t, err)
-	c := Command(p, "sleep", "60")
+	// "started" comes from inside: bwrap has set up the sandbox, and with
+	// it --die-with-parent (a launcher killed before that leaves bwrap
+	// running the command to its end, with its mounts).
+	c := Command(p, "sh", "-c", "echo started; exec sleep 60")
+	c.Stdout = os.Stdout
 	require.NoError(t, c.Start())
-	os.Stdout.WriteString("started\n")
 	c.Wait()
 }
 

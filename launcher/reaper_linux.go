@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // The stub reaper is a small background process, one per registry, that
@@ -19,7 +21,9 @@ import (
 //
 // It is this same binary, started again as /proc/self/exe with argv[0]
 // reaperName: the init below runs it in any program that links the
-// launcher, before that program's main. It holds reaper.lock (flock) for
+// launcher, before that program's main (init functions of packages the
+// launcher does not depend on may run first, as in any re-executed Go
+// program). It holds reaper.lock (flock) for
 // its whole life, so a launch knows whether one runs; it leaves only
 // under the registry lock, once no holder file is left, so a launch that
 // saw it running is sure to be seen by it.
@@ -52,6 +56,9 @@ func ensureReaper(dir string) error {
 		return err
 	}
 	unix.Flock(int(lk.Fd()), unix.LOCK_UN)
+	if !testhook.SkipCloseOnExec {
+		closeOnExec() // a long-lived child keeps no inherited pipe open
+	}
 	cmd := exec.Command("/proc/self/exe", dir)
 	cmd.Args[0] = reaperName
 	cmd.Dir = "/"
