@@ -32,7 +32,13 @@ Examples:
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend); 126 not executable or denied; 127 not found.
-Inside the sandbox CORDON_SANDBOX names the backend.
+Inside the sandbox CORDON_SANDBOX names the backend. On Linux cordon
+execs bwrap in its own place: the pid you started is the sandbox's.
+
+Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
+directories as mount points. A background cordon-stub-reaper removes them
+1s after the last sandbox using them ends, so that the next launch can
+reuse them; CORDON_STUB_LINGER sets that delay (a Go duration, 0 for none).
 
 `
 
