@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -253,10 +254,12 @@ func (h *H) Launch(l Launch) Output {
 	l.Env = h.env(l.Env)
 	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
+	stubs := h.newStubs(ctx, l)
 	o, err := h.x.Exec(ctx, h.User, l)
 	if err != nil {
 		h.Fatalf("launch: %v\n%s", err, o)
 	}
+	waitGone(stubs)
 	if ctx.Err() != nil {
 		h.Fatalf("launch: timed out\n%s", o)
 	}
@@ -272,6 +275,48 @@ func (h *H) Launch(l Launch) Output {
 		}
 	}
 	return o
+}
+
+// newStubs lists the mount stubs the launch will make (paths the policy
+// names that do not exist yet), so that Launch can wait, once the sandbox
+// has ended, for cordon's stub reaper to remove them before the case looks
+// at the host: host checks see the tree as a user would a moment after.
+func (h *H) newStubs(ctx context.Context, l Launch) []string {
+	fp, _, err := l.Policy.compile(envValue(l.Env, "HOME"))
+	if err != nil {
+		return nil
+	}
+	r, err := launcher.Render(ctx, fp, h.Backend(), false, l.Argv)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range r.Stubs {
+		if !strings.HasPrefix(p, h.Dir+"/") {
+			continue // the private TMPDIR, made to stay
+		}
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// waitGone waits, up to 5 seconds, while any of stubs is an empty
+// directory (a stub the sandbox left; anything else is a case's business).
+func waitGone(stubs []string) {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		left := false
+		for _, p := range stubs {
+			if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {
+				left = true
+				break
+			}
+		}
+		if !left {
+			return
+		}
+	}
 }
 
 // forgetTmp removes, when the case ends, the private TMPDIR that the

@@ -1,9 +1,11 @@
 package launcher
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -113,17 +115,29 @@ func holdSandbox(t *testing.T, p policy.FsSandboxPolicy) (done chan error, relea
 
 // holdSandboxScript is holdSandbox that runs script (in the workspace,
 // the policy's first writable root) once released; done gets its output.
+// It returns once the sandbox runs, its mounts made.
 func holdSandboxScript(t *testing.T, p policy.FsSandboxPolicy, script string) (done chan string, release func()) {
 	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "go")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	p.ReadonlyRoots = append(p.ReadonlyRoots, filepath.Dir(fifo))
-	c := Command(p, "sh", "-c", `read x < "$0"; cd "$1" && `+script, fifo, p.WritableRoots[0])
-	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
+	c := Command(p, "sh", "-c", `echo up; read x < "$0"; cd "$1" && `+script, fifo, p.WritableRoots[0])
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	c.Stdout, c.Stderr = w, w
 	require.NoError(t, c.Start())
+	w.Close()
+	br := bufio.NewReader(r)
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "up\n", line)
 	done = make(chan string, 1)
-	go func() { c.Wait(); done <- out.String() }()
+	go func() {
+		rest, _ := io.ReadAll(br)
+		c.Wait()
+		r.Close()
+		done <- string(rest)
+	}()
 	return done, func() {
 		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		require.NoError(t, err)
