@@ -206,8 +206,12 @@ func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 // acquire creates the stubs (and any missing parents, as stubs of their
 // own), adopts those the registry already has, and records them all.
 func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
+	seen := map[string]bool{} // parents known to exist
 	for _, s := range stubs {
-		chain := append(r.missingParents(s.Path), s.Path)
+		if r.adopt(s.Path) {
+			continue
+		}
+		chain := append(r.missingParents(s.Path, seen), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
 			if rec, ok := r.held(p); ok {
@@ -242,6 +246,25 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
 	}
 	r.reaped = ensureReaper(r.dir) == nil
 	return nil
+}
+
+// adopt takes over a stub the registry has, intact, with the parents that
+// are stubs too (the common case: the last launch in this workspace made
+// them), without looking at anything else.
+func (r *registry) adopt(p string) bool {
+	rec, ok := r.held(p)
+	if !ok || !stubIntact(rec) {
+		return false
+	}
+	r.mine[p] = rec
+	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
+		rec, ok := r.held(q)
+		if !ok || !stubIntact(rec) {
+			break
+		}
+		r.mine[q] = rec
+	}
+	return true
 }
 
 func (r *registry) held(p string) (stubRecord, bool) {
@@ -321,12 +344,17 @@ func removeStubs(stubs map[string]stubRecord) (busy map[string]bool) {
 }
 
 // missingParents lists the ancestors of p that do not exist, or that exist
-// only as stubs in the registry, shallow to deep.
-func (r *registry) missingParents(p string) []string {
+// only as stubs in the registry, shallow to deep. seen remembers the
+// directories found to exist.
+func (r *registry) missingParents(p string, seen map[string]bool) []string {
 	var out []string
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
 		if _, stub := r.held(q); !stub {
+			if seen[q] {
+				break
+			}
 			if _, err := os.Lstat(q); err == nil {
+				seen[q] = true
 				break
 			}
 		}

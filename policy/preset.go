@@ -77,7 +77,8 @@ type WorkspaceOptions struct {
 // of the workspace, of nested git repositories and in real gitdirs, and
 // credential stores under HOME denied. dir must be absolute.
 func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	ws, err := Resolve(dir)
+	r := resolver{} // HOME and the workspace are looked up once, not per path
+	ws, err := resolveCached(r, dir)
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
@@ -97,17 +98,17 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 		home, _ = os.UserHomeDir()
 	}
 	if home != "" {
-		home, err = Resolve(home)
+		home, err = resolveCached(r, home)
 		if err != nil {
 			home = ""
 		}
 	}
-	p.ReadonlyRoots, err = protections(ws, home, opt.ScanCache)
+	p.ReadonlyRoots, err = protections(r, ws, home, opt.ScanCache)
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
 	if home != "" {
-		p.DeniedRoots = credentials(home, ws, opt.AllowRead)
+		p.DeniedRoots = credentials(r, home, ws, opt.AllowRead)
 		if within(home, ws) {
 			// A store reached through a link in a writable HOME is denied
 			// at its target, but the link could be swapped for a real
@@ -116,7 +117,7 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 			for _, n := range CredentialStores {
 				lexical = append(lexical, filepath.Join(home, n))
 			}
-			if err := noLinks(lexical); err != nil {
+			if err := noLinks(r, lexical); err != nil {
 				return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 			}
 		}
@@ -128,26 +129,26 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 // of writable root root (DESIGN.md §2.6), and the shell files of home when
 // root contains it. A protected name that is a symlink is an error.
 func Protections(root, home string) ([]string, error) {
-	return protections(root, home, "")
+	return protections(resolver{}, root, home, "")
 }
 
-func protections(root, home, cache string) ([]string, error) {
+func protections(r resolver, root, home, cache string) ([]string, error) {
 	out := protect(root, cache)
 	if home != "" && within(home, root) {
 		for _, n := range ShellFiles {
 			out = append(out, filepath.Join(home, n))
 		}
 	}
-	return out, noLinks(out)
+	return out, noLinks(r, out)
 }
 
 // noLinks refuses protected paths that are symlinks. Canonicalizing would
 // protect the link's target, while the link itself, a directory entry in a
 // writable root, could be replaced from inside the sandbox by a real file
 // that host tools then run.
-func noLinks(paths []string) error {
+func noLinks(r resolver, paths []string) error {
 	for _, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if li, err := r.lookup(p); err == nil && li.target != "" {
 			return fmt.Errorf("%s is a symlink: cordon protects it, but a link inside a writable root can be swapped for a real file from inside the sandbox; replace the link with what it points to", p)
 		}
 	}
@@ -317,21 +318,20 @@ func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) 
 // credentials lists the credential stores under home to deny: those that
 // exist, and those a sandbox could create because a writable root contains
 // them. A store that is the workspace itself, or named in allow, stays open.
-func credentials(home, ws string, allow []string) []string {
+func credentials(r resolver, home, ws string, allow []string) []string {
 	allowed := map[string]bool{}
 	for _, a := range allow {
-		if r, err := Resolve(a); err == nil {
-			allowed[r] = true
+		if ra, err := resolveCached(r, a); err == nil {
+			allowed[ra] = true
 		}
 	}
 	var out []string
 	for _, n := range CredentialStores {
-		p, err := Resolve(filepath.Join(home, n))
+		p, err := resolveCached(r, filepath.Join(home, n))
 		if err != nil || allowed[p] || p == ws {
 			continue
 		}
-		_, statErr := os.Lstat(p)
-		if statErr == nil || within(p, ws) {
+		if li, err := r.lookup(p); (err == nil && li.exists) || within(p, ws) {
 			out = append(out, p)
 		}
 	}

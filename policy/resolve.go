@@ -28,6 +28,15 @@ func Resolve(path string) (string, error) {
 	return resolve(path, nil)
 }
 
+// resolveCached is Resolve through r, a cache of what one caller has
+// already looked up (a preset resolving many paths under one HOME).
+func resolveCached(r resolver, path string) (string, error) {
+	if err := checkSpelling(path); err != nil {
+		return "", err
+	}
+	return resolve(path, r)
+}
+
 func checkSpelling(path string) error {
 	switch {
 	case path == "":
