@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -104,7 +105,13 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
-	// it as a child and passes signals on.
+	// it as a child and passes signals on. From here on SIGTERM ends
+	// cordon as it would the sandbox (the stub reaper cleans up after a
+	// launch that dies half-way), not just main's context.
+	signal.Reset(syscall.SIGTERM)
+	if ctx.Err() != nil {
+		return 128 + int(syscall.SIGTERM)
+	}
 	err = cmd.Exec()
 	if cmd.ProcessState == nil {
 		return startFailure(e, fs.Arg(0), err)
