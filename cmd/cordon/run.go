@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/signal"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 
