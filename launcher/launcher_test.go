@@ -155,12 +155,18 @@ func gone(t *testing.T, p, why string) {
 	}, 20*time.Second, 10*time.Millisecond, why)
 }
 
-func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
+// stubCase sets a stub test up: bwrap, the linger time, a workspace, its
+// policy and its .vscode, a protected name that does not exist.
+func stubCase(t *testing.T, linger string) (ws string, p policy.FsSandboxPolicy, stub string) {
+	t.Helper()
 	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
-	ws := t.TempDir()
-	p := workspacePolicy(t, ws)
-	stub := filepath.Join(ws, ".vscode")
+	t.Setenv("CORDON_STUB_LINGER", linger)
+	ws = t.TempDir()
+	return ws, workspacePolicy(t, ws), filepath.Join(ws, ".vscode")
+}
+
+func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
+	_, p, stub := stubCase(t, "0")
 	_, releaseA := holdSandbox(t, p)
 	require.DirExists(t, stub)
 	_, releaseB := holdSandbox(t, p)
@@ -176,11 +182,7 @@ func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
 }
 
 func TestStubsLingerForTheNextLaunch(t *testing.T) {
-	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "3s")
-	ws := t.TempDir()
-	p := workspacePolicy(t, ws)
-	stub := filepath.Join(ws, ".vscode")
+	_, p, stub := stubCase(t, "3s")
 	require.NoError(t, Command(p, "true").Run())
 	fi1, err := os.Lstat(stub)
 	require.NoError(t, err, "the stub stays for the next launch")
@@ -195,11 +197,7 @@ func TestStubsLingerForTheNextLaunch(t *testing.T) {
 // removed for a killed launch that shared it; removing it would detach the
 // live sandbox's mask.
 func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
-	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
-	ws := t.TempDir()
-	p := workspacePolicy(t, ws)
-	stub := filepath.Join(ws, ".vscode")
+	ws, p, stub := stubCase(t, "0")
 	done, releaseA := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
 	killedLauncher(t, ws)
 	time.Sleep(300 * time.Millisecond) // the reaper's turn, were it wrong
@@ -218,11 +216,8 @@ func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
 // (another stub registry) mounts over the first one's stub without holding
 // it; the first registry's reaper must leave it until that sandbox ends.
 func TestStubsMountedByAnotherRegistryStay(t *testing.T) {
-	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
-	ws, tmp1, tmp2 := t.TempDir(), t.TempDir(), t.TempDir()
-	p := workspacePolicy(t, ws)
-	stub := filepath.Join(ws, ".vscode")
+	_, p, stub := stubCase(t, "0")
+	tmp1, tmp2 := t.TempDir(), t.TempDir()
 	t.Setenv("TMPDIR", tmp1)
 	_, releaseA := holdSandbox(t, p)
 	t.Setenv("TMPDIR", tmp2)
