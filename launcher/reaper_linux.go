@@ -97,7 +97,7 @@ func reaperMain(dir string) int {
 		if err != nil {
 			return 1
 		}
-		wait, pids, empty := r.sweep(time.Now(), seen, false)
+		wait, pids, empty := r.sweep(time.Now(), seen)
 		if empty {
 			unix.Flock(int(lk.Fd()), unix.LOCK_UN)
 			r.unlock()
@@ -158,11 +158,12 @@ func sleep(in int, pidfds map[int]int, wait time.Duration) {
 
 // sweep removes the stubs that no live holder holds and whose linger time
 // (the longest any ended holder of theirs asked for, counted from when the
-// sweep first saw them unheld) has passed, or all of them with now. It
-// rewrites or removes ended holders' files to match, and returns how long
-// until the next stub is due (-1: none), the pids of live holders, and
-// whether no holder file is left. The caller holds the lock.
-func (r *registry) sweep(now time.Time, seen map[string]time.Time, all bool) (wait time.Duration, pids []int, empty bool) {
+// sweep first saw them unheld) has passed, unless a sandbox mounts over
+// them. It rewrites or removes ended holders' files to match, and returns
+// how long until it should look again (-1: only when something happens),
+// the pids of live holders, and whether no holder file is left. The caller
+// holds the lock.
+func (r *registry) sweep(now time.Time, seen map[string]time.Time) (wait time.Duration, pids []int, empty bool) {
 	hs := r.holders("")
 	live := map[string]bool{}
 	for _, h := range hs {
@@ -197,21 +198,26 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time, all bool) (wa
 		if !ok {
 			first, seen[p] = now, now
 		}
-		if left := first.Add(linger[p]).Sub(now); all || left <= 0 {
+		if left := first.Add(linger[p]).Sub(now); left <= 0 {
 			due[p] = s
-			delete(seen, p)
 		} else if wait < 0 || left < wait {
 			wait = left
 		}
 	}
 	// A stub another sandbox mounts over (one that found it as an
 	// existing directory: another registry's, or another user's) stays
-	// until that sandbox ends; look again in a second.
-	for p := range removeStubs(due) {
+	// until that sandbox ends. Look again in a second, then less and less
+	// often (a quarter of how long it has been due, at most every 30s).
+	busy := removeStubs(due)
+	for p := range due {
+		if !busy[p] {
+			delete(seen, p)
+			continue
+		}
 		delete(due, p)
-		seen[p] = now.Add(-linger[p])
-		if wait < 0 || wait > busyRetry {
-			wait = busyRetry
+		retry := min(max(now.Sub(seen[p].Add(linger[p]))/4, busyRetry), 30*time.Second)
+		if wait < 0 || wait > retry {
+			wait = retry
 		}
 	}
 	left := 0
