@@ -193,7 +193,11 @@ func (c *Cmd) Exec() error {
 	if c.Err != nil {
 		return c.Err
 	}
-	inner, release, err := c.prepare(context.Background())
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	inner, release, err := c.prepare(ctx)
 	if err != nil {
 		return err
 	}
