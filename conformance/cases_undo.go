@@ -108,6 +108,13 @@ func undoCases() []Case {
 				h.Refuse(o, "FORGED")
 				h.Unchanged(snap)
 			}},
+		{Name: "undo-stall-launches", Class: 7, Backends: bwrapOnly, Summary: "hold the lock of cordon's stub registry from inside, so every later launch of this user waits for the sandbox to end",
+			Run: func(h *H) {
+				_, p := h.ws()
+				rt := filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", h.User.Uid))
+				o := h.Sandbox(p, `cat "$RT/stubs/lock" >/dev/null 2>&1 && ok OPENED; ls "$RT/stubs" 2>/dev/null | grep -q . && ok LISTED`, "RT="+rt)
+				h.Refuse(o, "OPENED", "LISTED")
+			}},
 		{Name: "undo-setuid-binary", Class: 7, Users: UnprivilegedOnly, Summary: "a root-owned setuid copy of bash must not make an unprivileged user root inside",
 			Run: func(h *H) {
 				_, p := h.ws()

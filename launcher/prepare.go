@@ -81,19 +81,25 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
 }
 
-// canonicalize is policy.Canonicalize plus one rule of cordon's own: its
-// runtime directory (stub registry, masks, the empty file) is never
-// writable inside a sandbox. A sandbox that could write there could make
+// canonicalize is policy.Canonicalize plus two rules of cordon's own: its
+// stub registry is denied inside a sandbox, and its runtime directory
+// (stub registry, masks, the empty file) is never writable there. A sandbox that could write there could make
 // the next launch delete files, or unmask denied ones. Adding a read-only
 // root only where the model would allow writes never widens the policy;
 // the private TMPDIRs below it stay writable, being deeper roots.
 func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
+	rt, rtErr := policy.Resolve(runtimeDirPath())
+	if rtErr == nil {
+		// The stub registry is denied: a sandbox that could open its lock
+		// file, even read-only, could hold the lock and stall every launch
+		// of this user for as long as it runs (FINDINGS F7).
+		p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), filepath.Join(rt, "stubs"))
+	}
 	c, err := policy.Canonicalize(p)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := policy.Resolve(runtimeDirPath())
-	if err != nil || !c.Access(rt, policy.Write) {
+	if rtErr != nil || !c.Access(rt, policy.Write) {
 		return c, nil
 	}
 	if r, ok := c.Decider(rt); ok && r.Path == rt {
