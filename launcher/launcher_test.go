@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -210,6 +211,35 @@ func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
 	ws2 := t.TempDir()
 	killedLauncher(t, ws2)
 	gone(t, filepath.Join(ws2, ".vscode"), "the reaper sweeps stubs of dead holders")
+}
+
+// Many launches in one workspace at once, started and ended in every
+// order: each one's mask holds while it runs, and no stub is left.
+func TestStubsUnderConcurrentLaunches(t *testing.T) {
+	ws, p, stub := stubCase(t, "0")
+	const n = 8
+	for round := range 3 {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				// Sleep a little, differently, so launches overlap and end
+				// out of order.
+				script := fmt.Sprintf(`sleep 0.0%d; echo x > .vscode/x 2>/dev/null && echo PLANTED; mkdir -p .idea/y 2>/dev/null && echo PLANTED; true`, (i*3+round)%10)
+				c := Command(p, "sh", "-c", script)
+				c.Dir = ws
+				out, err := c.CombinedOutput()
+				if err == nil && strings.Contains(string(out), "PLANTED") {
+					err = fmt.Errorf("launch %d: a mask did not hold: %s", i, out)
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			require.NoError(t, <-errs)
+		}
+	}
+	gone(t, stub, "the last launch out leaves no stub")
+	gone(t, filepath.Join(ws, ".idea"), "the last launch out leaves no stub")
 }
 
 // F6 (conformance/FINDINGS.md): a sandbox launched with another TMPDIR
