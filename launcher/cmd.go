@@ -183,6 +183,10 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // Context, Cancel or WaitDelay (nothing would be left to act on them), and
 // a stub reaper to remove the launch's mount stubs afterwards.
 //
+// bwrap ends the sandbox when its parent ends (--die-with-parent): after
+// Exec that parent is the caller's parent. So Exec also keeps the process
+// when SIGHUP is ignored, as under nohup, which means to outlive it.
+//
 // Where it cannot, Exec runs the command like Run, passing SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT on to it, and returns what Run returns;
 // ProcessState is nil only when the command did not start.
@@ -201,7 +205,7 @@ func (c *Cmd) Exec() error {
 	if err != nil {
 		return err
 	}
-	if c.handoff && c.ctx == nil && c.Cancel == nil && c.WaitDelay == 0 && stdioFiles(inner) {
+	if c.handoff && c.ctx == nil && c.Cancel == nil && c.WaitDelay == 0 && stdioFiles(inner) && !signal.Ignored(syscall.SIGHUP) {
 		if !testhook.SkipCloseOnExec {
 			closeOnExec()
 		}

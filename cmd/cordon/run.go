@@ -34,7 +34,9 @@ Examples:
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend); 126 not executable or denied; 127 not found.
 Inside the sandbox CORDON_SANDBOX names the backend. On Linux cordon
-execs bwrap in its own place: the pid you started is the sandbox's.
+execs bwrap in its own place: the pid you started is the sandbox's, and
+the sandbox ends with the process that started cordon (under nohup,
+cordon stays and the sandbox outlives it).
 
 Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
 directories as mount points. A background cordon-stub-reaper removes them
