@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -325,6 +326,7 @@ func TestHelperExec(t *testing.T) {
 	require.NoError(t, err)
 	c := Command(p, "sh", "-c", `echo x > "$0"/.vscode/x 2>/dev/null || echo blocked; echo ready; read x; exit 7`, ws)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signal.Reset(syscall.SIGHUP) // were the tests run under nohup, Exec would keep the process
 	err = c.Exec()
 	t.Fatalf("Exec returned: %v", err)
 }
