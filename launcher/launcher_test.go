@@ -326,7 +326,11 @@ func TestHelperExec(t *testing.T) {
 	require.NoError(t, err)
 	c := Command(p, "sh", "-c", `echo x > "$0"/.vscode/x 2>/dev/null || echo blocked; echo ready; read x; exit 7`, ws)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
-	signal.Reset(syscall.SIGHUP) // were the tests run under nohup, Exec would keep the process
+	// Were the tests run under nohup, Exec would keep the process: take
+	// SIGHUP over and give it back, which clears the "ignored" mark.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	signal.Stop(hup)
 	err = c.Exec()
 	t.Fatalf("Exec returned: %v", err)
 }
