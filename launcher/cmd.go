@@ -143,21 +143,27 @@ func (c *Cmd) String() string {
 
 // Start starts the sandboxed command.
 func (c *Cmd) Start() error {
+	inner, release, err := c.prepareOnce()
+	if err != nil {
+		return err
+	}
+	return c.start(inner, release)
+}
+
+// prepareOnce is what Start and Exec do first: refuse a second start or a
+// lookup error, then prepare under the Cmd's context.
+func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if c.inner != nil {
-		return errors.New("launcher: already started")
+		return nil, nil, errors.New("launcher: already started")
 	}
 	if c.Err != nil {
-		return c.Err
+		return nil, nil, c.Err
 	}
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	inner, release, err := c.prepare(ctx)
-	if err != nil {
-		return err
-	}
-	return c.start(inner, release)
+	return c.prepare(ctx)
 }
 
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {
@@ -191,17 +197,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // SIGTERM, SIGHUP and SIGQUIT on to it, and returns what Run returns;
 // ProcessState is nil only when the command did not start.
 func (c *Cmd) Exec() error {
-	if c.inner != nil {
-		return errors.New("launcher: already started")
-	}
-	if c.Err != nil {
-		return c.Err
-	}
-	ctx := c.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	inner, release, err := c.prepare(ctx)
+	inner, release, err := c.prepareOnce()
 	if err != nil {
 		return err
 	}
