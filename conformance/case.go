@@ -5,30 +5,55 @@ import (
 	"time"
 )
 
-// Class is a class of escape from DESIGN.md §2 (1 to 10), or one of the
-// two kinds of case that are not attacks.
+// Class is a class of escape from the threat model (docs/threat-model.md),
+// or one of the two kinds of case that are not attacks.
 type Class int
 
+// The classes of the threat model. Stateful classes (CrossLaunch,
+// HostTools) take two steps: an attacker launch, then a victim launch or
+// what the user does next on the host.
 const (
 	// Work cases are ordinary work that must succeed.
 	Work Class = 0
+
+	Direct      Class = 1  // read, list or write what the policy denies
+	Symlink     Class = 2  // links in policy paths, planted or swapped in
+	Move        Class = 3  // rename a protected root or an ancestor away
+	Hardlink    Class = 4  // hard links to read-only files
+	NotYet      Class = 5  // protected paths that do not exist at launch
+	AutoExec    Class = 6  // files host tools run or obey later
+	Undo        Class = 7  // unmount, remount, namespaces, capabilities, setuid
+	Process     Class = 8  // other processes: /proc, signals, ptrace
+	FD          Class = 9  // inherited descriptors
+	TTY         Class = 10 // the terminal
+	CrossLaunch Class = 11 // state a later launch reads
+	HostTools   Class = 12 // what host tools (git) read after the sandbox
+	Kernel      Class = 13 // kernel objects shared with the host
+	DoS         Class = 14 // making later launches fail
+	Network     Class = 15 // the network allowlist
+
 	// Model cases compare the sandbox with policy.Access path by path.
-	Model Class = 11
+	Model Class = 99
 )
 
 var classNames = map[Class]string{
-	Work:  "work",
-	1:     "1 direct",
-	2:     "2 symlink",
-	3:     "3 move",
-	4:     "4 hardlink",
-	5:     "5 not-yet",
-	6:     "6 autoexec",
-	7:     "7 undo",
-	8:     "8 process",
-	9:     "9 fd",
-	10:    "10 tty",
-	Model: "model",
+	Work:        "work",
+	Direct:      "1 direct",
+	Symlink:     "2 symlink",
+	Move:        "3 move",
+	Hardlink:    "4 hardlink",
+	NotYet:      "5 not-yet",
+	AutoExec:    "6 autoexec",
+	Undo:        "7 undo",
+	Process:     "8 process",
+	FD:          "9 fd",
+	TTY:         "10 tty",
+	CrossLaunch: "11 cross-launch",
+	HostTools:   "12 host-tools",
+	Kernel:      "13 kernel",
+	DoS:         "14 dos",
+	Network:     "15 network",
+	Model:       "model",
 }
 
 func (c Class) String() string {
