@@ -29,6 +29,12 @@ type Policy struct {
 	Restrict  bool
 	// File, when set, is a JSON policy file (--policy FILE).
 	File string
+	// AllowRead are --allow-read stores (with Workspace).
+	AllowRead []string
+	// AgentsRoot, Agent and Parent are the --agents-root preset.
+	AgentsRoot, Agent, Parent string
+	// WritablePathDirs are --writable-path-dir opt-outs.
+	WritablePathDirs []string
 }
 
 // Flags renders p as 'cordon run' flags.
@@ -43,7 +49,8 @@ func (p Policy) Flags() []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"--deny", p.Deny}, {"--readonly", p.Readonly}, {"--writable", p.Writable}, {"--base-writable", p.Base}} {
+	}{{"--deny", p.Deny}, {"--readonly", p.Readonly}, {"--writable", p.Writable}, {"--base-writable", p.Base},
+		{"--allow-read", p.AllowRead}, {"--writable-path-dir", p.WritablePathDirs}} {
 		for _, x := range l.paths {
 			f = append(f, l.flag, x)
 		}
@@ -51,39 +58,24 @@ func (p Policy) Flags() []string {
 	if p.Restrict {
 		f = append(f, "--restrict-writes")
 	}
+	for _, l := range []struct{ flag, v string }{{"--agents-root", p.AgentsRoot}, {"--agent", p.Agent}, {"--parent", p.Parent}} {
+		if l.v != "" {
+			f = append(f, l.flag, l.v)
+		}
+	}
 	return f
 }
 
-// compile builds the five fields as 'cordon run' would, for the launcher
-// executor; tmp is the workspace preset's private TMPDIR.
-func (p Policy) compile(home string) (fp policy.FsSandboxPolicy, tmp string, err error) {
-	if p.File != "" {
-		if fp, err = policy.Load(p.File); err != nil {
-			return fp, "", err
-		}
+// Spec is p as 'cordon run' composes it, for a launch whose environment
+// is env (HOME, PATH) by a cordon binary at exe.
+func (p Policy) Spec(env []string, exe string) policy.Spec {
+	return policy.Spec{
+		File: p.File, Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
+		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
+		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
+		Home: envValue(env, "HOME"), ScanCache: launcher.ScanCacheDir(),
+		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 	}
-	fp.Merge(policy.FsSandboxPolicy{DeniedRoots: p.Deny, ReadonlyRoots: p.Readonly,
-		WritableRoots: p.Writable, BaseWritableRoots: p.Base, RestrictWrites: p.Restrict})
-	if p.Workspace != "" {
-		ws, err := policy.Workspace(p.Workspace, policy.WorkspaceOptions{Home: home})
-		if err != nil {
-			return fp, "", err
-		}
-		fp.Merge(ws)
-		for _, w := range append(append([]string{}, p.Writable...), p.Base...) {
-			rw, err := policy.Resolve(w)
-			if err != nil {
-				return fp, "", err
-			}
-			prot, err := policy.Protections(rw, "")
-			if err != nil {
-				return fp, "", err
-			}
-			fp.ReadonlyRoots = append(fp.ReadonlyRoots, prot...)
-		}
-		tmp = policy.PrivateTmpDir(ws.WritableRoots[0])
-	}
-	return fp, tmp, nil
 }
 
 // Launch is one sandboxed command of a case.
@@ -210,14 +202,14 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	if !u.Invoker {
 		return Output{}, errors.New("launcher executor runs as the invoking user only")
 	}
-	home := envValue(l.Env, "HOME")
-	fp, tmp, err := l.Policy.compile(home)
+	// As 'cordon run' would compose it, run by the helper binary.
+	comp, err := policy.Compose(l.Policy.Spec(l.Env, x.HelperPath))
 	if err != nil {
 		return Output{Code: 125, Stderr: err.Error()}, nil
 	}
-	cmd := launcher.CommandContext(ctx, fp, l.Argv[0], l.Argv[1:]...)
+	cmd := launcher.CommandContext(ctx, comp.Policy, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
-	cmd.TmpDir = tmp
+	cmd.TmpDir = comp.TmpDir
 	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer

@@ -282,11 +282,11 @@ func (h *H) Launch(l Launch) Output {
 // has ended, for cordon's stub reaper to remove them before the case looks
 // at the host: host checks see the tree as a user would a moment after.
 func (h *H) newStubs(ctx context.Context, l Launch) []string {
-	fp, _, err := l.Policy.compile(envValue(l.Env, "HOME"))
+	comp, err := policy.Compose(l.Policy.Spec(l.Env, h.Attack()))
 	if err != nil {
 		return nil
 	}
-	r, err := launcher.Render(ctx, fp, h.Backend(), false, l.Argv)
+	r, err := launcher.Render(ctx, comp.Policy, h.Backend(), false, l.Argv)
 	if err != nil {
 		return nil
 	}

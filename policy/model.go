@@ -228,3 +228,54 @@ func Ancestors(p string) []string {
 	}
 	return out
 }
+
+// ID returns the identity (device, inode) canonical path p had when the
+// policy was canonicalized, for a root that existed then; ok is false for
+// a path that did not exist or that canonicalization did not look at.
+func (c *Canonical) ID(p string) (id FileID, ok bool) {
+	li, found := c.seen[p]
+	if !found || !li.exists || li.target != "" {
+		return FileID{}, false
+	}
+	return li.id, true
+}
+
+// IDs returns the identity of every root that existed when the policy was
+// canonicalized: what a launch must find again (see CheckIDs).
+func (c *Canonical) IDs() map[string]FileID {
+	out := map[string]FileID{}
+	for _, r := range c.roots {
+		if id, ok := c.ID(r.Path); ok {
+			out[r.Path] = id
+		}
+	}
+	return out
+}
+
+// CheckIDs refuses c when a root of want is no longer a root of c, or
+// names another file than it did (want maps canonical roots to the
+// identities an earlier resolution found, see IDs). A root that existed
+// then must still exist and be the same file: a directory swapped for a
+// symlink, or for another directory, between two resolutions would give
+// the sandbox a policy nobody built.
+func (c *Canonical) CheckIDs(want map[string]FileID) error {
+	paths := make([]string, 0, len(want))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if _, isRoot := c.kinds[p]; !isRoot {
+			return fmt.Errorf("root %s changed after the policy was built: it now resolves elsewhere (a symlink was swapped in?); refusing the launch", p)
+		}
+		got, ok := c.ID(p)
+		if !ok || got != want[p] {
+			now := "gone"
+			if ok {
+				now = got.String()
+			}
+			return fmt.Errorf("root %s changed after the policy was built (was %s, now %s); refusing the launch", p, want[p], now)
+		}
+	}
+	return nil
+}

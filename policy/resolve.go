@@ -57,6 +57,25 @@ type linkInfo struct {
 	exists bool
 	dir    bool
 	target string // non-empty for a symlink
+	id     FileID // what lstat found, when it exists
+}
+
+// FileID is a file's identity on the host: its device and inode. A path
+// whose FileID changed names another file than the one a policy was built
+// for (docs/threat-model.md, one resolution per launch).
+type FileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+func (f FileID) String() string { return fmt.Sprintf("%d:%d", f.Dev, f.Ino) }
+
+// fileID reads the identity lstat or stat returned.
+func fileID(fi fs.FileInfo) FileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert // Dev is int32 on darwin
+	}
+	return FileID{}
 }
 
 func (r resolver) lookup(p string) (linkInfo, error) {
@@ -71,6 +90,7 @@ func (r resolver) lookup(p string) (linkInfo, error) {
 	case err == nil:
 		li.exists = true
 		li.dir = fi.IsDir()
+		li.id = fileID(fi)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			t, err := os.Readlink(p)
 			if err != nil {

@@ -46,14 +46,11 @@ func cmdExplain(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return errorf(e, exitUsage, "explain: no PATH given")
 	}
-	p, _, err := pf.build()
+	comp, err := pf.compose()
 	if err != nil {
 		return errorf(e, exitCordonError, "explain: %v", err)
 	}
-	c, err := policy.Canonicalize(p)
-	if err != nil {
-		return errorf(e, exitCordonError, "explain: policy: %v", err)
-	}
+	c := comp.Canonical
 	enc := json.NewEncoder(e.stdout)
 	for _, in := range fs.Args() {
 		abs, err := filepath.Abs(in)

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/launcher"
@@ -10,9 +11,8 @@ import (
 )
 
 // policyFlags are the POLICY flags shared by run, profile and explain
-// (DESIGN.md §4). Paths must be absolute, except --workspace, which is made
-// absolute against the current directory on purpose: "--workspace ." is
-// the common case and the result is shown by 'cordon profile'.
+// (docs/design.md, the CLI contract). They parse into a policy.Spec; paths
+// must be absolute, except --workspace (see spec).
 type policyFlags struct {
 	file                                  string
 	deny, readonly, writable, baseWritabl []string
@@ -20,6 +20,7 @@ type policyFlags struct {
 	workspace                             string
 	allowRead                             []string
 	agentsRoot, agent, parent             string
+	writablePathDirs                      []string
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet) {
@@ -37,6 +38,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
 	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
+	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
 }
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
@@ -48,8 +50,16 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
                          ... protected, credential stores under HOME denied
   --allow-read P         with --workspace: keep credential store P readable
   --agents-root DIR --agent ID [--parent ID]
-                         DIR denied, DIR/ID writable, DIR/PARENT read-only
+                         DIR denied, DIR/ID writable with a workspace's
+                         protections, DIR/PARENT read-only
+  --writable-path-dir DIR
+                         leave DIR writable although it is on PATH (see below)
 The most specific root decides each path; paths are resolved through symlinks.
+What runs next on the host is read-only in every sandbox, wherever the policy
+would let it write: cordon itself (the file it runs from and the path it was
+invoked by), every directory on PATH (not relative entries; opt one out with
+--writable-path-dir), and with HOME writable the agents' configurations there
+(~/.claude.json, ~/.claude, ~/.codex, ~/.gemini, ~/.cursor, ~/go/bin, ...).
 `
 
 // empty reports whether no policy flag was given at all.
@@ -58,69 +68,35 @@ func (pf *policyFlags) empty() bool {
 		!pf.restrict && pf.workspace == "" && pf.agentsRoot == ""
 }
 
-// build compiles the flags into one policy. tmpDir is the private TMPDIR
-// of the workspace preset ("" without it).
-func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err error) {
-	if pf.file != "" {
-		p, err = policy.Load(pf.file)
-		if err != nil {
-			return p, "", err
-		}
-	}
-	for _, l := range []struct {
-		flag  string
-		paths []string
-	}{{"--deny", pf.deny}, {"--readonly", pf.readonly}, {"--writable", pf.writable}, {"--base-writable", pf.baseWritabl}, {"--allow-read", pf.allowRead}} {
-		for _, path := range l.paths {
-			if path == "" || !filepath.IsAbs(path) {
-				return p, "", fmt.Errorf("%s %q: give an absolute path", l.flag, path)
-			}
-		}
-	}
-	p.Merge(policy.FsSandboxPolicy{
-		DeniedRoots:       pf.deny,
-		ReadonlyRoots:     pf.readonly,
-		WritableRoots:     pf.writable,
-		BaseWritableRoots: pf.baseWritabl,
-		RestrictWrites:    pf.restrict,
-	})
-	if len(pf.allowRead) > 0 && pf.workspace == "" {
-		return p, "", fmt.Errorf("--allow-read needs --workspace")
+// spec turns the flags into the composition's input, with what the
+// environment adds: HOME, the launcher's PATH and cordon's own paths
+// (exes). Nothing else happens here: policy.Compose builds the policy.
+func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.Spec, error) {
+	s := policy.Spec{
+		File: pf.file, Deny: pf.deny, Readonly: pf.readonly, Writable: pf.writable,
+		BaseWritable: pf.baseWritabl, RestrictWrites: pf.restrict,
+		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
+		Home: getenv("HOME"), ScanCache: launcher.ScanCacheDir(),
+		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 	}
 	if pf.workspace != "" {
+		// --workspace alone may be relative: "--workspace ." is the
+		// common case, and 'cordon profile' shows what it became.
 		dir, err := filepath.Abs(pf.workspace)
 		if err != nil {
-			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
+			return s, fmt.Errorf("--workspace %q: %w", pf.workspace, err)
 		}
-		ws, err := policy.Workspace(dir, policy.WorkspaceOptions{AllowRead: pf.allowRead, ScanCache: launcher.ScanCacheDir()})
-		if err != nil {
-			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
-		}
-		p.Merge(ws)
-		// Every other writable root named on the command line gets the
-		// same protections as the workspace.
-		for _, w := range append(append([]string{}, pf.writable...), pf.baseWritabl...) {
-			rw, err := policy.Resolve(w)
-			if err != nil {
-				return p, "", fmt.Errorf("--writable %q: %w", w, err)
-			}
-			prot, err := policy.Protections(rw, "")
-			if err != nil {
-				return p, "", fmt.Errorf("--writable %q: %w", w, err)
-			}
-			p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
-		}
-		tmpDir = policy.PrivateTmpDir(ws.WritableRoots[0]) // [0] is the resolved DIR
+		s.Workspace = dir
 	}
-	switch {
-	case pf.agentsRoot != "":
-		ag, err := policy.Agents(pf.agentsRoot, pf.agent, pf.parent)
-		if err != nil {
-			return p, "", fmt.Errorf("--agents-root %q: %w", pf.agentsRoot, err)
-		}
-		p.Merge(ag)
-	case pf.agent != "" || pf.parent != "":
-		return p, "", fmt.Errorf("--agent and --parent need --agents-root")
+	return s, nil
+}
+
+// compose parses nothing more: it is policy.Compose of the flags, in this
+// process's environment.
+func (pf *policyFlags) compose() (*policy.Composed, error) {
+	s, err := pf.spec(os.Getenv, policy.Executables())
+	if err != nil {
+		return nil, err
 	}
-	return p, tmpDir, nil
+	return policy.Compose(s)
 }

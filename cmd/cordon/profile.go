@@ -51,11 +51,11 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	if *network != "on" && *network != "off" {
 		return errorf(e, exitUsage, "profile: --network %q: want on or off", *network)
 	}
-	p, _, err := pf.build()
+	comp, err := pf.compose()
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}
-	r, err := launcher.Render(ctx, p, *backend, *network == "on", fs.Args())
+	r, err := launcher.Render(ctx, comp.Policy, *backend, *network == "on", fs.Args())
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}

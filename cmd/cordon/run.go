@@ -82,17 +82,17 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		// Start waits for this same result.
 		go detect.Detect(ctx, *backend)
 	}
-	p, tmpDir, err := pf.build()
+	comp, err := pf.compose()
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
 	}
-	cmd := launcher.Command(p, fs.Arg(0), fs.Args()[1:]...)
+	cmd := launcher.Command(comp.Policy, fs.Arg(0), fs.Args()[1:]...)
 	cmd.Backend = *backend
 	cmd.Network = *network == "on"
-	cmd.TmpDir = tmpDir
+	cmd.TmpDir = comp.TmpDir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	if *cleanEnv {
 		cmd.Env = launcher.CleanEnv(os.Environ(), envs)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -19,14 +20,15 @@ import (
 // backend "" means auto; with no usable backend the launch fails closed.
 func sandboxSpawner(backend string) runner.Spawner {
 	return func(ctx context.Context, workspace, command string, stdout, stderr io.Writer) (int, error) {
-		p, err := policy.Workspace(workspace, policy.WorkspaceOptions{ScanCache: launcher.ScanCacheDir()})
+		comp, err := policy.Compose(policy.Spec{Workspace: workspace, Home: os.Getenv("HOME"),
+			ScanCache: launcher.ScanCacheDir(), Executables: policy.Executables(), Path: os.Getenv("PATH")})
 		if err != nil {
 			return -1, fmt.Errorf("workspace policy for %s: %w", workspace, err)
 		}
-		cmd := launcher.CommandContext(ctx, p, "/bin/sh", "-c", command)
+		cmd := launcher.CommandContext(ctx, comp.Policy, "/bin/sh", "-c", command)
 		cmd.Backend = backend
 		cmd.Dir = workspace
-		cmd.TmpDir = policy.PrivateTmpDir(p.WritableRoots[0])
+		cmd.TmpDir = comp.TmpDir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		// Output pipes held open by a backgrounded grandchild must not
 		// hang the tool call past its timeout.

@@ -1,0 +1,286 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Spec is a policy in the terms of cordon's POLICY flags, one field per
+// flag. Compose turns it into the policy a launch runs. It is the one
+// place where flags and presets become a policy: 'cordon run', 'cordon
+// profile', 'cordon explain', the conformance suite's executors and Go
+// callers all compose through it, so they cannot drift apart.
+//
+// Paths must be absolute (Compose never resolves against the working
+// directory). Errors name the flag of the field at fault.
+type Spec struct {
+	// File is a JSON policy file (--policy).
+	File string
+	// Deny, Readonly, Writable and BaseWritable add roots of that kind
+	// (--deny, --readonly, --writable, --base-writable).
+	Deny, Readonly, Writable, BaseWritable []string
+	// RestrictWrites denies writes outside writable roots (--restrict-writes).
+	RestrictWrites bool
+
+	// Workspace is the workspace preset's directory (--workspace): see
+	// Workspace. Every other writable root gets the same protections.
+	Workspace string
+	// AllowRead leaves these credential stores readable (--allow-read);
+	// it needs Workspace.
+	AllowRead []string
+
+	// AgentsRoot, Agent and Parent are the agents preset (--agents-root,
+	// --agent, --parent): see Agents. The agent's directory gets the
+	// protections of a workspace.
+	AgentsRoot, Agent, Parent string
+
+	// Home is the user's home directory; "" means os.UserHomeDir.
+	Home string
+	// ScanCache is where the scan for nested git repositories may keep
+	// its result (WorkspaceOptions.ScanCache); "" scans every time.
+	ScanCache string
+
+	// Executables are the programs that run the sandbox and that the user
+	// runs next, cordon itself (see Executables): read-only in every
+	// sandbox, wherever the policy would let it write them.
+	Executables []string
+	// Path is the launcher's PATH (colon-separated): every directory on
+	// it that the policy would let the sandbox write becomes read-only,
+	// so nothing planted there runs on the host under a familiar name.
+	Path string
+	// WritablePathDirs are PATH directories to leave writable
+	// (--writable-path-dir).
+	WritablePathDirs []string
+}
+
+// Composed is a policy ready to launch: resolved once, with what the
+// launch needs besides the five fields.
+type Composed struct {
+	// Policy is the canonical policy (each root resolved, sorted).
+	Policy FsSandboxPolicy
+	// Canonical is Policy as the model, with each root's identity as it
+	// was resolved (Canonical.IDs): the launcher refuses to launch if a
+	// root changed identity since (see launcher.Cmd.IDs).
+	Canonical *Canonical
+	// TmpDir is the workspace's private TMPDIR ("" without a workspace).
+	TmpDir string
+	// Workspace is the canonical workspace directory ("" without one);
+	// it differs from Spec.Workspace when that was given through a
+	// symlink.
+	Workspace string
+}
+
+// HomeAgentConfigs are files and directories under HOME whose contents
+// AI agents and editors run or obey (MCP servers, hooks, tasks). With
+// HOME writable they are protected like ShellFiles: a sandbox that could
+// write them would run code on the host at the agent's next start.
+var HomeAgentConfigs = []string{
+	".claude.json", ".claude", ".codex", ".gemini", ".cursor", ".continue",
+	".aider.conf.yml", ".copilot", ".codeium", ".windsurf",
+	".config/Code/User", ".config/Cursor/User", ".config/github-copilot",
+	".config/opencode", ".config/goose", ".config/zed",
+	// where 'go install' and 'cargo install' put programs the user runs
+	"go/bin", ".cargo/bin",
+}
+
+// Compose builds the policy of s. The steps, in order: the policy file,
+// the root flags, the workspace preset, the agents preset, the
+// workspace's protections on every other writable root (and on the
+// agent's directory), and last the protections of what runs next
+// (Executables, Path, HomeAgentConfigs), which only ever restrict: each
+// becomes a read-only root only where the policy would allow writing it.
+func Compose(s Spec) (*Composed, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var p FsSandboxPolicy
+	if s.File != "" {
+		var err error
+		if p, err = Load(s.File); err != nil {
+			return nil, err
+		}
+	}
+	// The writable roots named by the caller, before any preset adds its
+	// own: each gets the workspace's protections.
+	extra := append(append(append([]string(nil), p.WritableRoots...), p.BaseWritableRoots...), s.Writable...)
+	extra = append(extra, s.BaseWritable...)
+	p.Merge(FsSandboxPolicy{
+		DeniedRoots:       s.Deny,
+		ReadonlyRoots:     s.Readonly,
+		WritableRoots:     s.Writable,
+		BaseWritableRoots: s.BaseWritable,
+		RestrictWrites:    s.RestrictWrites,
+	})
+	r := resolver{}
+	home := s.home(r)
+	out := &Composed{}
+	var protect []string // writable roots that get a workspace's protections
+	if s.Workspace != "" {
+		ws, err := Workspace(s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache})
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
+		}
+		p.Merge(ws)
+		out.Workspace = ws.WritableRoots[0] // the resolved DIR
+		out.TmpDir = PrivateTmpDir(out.Workspace)
+		protect = extra
+	}
+	if s.AgentsRoot != "" {
+		ag, err := Agents(s.AgentsRoot, s.Agent, s.Parent)
+		if err != nil {
+			return nil, fmt.Errorf("--agents-root %q: %w", s.AgentsRoot, err)
+		}
+		p.Merge(ag)
+		// An agent's own directory is its workspace: its .git/hooks,
+		// .git/config, .vscode, ... run on the host like a workspace's.
+		protect = append(protect, ag.WritableRoots...)
+	}
+	for _, w := range protect {
+		rw, err := resolveCached(r, w)
+		if err != nil {
+			return nil, fmt.Errorf("writable root %q: %w", w, err)
+		}
+		prot, err := protections(r, rw, home, s.ScanCache)
+		if err != nil {
+			return nil, fmt.Errorf("writable root %q: %w", w, err)
+		}
+		p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
+	}
+	c, err := Canonicalize(p)
+	if err != nil {
+		return nil, err
+	}
+	if more := s.runsNext(r, c, home); len(more) > 0 {
+		p.ReadonlyRoots = append(p.ReadonlyRoots, more...)
+		if c, err = Canonicalize(p); err != nil {
+			return nil, err
+		}
+	}
+	out.Canonical = c
+	out.Policy = c.Policy()
+	return out, nil
+}
+
+// check validates the spelling of s before anything is looked up.
+func (s *Spec) check() error {
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--deny", s.Deny}, {"--readonly", s.Readonly}, {"--writable", s.Writable},
+		{"--base-writable", s.BaseWritable}, {"--allow-read", s.AllowRead},
+		{"--writable-path-dir", s.WritablePathDirs}} {
+		for _, path := range l.paths {
+			if path == "" || !filepath.IsAbs(path) {
+				return fmt.Errorf("%s %q: give an absolute path", l.flag, path)
+			}
+		}
+	}
+	if s.Workspace != "" && !filepath.IsAbs(s.Workspace) {
+		return fmt.Errorf("--workspace %q: give an absolute path", s.Workspace)
+	}
+	if len(s.AllowRead) > 0 && s.Workspace == "" {
+		return fmt.Errorf("--allow-read needs --workspace")
+	}
+	if s.AgentsRoot == "" && (s.Agent != "" || s.Parent != "") {
+		return fmt.Errorf("--agent and --parent need --agents-root")
+	}
+	return nil
+}
+
+// home is the canonical home directory, "" when there is none.
+func (s *Spec) home(r resolver) string {
+	home := s.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	h, err := resolveCached(r, home)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// runsNext lists the read-only roots that keep what runs next on the host
+// out of the sandbox's reach (docs/threat-model.md, "what runs next"):
+// the executables, the PATH directories and, when HOME is writable, the
+// agents' configurations there. Only paths c would let the sandbox write
+// are listed, and none that is already a root: a root the caller named
+// says what the caller wants there, and a denied path stays denied.
+func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
+	var cand []string
+	for _, e := range s.Executables {
+		if filepath.IsAbs(e) {
+			cand = append(cand, e)
+		}
+	}
+	optOut := map[string]bool{}
+	for _, d := range s.WritablePathDirs {
+		if rd, err := resolveCached(r, d); err == nil {
+			optOut[rd] = true
+		}
+	}
+	for _, d := range filepath.SplitList(s.Path) {
+		// A relative entry ("." or "") means the shell's working
+		// directory, whatever it is then: nothing to protect by path.
+		if filepath.IsAbs(d) {
+			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil && !optOut[rd] {
+				cand = append(cand, rd)
+			}
+		}
+	}
+	if home != "" && c.Access(home, Write) {
+		for _, n := range HomeAgentConfigs {
+			cand = append(cand, filepath.Join(home, n))
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range cand {
+		rp, err := resolveCached(r, p)
+		if err != nil || seen[rp] {
+			continue
+		}
+		seen[rp] = true
+		if _, isRoot := c.kinds[rp]; isRoot || !c.Access(rp, Write) {
+			continue
+		}
+		out = append(out, rp)
+	}
+	return out
+}
+
+// Executables returns the paths of the running program that the user
+// runs next: its resolved path (os.Executable) and the path it was
+// invoked by (os.Args[0], looked up in PATH when it has no slash),
+// resolved. Spec.Executables takes them.
+func Executables() []string {
+	var out []string
+	if e, err := os.Executable(); err == nil {
+		out = append(out, e)
+	}
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		a := os.Args[0]
+		if !strings.Contains(a, "/") {
+			a, _ = exec.LookPath(a)
+		}
+		if a != "" {
+			if abs, err := filepath.Abs(a); err == nil {
+				out = append(out, abs)
+			}
+		}
+	}
+	var res []string
+	for _, e := range out {
+		if rp, err := Resolve(e); err == nil && !slices.Contains(res, rp) {
+			res = append(res, rp)
+		}
+	}
+	return res
+}
