@@ -88,6 +88,9 @@ type Launch struct {
 	// Tty, when set, is a pty slave that becomes stdin and the controlling
 	// terminal of the process that launches the sandbox.
 	Tty *os.File
+	// Cordon, when set, is the cordon binary that launches, in place of
+	// the executor's (a binary the case built inside a workspace).
+	Cordon string
 	// Leak lists host files the launching process opens without
 	// O_CLOEXEC just before it starts (flags are os.OpenFile's); the
 	// descriptor numbers are put in $LEAKED_FDS.
@@ -143,7 +146,11 @@ func (b *Binary) Helper() string  { return b.Path }
 func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	args := append([]string{"run", "--backend", b.BackendName}, l.Policy.Flags()...)
 	args = append(append(args, "--"), l.Argv...)
-	cmd := exec.CommandContext(ctx, b.Path, args...)
+	bin := b.Path
+	if l.Cordon != "" {
+		bin = l.Cordon
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -203,7 +210,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		return Output{}, errors.New("launcher executor runs as the invoking user only")
 	}
 	// As 'cordon run' would compose it, run by the helper binary.
-	comp, err := policy.Compose(l.Policy.Spec(l.Env, x.HelperPath))
+	comp, err := policy.Compose(l.Policy.Spec(l.Env, l.cordon(x.HelperPath)))
 	if err != nil {
 		return Output{Code: 125, Stderr: err.Error()}, nil
 	}
@@ -232,13 +239,23 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	return o, nil
 }
 
+// cordon is the cordon binary that launches l when the executor's is def.
+func (l Launch) cordon(def string) string {
+	if l.Cordon != "" {
+		return l.Cordon
+	}
+	return def
+}
+
+// envValue is key's value in env; the last one wins, as in os/exec.
 func envValue(env []string, key string) string {
+	v := ""
 	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
 		}
 	}
-	return ""
+	return v
 }
 
 // leak opens files without O_CLOEXEC, as a careless parent would, so the

@@ -238,12 +238,17 @@ ok() { echo "@@$1@@"; }
 // workspace (or the fixture root), with env added to the environment. It
 // fails the case if the script did not run to its end inside a sandbox.
 func (h *H) Sandbox(p Policy, script string, env ...string) Output {
+	return h.Launch(h.Script(p, script, env...))
+}
+
+// Script is the launch Sandbox makes, for a case to adjust before Launch.
+func (h *H) Script(p Policy, script string, env ...string) Launch {
 	dir := p.Workspace
 	if dir == "" {
 		dir = h.Dir
 	}
-	return h.Launch(Launch{Policy: p, Dir: dir, Env: env,
-		Argv: []string{"/bin/sh", "-c", prologue + script + "\necho \"@@DO\"\"NE@@\"\n"}})
+	return Launch{Policy: p, Dir: dir, Env: env,
+		Argv: []string{"/bin/sh", "-c", prologue + script + "\necho \"@@DO\"\"NE@@\"\n"}}
 }
 
 // Launch runs l (Env is added to the case's environment) and checks that
@@ -282,7 +287,7 @@ func (h *H) Launch(l Launch) Output {
 // has ended, for cordon's stub reaper to remove them before the case looks
 // at the host: host checks see the tree as a user would a moment after.
 func (h *H) newStubs(ctx context.Context, l Launch) []string {
-	comp, err := policy.Compose(l.Policy.Spec(l.Env, h.Attack()))
+	comp, err := policy.Compose(l.Policy.Spec(l.Env, l.cordon(h.Attack())))
 	if err != nil {
 		return nil
 	}

@@ -53,6 +53,14 @@ import (
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
+//	agent-protections    agent-dir-autoexec, agent-dir-autoexec-with-workspace
+//	protect-executables  runs-next-cordon-in-workspace, runs-next-cordon-open-mode
+//	protect-path         runs-next-path-dir
+//	protect-home-agents  runs-next-home-agent-configs
+//
+// The last four, and identity-check, switch off a step of policy.Compose
+// or of the launcher through a testhook flag rather than rewrite bwrap's
+// arguments.
 //
 // The test logs the failing cases of every mutation.
 
@@ -69,6 +77,7 @@ type mutation struct {
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
 	rootOnly bool // only a root launcher keeps what the step removes
+	hook     *bool // a testhook switch to set
 	catchers []string
 }
 
@@ -95,6 +104,14 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "agent-protections", step: "a workspace's protections on the agent's directory (policy.Compose)", hook: &testhook.SkipAgentProtections,
+		catchers: []string{"agent-dir-autoexec", "agent-dir-autoexec-with-workspace"}},
+	{name: "protect-executables", step: "cordon's executable read-only (policy.Compose)", hook: &testhook.SkipProtectExecutables,
+		catchers: []string{"runs-next-cordon-in-workspace", "runs-next-cordon-open-mode"}},
+	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hook: &testhook.SkipProtectPath,
+		catchers: []string{"runs-next-path-dir"}},
+	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hook: &testhook.SkipProtectHomeAgents,
+		catchers: []string{"runs-next-home-agent-configs"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -197,6 +214,9 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		if m.hook != nil {
+			*m.hook = true
+		}
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")

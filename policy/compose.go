@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Spec is a policy in the terms of cordon's POLICY flags, one field per
@@ -137,7 +139,9 @@ func Compose(s Spec) (*Composed, error) {
 		p.Merge(ag)
 		// An agent's own directory is its workspace: its .git/hooks,
 		// .git/config, .vscode, ... run on the host like a workspace's.
-		protect = append(protect, ag.WritableRoots...)
+		if !testhook.SkipAgentProtections {
+			protect = append(protect, ag.WritableRoots...)
+		}
 	}
 	for _, w := range protect {
 		rw, err := resolveCached(r, w)
@@ -216,7 +220,7 @@ func (s *Spec) home(r resolver) string {
 func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	var cand []string
 	for _, e := range s.Executables {
-		if filepath.IsAbs(e) {
+		if filepath.IsAbs(e) && !testhook.SkipProtectExecutables {
 			cand = append(cand, e)
 		}
 	}
@@ -229,13 +233,13 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	for _, d := range filepath.SplitList(s.Path) {
 		// A relative entry ("." or "") means the shell's working
 		// directory, whatever it is then: nothing to protect by path.
-		if filepath.IsAbs(d) {
+		if filepath.IsAbs(d) && !testhook.SkipProtectPath {
 			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil && !optOut[rd] {
 				cand = append(cand, rd)
 			}
 		}
 	}
-	if home != "" && c.Access(home, Write) {
+	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
 			cand = append(cand, filepath.Join(home, n))
 		}

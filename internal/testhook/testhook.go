@@ -18,3 +18,22 @@ var SkipCloseOnExec bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
+
+// Composition steps of policy.Compose (docs/threat-model.md):
+var (
+	// SkipAgentProtections leaves an agent's directory under --agents-root
+	// without a workspace's protections.
+	SkipAgentProtections bool
+	// SkipProtectExecutables leaves cordon's own executable writable
+	// wherever the policy allows writes.
+	SkipProtectExecutables bool
+	// SkipProtectPath leaves the launcher's PATH directories writable.
+	SkipProtectPath bool
+	// SkipProtectHomeAgents leaves agents' configurations under a
+	// writable HOME writable.
+	SkipProtectHomeAgents bool
+	// SkipIdentityCheck launches whatever the launcher's own resolution
+	// finds, by path: no comparison with the identities the policy was
+	// built for, no binds from descriptors.
+	SkipIdentityCheck bool
+)

