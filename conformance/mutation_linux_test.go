@@ -74,9 +74,9 @@ type mutation struct {
 	name     string
 	step     string // the hardening step removed
 	args     func([]string) []string
-	closeFds bool // skip the launcher's close-on-exec pass
-	seccomp  bool // launch without the seccomp filter
-	rootOnly bool // only a root launcher keeps what the step removes
+	closeFds bool  // skip the launcher's close-on-exec pass
+	seccomp  bool  // launch without the seccomp filter
+	rootOnly bool  // only a root launcher keeps what the step removes
 	hook     *bool // a testhook switch to set
 	catchers []string
 }
