@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -330,7 +331,7 @@ func (h *H) forgetTmp(p Policy) {
 		return
 	}
 	mine := policy.PrivateTmpDir(ws)
-	t := filepath.Join(filepath.Dir(filepath.Dir(mine)), fmt.Sprintf("cordon-%d", h.User.Uid), filepath.Base(mine))
+	t := filepath.Join(state.PathFor(h.User.Uid), state.Tmp, filepath.Base(mine))
 	h.Cleanup(func() { os.RemoveAll(t) })
 }
 
