@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		composeCases(), modelCases(), seatbeltCases(),
+		stateCases(), composeCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

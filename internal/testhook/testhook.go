@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// SkipStateDeny, when true, stops the launcher denying cordon's state
+// directory inside the sandbox.
+var SkipStateDeny bool
+
 // Composition steps of policy.Compose (docs/threat-model.md):
 var (
 	// SkipAgentProtections leaves an agent's directory under --agents-root
