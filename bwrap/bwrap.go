@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -52,6 +53,14 @@ type Options struct {
 	Chdir string
 	// Stat answers questions about the host. Required.
 	Stat StatFunc
+	// FD, when set, gives a descriptor the launcher opened on a writable
+	// or readonly root (and checked to be the file the policy was built
+	// for): the root is then bound from it (--bind-fd, --ro-bind-fd), and
+	// bwrap checks after the mount that the mount point is that file. A
+	// root swapped for a symlink or another directory between the
+	// launcher's check and bwrap's mount then fails the launch instead of
+	// binding what the swap put there.
+	FD func(path string) (fd int, ok bool)
 }
 
 // Stub is a mount target that does not exist on the host yet. The launcher
@@ -150,12 +159,20 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	}
 	for _, o := range ops {
 		p := o.path
-		switch o.kind {
-		case opPin, opBind:
+		fd, byFD := -1, false
+		if opt.FD != nil && (o.kind == opBind || o.kind == opReadonly) {
+			fd, byFD = opt.FD(p)
+		}
+		switch {
+		case byFD && o.kind == opBind:
+			a = append(a, "--bind-fd", strconv.Itoa(fd), p)
+		case byFD:
+			a = append(a, "--ro-bind-fd", strconv.Itoa(fd), p)
+		case o.kind == opPin, o.kind == opBind:
 			a = append(a, "--bind", p, p)
-		case opReadonly:
+		case o.kind == opReadonly:
 			a = append(a, "--ro-bind", p, p)
-		case opMaskDir:
+		case o.kind == opMaskDir:
 			// A prepared read-only directory, not a tmpfs that bwrap fills:
 			// bwrap would create the mount points of carve-outs below with
 			// listable modes, and a tmpfs needs a remount (3 more arguments
@@ -164,7 +181,7 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 				return nil, fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", p)
 			}
 			a = append(a, "--ro-bind", filepath.Join(opt.MaskRoot, o.mask), p)
-		case opMaskFile:
+		case o.kind == opMaskFile:
 			if opt.EmptyFile == "" {
 				return nil, fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", p)
 			}

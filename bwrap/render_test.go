@@ -185,3 +185,17 @@ func TestDeniedFileNeedsEmptyFile(t *testing.T) {
 	_, err := Render(canon(t, policy.FsSandboxPolicy{DeniedRoots: []string{root + "/f"}}), Options{Stat: fakeFS(root + "/f")})
 	require.ErrorContains(t, err, root+"/f")
 }
+
+// TestRenderBindFD: roots the launcher opened are bound from their
+// descriptors; pins and roots it did not open are bound by path.
+func TestRenderBindFD(t *testing.T) {
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{root + "/w", root + "/v"}, ReadonlyRoots: []string{root + "/w/p/ro"}, RestrictWrites: true})
+	fds := map[string]int{root + "/w": 7, root + "/w/p/ro": 8}
+	pl, err := Render(c, Options{Stat: fakeFS(), FD: func(p string) (int, bool) { fd, ok := fds[p]; return fd, ok }})
+	require.NoError(t, err)
+	a := strings.Join(pl.Args, " ")
+	require.Contains(t, a, "--bind-fd 7 "+root+"/w")
+	require.Contains(t, a, "--ro-bind-fd 8 "+root+"/w/p/ro")
+	require.Contains(t, a, "--bind "+root+"/v "+root+"/v")
+	require.Contains(t, a, "--bind "+root+"/w/p "+root+"/w/p", "a pin stays a bind by path")
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -143,4 +144,33 @@ func tiocsti(a []string, out, errw io.Writer) int {
 		}
 	}
 	return 0
+}
+
+func init() {
+	// exchange-loop A B READY STOP: swap A and B (renameat2
+	// RENAME_EXCHANGE, atomic) over and over, holding each state for up
+	// to a millisecond, until STOP exists; touch READY once started. It
+	// ends with A and B where they began.
+	attacks["exchange-loop"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 4 {
+			return usage(errw, "exchange-loop A B READY STOP")
+		}
+		if err := os.WriteFile(a[2], nil, 0o644); err != nil {
+			fmt.Fprintln(errw, err)
+			return 1
+		}
+		swapped := false
+		for i := 0; ; i++ {
+			if _, err := os.Lstat(a[3]); err == nil && !swapped {
+				mark(out, "SWAPPED")
+				return 0
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE); err != nil {
+				fmt.Fprintln(errw, "renameat2 RENAME_EXCHANGE:", err)
+				return 1
+			}
+			swapped = !swapped
+			time.Sleep(time.Duration(i%5) * 200 * time.Microsecond)
+		}
+	}
 }

@@ -1,5 +1,11 @@
 package conformance
 
+import (
+	"os"
+	"strconv"
+	"time"
+)
+
 // Cases about what policy.Compose adds to every policy: the protections
 // of an agent's directory, and of what runs next on the host.
 func composeCases() []Case {
@@ -101,4 +107,59 @@ echo work > notes && ok WORK`)
 			}},
 	}
 	return cs
+}
+
+// raceCases: a sandbox races a later launch's resolution of its policy.
+func raceCases() []Case {
+	return []Case{
+		{Name: "cross-launch-nested-workspace-swap", Class: CrossLaunch, Summary: "sandbox A (workspace ws) swaps ws/node_modules/sub with a symlink to a directory outside, in a loop, while 200 launches of B (--workspace ws/node_modules/sub) write in their workspace: none may write outside",
+			Run: func(h *H) {
+				// B's workspace holds every protected name, so its launch
+				// needs no mount stub (stubs have cases of their own), and
+				// sits where A's scan for nested repositories does not look
+				// (node_modules), so A's own policy does not pin it.
+				sub := "ws/node_modules/sub"
+				for _, n := range []string{".gitmodules", ".envrc", ".mcp.json", ".git"} {
+					h.Write(sub+"/"+n, "")
+				}
+				for _, n := range []string{".vscode", ".idea", ".claude", ".codex", ".gemini"} {
+					h.Mkdir(sub + "/" + n)
+				}
+				h.Mkdir("outside")
+				// A workspace there is refused (a protected name that is a
+				// symlink), so a launch that writes there did not build
+				// its policy for it: it resolved twice.
+				h.Symlink("/dev/null", "outside/.envrc")
+				h.Symlink(h.Path("outside"), "ws/node_modules/decoy")
+				snap := h.Snapshot()
+				a := h.Background(Launch{Policy: Policy{Workspace: h.Path("ws")}, Dir: h.Path("ws"),
+					Argv: []string{h.Attack(), "__attack", "exchange-loop", h.Path(sub), h.Path("ws/node_modules/decoy"), h.Path("ws/.ready"), h.Path("stop")}})
+				for end := time.Now().Add(20 * time.Second); !h.Exists("ws/.ready"); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(end) {
+						h.Fatalf("the swapping sandbox did not start:\n%s", a())
+					}
+				}
+				wrote, refused := 0, 0
+				for i := 0; i < 200; i++ {
+					o := h.Launch(Launch{Policy: Policy{Workspace: h.Path(sub)}, Dir: h.Path(sub),
+						Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/out-$N" && echo "@@WRO""TE@@"`}, Env: []string{"N=" + strconv.Itoa(i)}})
+					if Marked(o, "WROTE") {
+						wrote++
+					} else {
+						refused++
+					}
+				}
+				h.Write("stop", "")
+				if o := a(); !Marked(o, "SWAPPED") {
+					h.Fatalf("the swapping sandbox failed:\n%s", o)
+				}
+				h.Unchanged(snap, "ws", "stop")
+				if ents, err := os.ReadDir(h.Path("outside")); err != nil || len(ents) != 1 {
+					h.Errorf("host: outside holds %d entries after the launches, want only .envrc (%v)", len(ents), err)
+				}
+				if wrote == 0 {
+					h.Errorf("no launch of B got to write in its workspace (%d refused): the check refuses everything", refused)
+				}
+			}},
+	}
 }

@@ -217,6 +217,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd := launcher.CommandContext(ctx, comp.Policy, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
 	cmd.TmpDir = comp.TmpDir
+	cmd.IDs = comp.Canonical.IDs()
 	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer

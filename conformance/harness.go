@@ -283,6 +283,34 @@ func (h *H) Launch(l Launch) Output {
 	return o
 }
 
+// Background starts l like Launch, without waiting and without Launch's
+// checks, for an attacker that runs while the case launches its victims.
+// The returned function waits for it to end and returns what it printed.
+func (h *H) Background(l Launch) func() Output {
+	h.handOver()
+	h.forgetTmp(l.Policy)
+	l.Env = h.env(l.Env)
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Minute)
+	done := make(chan Output, 1)
+	go func() {
+		o, err := h.x.Exec(ctx, h.User, l)
+		if err != nil {
+			o.Stderr += "\nlaunch: " + err.Error()
+		}
+		done <- o
+	}()
+	var o *Output
+	wait := func() Output {
+		if o == nil {
+			v := <-done
+			o = &v
+		}
+		return *o
+	}
+	h.Cleanup(func() { cancel(); wait() })
+	return wait
+}
+
 // newStubs lists the mount stubs the launch will make (paths the policy
 // names that do not exist yet), so that Launch can wait, once the sandbox
 // has ended, for cordon's stub reaper to remove them before the case looks

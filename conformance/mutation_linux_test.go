@@ -60,6 +60,7 @@ import (
 //	protect-executables  runs-next-cordon-in-workspace, runs-next-cordon-open-mode
 //	protect-path         runs-next-path-dir
 //	protect-home-agents  runs-next-home-agent-configs
+//	identity-check       cross-launch-nested-workspace-swap
 //
 // The last four, and identity-check, switch off a step of policy.Compose
 // or of the launcher through a testhook flag rather than rewrite bwrap's
@@ -116,6 +117,8 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-cordon-in-workspace", "runs-next-cordon-open-mode"}},
 	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hook: &testhook.SkipProtectPath,
 		catchers: []string{"runs-next-path-dir"}},
+	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hook: &testhook.SkipIdentityCheck,
+		catchers: []string{"cross-launch-nested-workspace-swap"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hook: &testhook.SkipProtectHomeAgents,
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
@@ -256,7 +259,7 @@ func mutantMain(name string) int {
 type group []string
 
 var arity = map[string]int{
-	"--bind": 2, "--ro-bind": 2, "--dev-bind": 2, "--setenv": 2, "--symlink": 2,
+	"--bind": 2, "--ro-bind": 2, "--bind-fd": 2, "--ro-bind-fd": 2, "--dev-bind": 2, "--setenv": 2, "--symlink": 2,
 	"--tmpfs": 1, "--proc": 1, "--dev": 1, "--remount-ro": 1, "--chdir": 1,
 	"--cap-drop": 1, "--cap-add": 1, "--seccomp": 1, "--args": 1, "--uid": 1, "--gid": 1,
 	"--hostname": 1, "--unsetenv": 1, "--dir": 1, "--chmod": 2,
@@ -299,6 +302,10 @@ func target(g group) (string, string) {
 	switch op {
 	case "--bind", "--ro-bind":
 		return op, g[2]
+	case "--bind-fd": // a writable root bound from its descriptor
+		return "--bind", g[2]
+	case "--ro-bind-fd":
+		return "--ro-bind", g[2]
 	case "--tmpfs":
 		return op, g[1]
 	}

@@ -142,7 +142,22 @@ func probeBwrap(ctx context.Context) Result {
 		}
 	}
 	usable, reason := classifyBwrap(f)
-	return Result{Backend: "bwrap", Path: f.Path, Version: f.Version, Usable: usable, Reason: reason}
+	r := Result{Backend: "bwrap", Path: f.Path, Version: f.Version, Usable: usable, Reason: reason}
+	if usable {
+		r.BindFD = bwrapHasBindFD(ctx, f.Path)
+	}
+	return r
+}
+
+// bwrapHasBindFD asks bwrap's help whether it has --bind-fd: its version
+// does not say, as distributions backport the option to older releases.
+func bwrapHasBindFD(ctx context.Context, bwrap string) bool {
+	tctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, bwrap, "--help")
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, _ := cmd.Output()
+	return strings.Contains(string(out), "--bind-fd") && strings.Contains(string(out), "--ro-bind-fd")
 }
 
 func runBwrapProbe(ctx context.Context, f *bwrapFacts) {

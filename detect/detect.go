@@ -18,6 +18,10 @@ type Result struct {
 	Usable  bool   `json:"usable"`
 	Reason  string `json:"reason"`           // why unusable (with the fix), or a short "ok: ..." note
 	Nested  bool   `json:"nested,omitempty"` // already inside a cordon sandbox (CORDON_SANDBOX set)
+	// BindFD reports that bwrap can bind a root from a descriptor
+	// (--bind-fd, upstream 0.10, backported to some distributions' 0.8):
+	// the launcher then binds the very directories it checked.
+	BindFD bool `json:"bindFD,omitempty"`
 }
 
 // Environment variables detection reads.

@@ -22,14 +22,25 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := bwrap.Render(canon, bwrap.Options{
+	// The caller's ExtraFiles keep fds 3..; the seccomp program and the
+	// argument list come after them, then the roots' descriptors.
+	seccompFD, argsFD := 3+len(c.ExtraFiles), 4+len(c.ExtraFiles)
+	roots := &rootFDs{canon: canon, first: 5 + len(c.ExtraFiles)}
+	opts := bwrap.Options{
 		Network:       c.Network,
 		EmptyFile:     empty,
 		MaskRoot:      maskRootPath(),
 		DisableUserns: versionAtLeast(res.Version, 0, 8),
 		Chdir:         c.Dir,
 		Stat:          reg.stat(canon.Stat),
-	})
+	}
+	if res.BindFD && !testhook.SkipIdentityCheck {
+		opts.FD = roots.open
+	}
+	plan, err := bwrap.Render(canon, opts)
+	if err == nil {
+		err = roots.err
+	}
 	if err == nil {
 		err = checkArgCount(plan.Args, c.Args)
 	}
@@ -40,6 +51,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		err = reg.acquire(plan.Stubs, c.StubLinger)
 	}
 	if err != nil {
+		roots.close()
 		return nil, nil, err
 	}
 	release := func() {
@@ -58,11 +70,11 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if testhook.BwrapArgs != nil {
 		plan.Args = testhook.BwrapArgs(plan.Args)
 	}
-	// The caller's ExtraFiles keep fds 3..; the seccomp program and the
-	// argument list come after them. bwrap closes both once read.
-	seccompFD, argsFD := 3+len(c.ExtraFiles), 4+len(c.ExtraFiles)
+	// bwrap closes the seccomp program and the argument list once read,
+	// and each root's descriptor once bound.
 	filter, err := memFile("cordon-seccomp", plan.Seccomp)
 	if err != nil {
+		roots.close()
 		release()
 		return nil, nil, err
 	}
@@ -72,6 +84,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	args, err := memFile("cordon-bwrap-args", nulJoin(plan.Args))
 	if err != nil {
 		filter.Close()
+		roots.close()
 		release()
 		return nil, nil, err
 	}
@@ -79,8 +92,58 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--", c.Path}, c.Args[1:]...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
-	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
-	return cmd, func() { filter.Close(); args.Close(); release() }, nil
+	cmd.ExtraFiles = append(append(cmd.ExtraFiles, filter, args), roots.files...)
+	return cmd, func() { filter.Close(); args.Close(); roots.close(); release() }, nil
+}
+
+// maxRootFDs bounds the descriptors a launch holds for its roots; roots
+// past it are bound by path, checked only before the launch.
+const maxRootFDs = 512
+
+// rootFDs opens the roots bwrap binds from descriptors, each checked to be
+// the file the policy was resolved to (Canonical.ID): bwrap then mounts
+// that file and checks, once it is mounted, that the mount point is it.
+// Only descriptors that bwrap.Render put in the arguments are opened, so
+// every one is consumed (and closed) by bwrap: an unclaimed descriptor of
+// a host directory would reach the sandboxed command, and openat from it
+// walks the host's mounts, not the sandbox's.
+type rootFDs struct {
+	canon *policy.Canonical
+	first int
+	files []*os.File
+	err   error
+}
+
+func (r *rootFDs) open(p string) (int, bool) {
+	want, existed := r.canon.ID(p)
+	if r.err != nil || !existed || len(r.files) >= maxRootFDs {
+		return 0, false // a root that did not exist is a stub, bound by path
+	}
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		r.err = fmt.Errorf("root %s changed while the sandbox was being prepared: %w; refusing the launch", p, err)
+		return 0, false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		r.err = fmt.Errorf("root %s: fstat: %w", p, err)
+		return 0, false
+	}
+	if got := (policy.FileID{Dev: st.Dev, Ino: st.Ino}); got != want {
+		unix.Close(fd)
+		r.err = fmt.Errorf("root %s changed while the sandbox was being prepared (was %s, now %s); refusing the launch", p, want, got)
+		return 0, false
+	}
+	r.files = append(r.files, os.NewFile(uintptr(fd), p))
+	return r.first + len(r.files) - 1, true
+}
+
+func (r *rootFDs) close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+	r.files = nil
 }
 
 // checkArgCount refuses, with the numbers, a sandbox bwrap would refuse

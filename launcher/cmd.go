@@ -75,6 +75,15 @@ type Cmd struct {
 
 	// Policy is the filesystem policy; it is canonicalized at Start.
 	Policy policy.FsSandboxPolicy
+	// IDs, when set, are the identities (device, inode) of the policy's
+	// roots as the caller resolved them, usually policy.Composed's
+	// Canonical.IDs(). Start refuses the launch, naming the root, when one
+	// of them now resolves to another file: a directory swapped for a
+	// symlink or another directory between building the policy and the
+	// launch would otherwise give the sandbox roots nobody built a policy
+	// for. With bwrap, the roots are then bound from descriptors checked
+	// against the same identities (see docs/threat-model.md).
+	IDs map[string]policy.FileID
 	// Backend is "auto" (or ""), "bwrap", "seatbelt" or "none".
 	Backend string
 	// Network keeps network access; the default is none.

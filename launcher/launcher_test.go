@@ -394,3 +394,36 @@ func TestHelperConnectUnix(t *testing.T) {
 	c.Close()
 	os.Stdout.WriteString("connected\n")
 }
+
+// TestIdentityCheck: a root swapped after the policy was composed refuses
+// the launch, naming the root; an unchanged one launches, bound from its
+// descriptor, and leaves no descriptor to the sandbox.
+func TestIdentityCheck(t *testing.T) {
+	testenv.RequireBwrap(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	comp, err := policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
+	require.NoError(t, err)
+	run := func() (string, error) {
+		cmd := Command(comp.Policy, "sh", "-c", "ls /proc/self/fd; echo x > "+ws+"/f")
+		cmd.IDs, cmd.TmpDir, cmd.StubLinger = comp.Canonical.IDs(), comp.TmpDir, -1
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	require.NoError(t, err, out)
+	require.Equal(t, "0\n1\n2\n3\n", out, "only stdio and ls's own directory descriptor")
+
+	require.NoError(t, os.Rename(ws, ws+".real"))
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	_, err = run()
+	require.ErrorContains(t, err, "root "+ws+" changed after the policy was built")
+	require.NoError(t, os.Remove(ws))
+	require.NoError(t, os.Symlink(dir, ws))
+	_, err = run()
+	require.ErrorContains(t, err, "root "+ws+" changed after the policy was built")
+	_, err = os.Stat(filepath.Join(dir, "f"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

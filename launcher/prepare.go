@@ -47,6 +47,13 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: %w", err)
 	}
+	// One resolution per launch: the roots resolve to the files the
+	// caller built the policy for, or the launch is refused.
+	if !testhook.SkipIdentityCheck {
+		if err := canon.CheckIDs(c.IDs); err != nil {
+			return nil, nil, fmt.Errorf("policy: %w", err)
+		}
+	}
 	if err := c.checkCommand(canon); err != nil {
 		return nil, nil, err
 	}

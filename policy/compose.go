@@ -122,7 +122,7 @@ func Compose(s Spec) (*Composed, error) {
 	out := &Composed{}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
-		ws, err := Workspace(s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache})
+		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache})
 		if err != nil {
 			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
 		}
@@ -154,13 +154,17 @@ func Compose(s Spec) (*Composed, error) {
 		}
 		p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
 	}
-	c, err := Canonicalize(p)
+	// One resolver from the first lookup to the canonical policy: every
+	// path is looked up once, so the policy rests on one view of the host
+	// even while a sandbox swaps directories for symlinks (the launcher
+	// then checks it still holds, see Canonical.CheckIDs).
+	c, err := canonicalize(p, r)
 	if err != nil {
 		return nil, err
 	}
 	if more := s.runsNext(r, c, home); len(more) > 0 {
 		p.ReadonlyRoots = append(p.ReadonlyRoots, more...)
-		if c, err = Canonicalize(p); err != nil {
+		if c, err = canonicalize(p, r); err != nil {
 			return nil, err
 		}
 	}

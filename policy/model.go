@@ -43,9 +43,15 @@ type Canonical struct {
 // Canonicalize resolves every root (see Resolve) and validates the result:
 // no path may be named by two fields, and "/" cannot be denied.
 func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
+	return canonicalize(p, resolver{})
+}
+
+// canonicalize resolves through r: what r already looked up is not looked
+// up again, so a policy composed and canonicalized through one resolver
+// rests on one view of the host (see Compose).
+func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	c := &Canonical{restrict: p.RestrictWrites, kinds: map[string]Kind{}}
 	origin := map[string]string{} // canonical path -> input spelling, for errors
-	r := resolver{}
 	for _, f := range p.fields() {
 		for _, in := range *f.paths {
 			if err := checkSpelling(in); err != nil {

@@ -79,7 +79,13 @@ type WorkspaceOptions struct {
 // of the workspace, of nested git repositories and in real gitdirs, and
 // credential stores under HOME denied. dir must be absolute.
 func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	r := resolver{} // HOME and the workspace are looked up once, not per path
+	return workspace(resolver{}, dir, opt)
+}
+
+// workspace is Workspace looking the host up through r, so that HOME and
+// the workspace are looked up once, not per path, and so that Compose's
+// later canonicalization sees what the preset saw.
+func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 	ws, err := resolveCached(r, dir)
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -86,6 +87,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	if ws, _ := filepath.Abs(pf.workspace); pf.workspace != "" && comp.Workspace != filepath.Clean(ws) {
+		// Allowed, but said: the sandbox gets the directory the link
+		// pointed at when the policy was built, not whatever it points at
+		// later (the launch checks that).
+		fmt.Fprintf(e.stderr, "cordon: run: --workspace %s resolves to %s\n", pf.workspace, comp.Workspace)
+	}
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
 	}
@@ -93,6 +100,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	cmd.Backend = *backend
 	cmd.Network = *network == "on"
 	cmd.TmpDir = comp.TmpDir
+	cmd.IDs = comp.Canonical.IDs()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	if *cleanEnv {
 		cmd.Env = launcher.CleanEnv(os.Environ(), envs)

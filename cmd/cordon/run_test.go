@@ -153,3 +153,20 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	require.Eventually(t, func() bool { return cmp.Diff(before, snapshot(t, ws)) == "" }, 20*time.Second, 10*time.Millisecond)
 	require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "stubs or writes left behind")
 }
+
+// TestRunWorkspaceThroughSymlink: a workspace named through a symlink is
+// allowed, and cordon says what it resolved to.
+func TestRunWorkspaceThroughSymlink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(real, link))
+	code, _, stderr := runCLI(t, "run", "--backend", "none", "--workspace", link, "--", "true")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "--workspace "+link+" resolves to "+real)
+	code, _, stderr = runCLI(t, "run", "--backend", "none", "--workspace", real, "--", "true")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stderr, "resolves to")
+}

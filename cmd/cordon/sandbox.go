@@ -29,6 +29,7 @@ func sandboxSpawner(backend string) runner.Spawner {
 		cmd.Backend = backend
 		cmd.Dir = workspace
 		cmd.TmpDir = comp.TmpDir
+		cmd.IDs = comp.Canonical.IDs()
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		// Output pipes held open by a backgrounded grandchild must not
 		// hang the tool call past its timeout.
