@@ -92,7 +92,16 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--", c.Path}, c.Args[1:]...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
-	cmd.ExtraFiles = append(append(cmd.ExtraFiles, filter, args), roots.files...)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
+	// Each root's descriptor keeps its number (above the ones placed
+	// before it): Exec then only clears its close-on-exec flag instead of
+	// moving it, which could land on a descriptor of the Go runtime.
+	for _, f := range roots.files {
+		for len(cmd.ExtraFiles) < int(f.Fd())-3 {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 	return cmd, func() { filter.Close(); args.Close(); roots.close(); release() }, nil
 }
 
@@ -135,8 +144,19 @@ func (r *rootFDs) open(p string) (int, bool) {
 		r.err = fmt.Errorf("root %s changed while the sandbox was being prepared (was %s, now %s); refusing the launch", p, want, got)
 		return 0, false
 	}
-	r.files = append(r.files, os.NewFile(uintptr(fd), p))
-	return r.first + len(r.files) - 1, true
+	// Above every descriptor placed for bwrap before it, in order.
+	min := r.first
+	if n := len(r.files); n > 0 {
+		min = int(r.files[n-1].Fd()) + 1
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, min)
+	unix.Close(fd)
+	if err != nil {
+		r.err = fmt.Errorf("root %s: %w", p, err)
+		return 0, false
+	}
+	r.files = append(r.files, os.NewFile(uintptr(high), p))
+	return high, true
 }
 
 func (r *rootFDs) close() {

@@ -29,17 +29,31 @@ func execInPlace(cmd *exec.Cmd) error {
 		files = append(files, f)
 	}
 	files = append(files, cmd.ExtraFiles...)
-	// Move every file above the target range first, so that placing one
+	// An entry already at its own number only loses close-on-exec; a nil
+	// entry is left alone (whatever holds that number is close-on-exec).
+	// The others move: first above the target range, so that placing one
 	// never overwrites another that is still to be placed.
 	tmp := make([]int, len(files))
 	for i, f := range files {
-		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, len(files))
-		if err != nil {
-			return fmt.Errorf("exec: %w", err)
+		tmp[i] = -1
+		switch {
+		case f == nil:
+		case int(f.Fd()) == i:
+			if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
+				return fmt.Errorf("exec: %w", err)
+			}
+		default:
+			fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, len(files))
+			if err != nil {
+				return fmt.Errorf("exec: %w", err)
+			}
+			tmp[i] = fd
 		}
-		tmp[i] = fd
 	}
 	for i, fd := range tmp {
+		if fd < 0 {
+			continue
+		}
 		if err := unix.Dup3(fd, i, 0); err != nil {
 			return fmt.Errorf("exec: %w", err)
 		}
