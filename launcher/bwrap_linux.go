@@ -34,7 +34,11 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		Chdir:         c.Dir,
 		Stat:          reg.stat(canon.Stat),
 	}
-	if res.BindFD && !testhook.SkipIdentityCheck {
+	// The numbers between the argument list and the roots' descriptors
+	// are closed in bwrap (nil ExtraFiles), which would also close some
+	// descriptors the close-on-exec pass is there for: the mutation that
+	// removes that pass binds by path, so that it removes one step only.
+	if res.BindFD && !testhook.SkipIdentityCheck && !testhook.SkipCloseOnExec {
 		opts.FD = roots.open
 	}
 	plan, err := bwrap.Render(canon, opts)
