@@ -109,3 +109,21 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompose is what 'cordon run --workspace W' computes before the
+// launcher: the preset, the protections of what runs next (a PATH of six
+// directories, cordon's executable), and the canonical policy with its
+// roots' identities. Compare with BenchmarkWorkspacePreset/files=5 plus
+// BenchmarkCanonicalizeWorkspace, the same work before Compose.
+func BenchmarkCompose(b *testing.B) {
+	ws, home := workspaceFixture(b, 5)
+	exe, _ := os.Executable()
+	s := policy.Spec{Workspace: ws, Home: home, Executables: []string{exe},
+		Path: home + "/go/bin:" + home + "/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := policy.Compose(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
