@@ -157,8 +157,12 @@ func raceCases() []Case {
 				if ents, err := os.ReadDir(h.Path("outside")); err != nil || len(ents) != 1 {
 					h.Errorf("host: outside holds %d entries after the launches, want only .envrc (%v)", len(ents), err)
 				}
-				if wrote == 0 {
-					h.Errorf("no launch of B got to write in its workspace (%d refused): the check refuses everything", refused)
+				// Most launches are refused while A swaps (each check has to
+				// see the real directory); once A stops, B must work.
+				o := h.Launch(Launch{Policy: Policy{Workspace: h.Path(sub)}, Dir: h.Path(sub),
+					Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/after" && echo "@@WRO""TE@@"`}})
+				if !Marked(o, "WROTE") {
+					h.Errorf("after the race (%d of 200 launches wrote, %d refused), B cannot write in its workspace:\n%s", wrote, refused, o)
 				}
 			}},
 	}

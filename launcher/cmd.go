@@ -78,10 +78,10 @@ type Cmd struct {
 	// IDs, when set, are the identities (device, inode) of the policy's
 	// roots as the caller resolved them, usually policy.Composed's
 	// Canonical.IDs(). Start refuses the launch, naming the root, when one
-	// of them now resolves to another file: a directory swapped for a
-	// symlink or another directory between building the policy and the
-	// launch would otherwise give the sandbox roots nobody built a policy
-	// for. With bwrap, the roots are then bound from descriptors checked
+	// of them now resolves elsewhere, or a writable one names another file
+	// (policy.Canonical.CheckIDs): a directory swapped for a symlink or
+	// another directory between building the policy and the launch would
+	// otherwise give the sandbox roots nobody built a policy for. With bwrap, the roots are then bound from descriptors checked
 	// against the same identities (see docs/threat-model.md).
 	IDs map[string]policy.FileID
 	// Backend is "auto" (or ""), "bwrap", "seatbelt" or "none".

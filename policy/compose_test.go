@@ -107,4 +107,15 @@ func TestCheckIDs(t *testing.T) {
 	again, err = Canonicalize(FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true})
 	require.NoError(t, err)
 	require.ErrorContains(t, again.CheckIDs(ids), "changed after the policy was built (was ")
+
+	// A readonly root that is gone still protects its path.
+	ro := filepath.Join(dir, "ws/home")
+	c, err = Canonicalize(FsSandboxPolicy{ReadonlyRoots: []string{ro}})
+	require.NoError(t, err)
+	ids = c.IDs()
+	require.Contains(t, ids, ro)
+	require.NoError(t, os.Remove(ro))
+	again, err = Canonicalize(FsSandboxPolicy{ReadonlyRoots: []string{ro}})
+	require.NoError(t, err)
+	require.NoError(t, again.CheckIDs(ids))
 }

@@ -258,12 +258,14 @@ func (c *Canonical) IDs() map[string]FileID {
 	return out
 }
 
-// CheckIDs refuses c when a root of want is no longer a root of c, or
-// names another file than it did (want maps canonical roots to the
-// identities an earlier resolution found, see IDs). A root that existed
-// then must still exist and be the same file: a directory swapped for a
-// symlink, or for another directory, between two resolutions would give
-// the sandbox a policy nobody built.
+// CheckIDs refuses c when the host changed under a policy since an earlier
+// resolution found want (canonical roots and their identities, see IDs):
+// a root of want that is no longer a root of c now resolves elsewhere (a
+// directory on its way was swapped for a symlink), and a writable root
+// that is gone or names another file is not the directory the policy was
+// built for. Either would give the sandbox roots nobody built a policy
+// for. A readonly or denied root that is gone or was replaced still
+// protects its path, so that alone is no reason to refuse.
 func (c *Canonical) CheckIDs(want map[string]FileID) error {
 	paths := make([]string, 0, len(want))
 	for p := range want {
@@ -271,8 +273,12 @@ func (c *Canonical) CheckIDs(want map[string]FileID) error {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if _, isRoot := c.kinds[p]; !isRoot {
+		k, isRoot := c.kinds[p]
+		if !isRoot {
 			return fmt.Errorf("root %s changed after the policy was built: it now resolves elsewhere (a symlink was swapped in?); refusing the launch", p)
+		}
+		if k != Writable && k != BaseWritable {
+			continue
 		}
 		got, ok := c.ID(p)
 		if !ok || got != want[p] {
