@@ -88,7 +88,7 @@ func TestRulesSplit(t *testing.T) {
 
 	all := probesFor(c, nil)
 	var probes []string
-	for i := 0; i < len(all); i += len(all)/200 + 1 {
+	for i := 0; i < len(all); i += len(all)/60 + 1 {
 		probes = append(probes, all[i])
 	}
 	checkAgainstModel(t, c, prof, probes)
@@ -216,7 +216,7 @@ func TestServiceDenialsIgnorePath(t *testing.T) {
 	}{
 		{"process-exec", "/usr/bin/open", false},
 		{"process-exec", "/private/tmp/cordon-ls/notopen", true}, // the literal misses a copy...
-		{"lsopen", "", false},                                   // ...the service check does not
+		{"lsopen", "", false},                                    // ...the service check does not
 		{"appleevent-send", "", false},
 		{"job-creation", "", false},
 	} {
