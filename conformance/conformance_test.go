@@ -72,7 +72,7 @@ func users(t *testing.T) []User {
 // newBase makes a fixture base directory for users, removed at the end.
 func newBase(t *testing.T, us []User) string {
 	t.Helper()
-	base, err := os.MkdirTemp("", "cordon-conformance-")
+	base, err := os.MkdirTemp(FixtureParent(), "cordon-conformance-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	_, err = Base(base, us, "")
