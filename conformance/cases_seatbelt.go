@@ -1,10 +1,16 @@
 package conformance
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"time"
 )
+
+// dataVolume is where an APFS system keeps user files; through its
+// firmlinks /Users/x, /private/tmp/x and friends have a second spelling
+// under it.
+const dataVolume = "/System/Volumes/Data"
 
 // seatbeltOnly marks cases about how Seatbelt matches paths: it compares
 // the resolved path string, so spellings the kernel folds together are
@@ -75,6 +81,68 @@ func seatbeltCases() []Case {
 					time.Sleep(100 * time.Millisecond)
 				}
 				h.Absent("outside/by-launchd")
+				h.Absent("outside/by-open")
+				h.Absent("outside/by-appleevent")
+			}},
+		// The SBPL evaluator's side of the next three runs on every OS:
+		// seatbelt.TestDataVolumeSpelling, TestRenamedSymlinkOntoAncestor
+		// and TestServiceDenialsIgnorePath.
+		{Name: "data-volume-spelling", Class: Symlink, Backends: seatbeltOnly,
+			Summary: "read a denied file and write a read-only one through their /System/Volumes/Data spelling",
+			Run: func(h *H) {
+				w, p := h.ws()
+				secret := h.Write("outside/secret", h.Secret)
+				h.Write("ws/ro.txt", "keep")
+				if _, err := os.Stat(dataVolume + secret); err != nil {
+					h.NotApplicable("no data-volume spelling of %s here: %v", secret, err)
+				}
+				p.Deny = []string{h.Path("outside")}
+				p.Readonly = []string{h.Path("ws/ro.txt")}
+				o := h.Sandbox(p, `cat "$D$S"; ls "$D$O"; echo pwn >> "$D$R" && ok WRITE; mv "$D$R" "$D$W/moved" && ok MOVE; echo x > "$D$O/new" && ok CREATE`,
+					"D="+dataVolume, "S="+secret, "O="+h.Path("outside"), "R="+h.Path("ws/ro.txt"), "W="+w)
+				h.NoSecret(o)
+				h.Refuse(o, "WRITE", "MOVE", "CREATE")
+				h.Want("ws/ro.txt", "keep")
+				h.Want("outside/secret", h.Secret)
+				h.Absent("outside/new")
+			}},
+		{Name: "rename-symlink-onto-ancestor", Class: Move, Backends: seatbeltOnly,
+			Summary: "make a link elsewhere and rename it onto the missing parent of a read-only path, then write through it",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.Readonly = []string{h.Path("ws/a/b/hooks")}
+				o := h.Sandbox(p, `mkdir -p "$TMPDIR/evil/b/hooks" && ln -s "$TMPDIR/evil" l && ok LINK
+mv l a && ok RENAME
+ln -s "$TMPDIR/evil" a && ok SYMLINK
+echo pwn > a/b/hooks/pre-commit && ok WRITE
+mkdir -p a/b && ok MKDIR
+true`)
+				h.Expect(o, "LINK", "MKDIR") // making a link elsewhere, and the real directories, is work
+				h.Refuse(o, "RENAME", "SYMLINK", "WRITE")
+				if fi, err := os.Lstat(h.Path("ws/a")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					h.Errorf("host: %s is a symbolic link", h.Path("ws/a"))
+				}
+				h.Absent("ws/a/b/hooks/pre-commit")
+			}},
+		{Name: "launchservices-copy", Class: Undo, Backends: seatbeltOnly,
+			Summary: "run copies of open and osascript under other names, to start a process outside the sandbox",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("outside")
+				o := h.Sandbox(p, `cp /usr/bin/open "$TMPDIR/xo" && cp /usr/bin/osascript "$TMPDIR/xs" && ok COPY
+printf '#!/bin/sh\ntouch "%s/by-open"\n' "$O" > "$TMPDIR/x.command" && chmod +x "$TMPDIR/x.command"
+"$TMPDIR/xo" "$TMPDIR/x.command" && ok OPEN
+"$TMPDIR/xo" -a Terminal "$TMPDIR/x.command" && ok OPEN_APP
+"$TMPDIR/xs" -e "tell application \"Terminal\" to do script \"touch $O/by-appleevent\"" && ok APPLEEVENT
+true`, "O="+h.Path("outside"))
+				h.Expect(o, "COPY")
+				h.Refuse(o, "OPEN", "OPEN_APP", "APPLEEVENT")
+				for range 30 {
+					if h.Exists("outside/by-open") || h.Exists("outside/by-appleevent") {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
 				h.Absent("outside/by-open")
 				h.Absent("outside/by-appleevent")
 			}},
