@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -145,6 +146,48 @@ true`, "O="+h.Path("outside"))
 				}
 				h.Absent("outside/by-open")
 				h.Absent("outside/by-appleevent")
+			}},
+		{Name: "user-temp-folder", Class: HostTools, Backends: seatbeltOnly,
+			Summary: "the workspace preset opens the user's temp folder (/private/var/folders/…/T) for xcrun and clang: replace xcrun's cache of tool paths there, write the sibling 0 folder",
+			Run: func(h *H) {
+				out, err := exec.Command("/usr/bin/getconf", "DARWIN_USER_TEMP_DIR").Output()
+				t := strings.TrimRight(strings.TrimSpace(string(out)), "/")
+				if err != nil || t == "" {
+					h.NotApplicable("getconf DARWIN_USER_TEMP_DIR: %v", err)
+				}
+				if r, err := filepath.EvalSymlinks(t); err == nil {
+					t = r
+				}
+				db := filepath.Join(t, "xcrun_db")
+				before, had := h.Read(db)
+				h.Cleanup(func() { // put the host's cache back if the attack got through
+					if now, ok := h.Read(db); ok != had || now != before {
+						if had {
+							os.WriteFile(db, []byte(before), 0o644)
+						} else {
+							os.Remove(db)
+						}
+					}
+				})
+				zero := filepath.Join(filepath.Dir(t), "0", "cordon-case-"+h.Secret[len(h.Secret)-8:])
+				mine := filepath.Join(t, "cordon-case-"+h.Secret[len(h.Secret)-8:])
+				h.Cleanup(func() { os.Remove(mine); os.Remove(zero); os.Remove(db + ".new") })
+				_, p := h.ws()
+				o := h.Sandbox(p, `echo x > "$MINE" && ok TEMP
+printf pwn > "$T/xcrun_db.new" && mv -f "$T/xcrun_db.new" "$T/xcrun_db" && ok RENAME_DB
+printf pwn > "$T/xcrun_db" && ok WRITE_DB
+mv "$T" "$T.old" && ok MOVE_T
+echo x > "$ZERO" && ok ZERO
+true`, "T="+t, "MINE="+mine, "ZERO="+zero)
+				h.Expect(o, "TEMP") // the decision: tools that ignore TMPDIR can write there
+				h.Refuse(o, "RENAME_DB", "WRITE_DB", "MOVE_T", "ZERO")
+				if now, ok := h.Read(db); ok != had || now != before {
+					h.Errorf("host: %s changed", db)
+				}
+				h.Absent(zero)
+				if _, err := os.Stat(t); err != nil {
+					h.Errorf("host: %s: %v", t, err)
+				}
 			}},
 	}
 }
