@@ -86,9 +86,12 @@ func TestRulesSplit(t *testing.T) {
 	t.Logf("%d rules, %d bytes of paths, largest rule %d bytes, %d bytes of SBPL, %d bytes of parameters",
 		len(sb.rules), total, largest, len(prof.SBPL), paramBytes(prof.Params))
 
-	all := probesFor(c, nil)
+	all, n := probesFor(c, nil), 60
+	if testing.Short() {
+		n = 10
+	}
 	var probes []string
-	for i := 0; i < len(all); i += len(all)/60 + 1 {
+	for i := 0; i < len(all); i += len(all)/n + 1 {
 		probes = append(probes, all[i])
 	}
 	checkAgainstModel(t, c, prof, probes)
