@@ -241,3 +241,37 @@ func TestEveryConstructDocumented(t *testing.T) {
 		require.Contains(t, doc, fmt.Sprintf("\n//\t%s ", c), "doc.go's table lacks %s", c)
 	}
 }
+
+// TestRootsAboveTheDataVolume: a root at /System, /System/Volumes or the
+// data volume contains the data spelling of every path, so it comes before
+// the others, and a path it lets the process write is protected under that
+// spelling too.
+func TestRootsAboveTheDataVolume(t *testing.T) {
+	const home = "/Users/cordon-above"
+	_, prof := mustRender(t, policy.FsSandboxPolicy{
+		WritableRoots:  []string{DataVolume, "/Applications/cordon-w"},
+		ReadonlyRoots:  []string{"/System"},
+		DeniedRoots:    []string{home + "/.ssh", "/Users/cordon-d"},
+		RestrictWrites: true,
+	}, Options{})
+	sb, err := parseProfile(prof.SBPL, prof.ParamMap())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		op, path string
+		want     bool
+	}{
+		{"file-read-data", DataVolume + "/Users/cordon-d/f", false}, // deeper than the data volume, really
+		{"file-read-data", DataVolume + home + "/.ssh/id", false},
+		{"file-write-data", DataVolume + home + "/notes", true},
+		{"file-write-unlink", DataVolume + home, false}, // writable there, and the parent of .ssh
+		{"file-write-unlink", DataVolume + "/Users", false},
+		{"file-write-data", DataVolume + "/Applications/cordon-w/x", true},
+		{"file-write-data", "/Applications/cordon-w/x", true},
+		{"file-write-data", "/System/Library/x", false},
+		{"file-write-data", home + "/notes", false}, // restrictWrites, short spelling
+	} {
+		got, line, err := sb.allowed(sbQuery{op: tc.op, path: tc.path})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "%s %s (line %d)\n%s", tc.op, tc.path, line, prof.SBPL)
+	}
+}

@@ -399,6 +399,9 @@ func newModel(c *policy.Canonical) (*model, error) {
 	}
 	sort.SliceStable(m.roots, func(i, j int) bool {
 		a, b := m.roots[i].Path, m.roots[j].Path
+		if ra, rb := aboveData(a), aboveData(b); ra != rb {
+			return ra
+		}
 		if da, db := policy.Depth(a), policy.Depth(b); da != db {
 			return da < db
 		}
@@ -407,16 +410,37 @@ func newModel(c *policy.Canonical) (*model, error) {
 	return m, nil
 }
 
-// ancestors calls f for each proper ancestor of p (policy.Ancestors),
-// shallow to deep, with the kind of the root deciding it. One walk down the
-// chain instead of a lookup per ancestor keeps 2,000 deep roots cheap.
-func (m *model) ancestors(p string, f func(a string, k policy.Kind, ok bool)) {
+// aboveData reports the paths that contain the data-volume spelling of
+// every other path: "/", /System, /System/Volumes and the data volume. Their
+// rules come first, shallow to deep, so that under the data spelling too
+// the deepest root that contains a path is the last rule to match it.
+func aboveData(p string) bool {
+	return p == "/" || p == "/System" || p == "/System/Volumes" || p == DataVolume
+}
+
+// ancestors calls f for each proper ancestor a of p (policy.Ancestors),
+// shallow to deep, with whether the model lets the process write a and
+// whether a is denied, under either spelling of a: the short one is decided
+// by the roots above it, the data-volume one first by the roots of
+// aboveData, which contain it too, then by the same roots. One walk down
+// the chain instead of a lookup per ancestor keeps 2,000 deep roots cheap.
+func (m *model) ancestors(p string, f func(a string, writable, denied bool)) {
 	k, ok := m.kinds["/"]
+	dk, dok := k, ok
+	for _, top := range []string{"/System", "/System/Volumes", DataVolume} {
+		if tk, found := m.kinds[top]; found {
+			dk, dok = tk, true
+		}
+	}
 	for _, a := range policy.Ancestors(p) {
 		if ak, found := m.kinds[a]; found {
 			k, ok = ak, true
+			dk, dok = ak, true
 		}
-		f(a, k, ok)
+		_, alias := dataSpelling(a)
+		w := allowsWrite(k, ok, m.restrict) || alias && allowsWrite(dk, dok, m.restrict)
+		d := k == policy.Denied || alias && dk == policy.Denied
+		f(a, w, d)
 	}
 }
 
@@ -437,8 +461,8 @@ func (m *model) traversal() []string {
 		if r.Kind == policy.Denied {
 			continue
 		}
-		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
-			if k == policy.Denied {
+		m.ancestors(r.Path, func(a string, _, denied bool) {
+			if denied {
 				set[a] = true
 			}
 		})
@@ -454,8 +478,8 @@ func (m *model) protected() []string {
 		if r.Kind != policy.Denied && r.Kind != policy.Readonly {
 			continue
 		}
-		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
-			if allowsWrite(k, ok, m.restrict) {
+		m.ancestors(r.Path, func(a string, writable, _ bool) {
+			if writable {
 				set[a] = true
 			}
 		})
