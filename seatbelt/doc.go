@@ -79,7 +79,11 @@
 // followed by the same filter on (string-append "/System/Volumes/Data" P).
 // That costs profile text, not parameters. A root given in the long
 // spelling is folded into the short one before sorting, so the deepest
-// root still comes last under either spelling. Paths of the sealed system
+// root still comes last under either spelling; roots at /System,
+// /System/Volumes or the data volume itself, which contain the data
+// spelling of every path, are emitted right after "/", and an ancestor that
+// is writable or denied under either spelling gets the move or traversal
+// rule. Paths of the sealed system
 // volume get a data spelling that names nothing; listing the firmlinks
 // instead (/usr/share/firmlinks) would go stale with a release that adds
 // one. Two roots that meet after these rewrites in different fields are an
