@@ -118,6 +118,8 @@ func TestMutations(t *testing.T) {
 		// Each mutant gets a TMPDIR and a cordon state directory of its
 		// own: a weakened sandbox may damage cordon's state (a writable
 		// mask), which must not leak into the unmutated run or later runs.
+		// The state directory's parent holds nothing else, as a home's
+		// .local/state would (a case makes that parent writable).
 		// Short: fixtures put Unix sockets in it (108 bytes at most).
 		tmp, err := os.MkdirTemp("", "cm")
 		require.NoError(t, err)
@@ -125,7 +127,7 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "state"))
+			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
