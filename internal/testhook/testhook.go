@@ -18,3 +18,12 @@ var SkipCloseOnExec bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
+
+// SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
+// does, following symlinks anywhere, and write files in place through
+// whatever the name points at.
+var SafeFSFollow bool
+
+// StubsByPath, when true, makes the launcher create and remove mount stubs
+// by path (os.Mkdir, os.Remove), following links in their parents.
+var StubsByPath bool
