@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -216,6 +217,20 @@ func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 // the deepest one above it.
 func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []string) error {
 	seen := map[string]bool{} // parents known to exist
+	// The directories this launch made its stubs in, held open: a launch
+	// that fails removes what it made through them, also when a parent
+	// has been swapped for a link since (then no path leads there).
+	made := map[string]madeStub{}
+	defer func() {
+		for _, m := range made {
+			m.parent.Close()
+		}
+	}()
+	fail := func(err error) error {
+		r.undo(made)
+		r.removeMine()
+		return err
+	}
 	for _, s := range stubs {
 		if r.adopt(s.Path) {
 			continue
@@ -232,15 +247,17 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 				// someone: then it is theirs, and bwrap mounts onto it.
 			}
 			root := stubRoot(p, writable)
-			ino, err := createStub(root, p, isDir)
+			ino, parent, err := createStub(root, p, isDir)
 			if errors.Is(err, fs.ErrExist) {
 				continue // made by someone else meanwhile: not ours
 			}
 			if err != nil {
-				r.removeMine()
-				return err
+				return fail(err)
 			}
 			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino, Root: root}
+			if parent != nil {
+				made[p] = madeStub{parent: parent, base: filepath.Base(p)}
+			}
 		}
 	}
 	if len(r.mine) == 0 {
@@ -251,11 +268,36 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 		h.Stubs = append(h.Stubs, s)
 	}
 	if err := writeHolder(filepath.Join(r.dir, r.me), h); err != nil {
-		r.removeMine()
-		return fmt.Errorf("stub registry: %w", err)
+		return fail(fmt.Errorf("stub registry: %w", err))
 	}
 	r.reaped = ensureReaper(r.dir) == nil
 	return nil
+}
+
+// madeStub is a stub this launch made: its parent directory, open, and
+// its name there.
+type madeStub struct {
+	parent *safefs.Root
+	base   string
+}
+
+// undo removes, deepest first, the stubs this launch made, from the
+// directories it made them in, while each is still what it made.
+func (r *registry) undo(made map[string]madeStub) {
+	paths := make([]string, 0, len(made))
+	for p := range made {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int { return policy.Depth(b) - policy.Depth(a) })
+	for _, p := range paths {
+		rec := r.mine[p]
+		if _, held := r.live[p]; held {
+			continue
+		}
+		m := made[p]
+		m.parent.RemoveIf(m.base, func(in safefs.Info) bool { return isStub(rec, in) })
+		delete(r.mine, p)
+	}
 }
 
 // adopt takes over a stub the registry has, intact, with the parents that
@@ -405,35 +447,43 @@ func beneath(root, p string) (*safefs.Root, string, error) {
 }
 
 // createStub makes an empty directory (or file) at p, in its parent
-// opened beneath root without following a link, and returns its inode.
-// A link anywhere on the way fails the launch: the policy's paths were
-// resolved, so one found now was swapped in since, and the stub would land
-// wherever it points. fs.ErrExist means something is there already.
-func createStub(root, p string, dir bool) (uint64, error) {
+// opened beneath root without following a link, and returns its inode
+// and the parent, open (nil under the StubsByPath mutation). A link
+// anywhere on the way fails the launch: the policy's paths were resolved,
+// so one found now was swapped in since, and the stub would land wherever
+// it points. fs.ErrExist means something is there already.
+func createStub(root, p string, dir bool) (uint64, *safefs.Root, error) {
 	if testhook.StubsByPath {
-		return createStubByPath(p, dir)
+		ino, err := createStubByPath(p, dir)
+		return ino, nil, err
 	}
 	r, rel, err := beneath(root, p)
 	if err != nil {
-		return 0, fmt.Errorf("create mount stub: %w", err)
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
 	}
 	defer r.Close()
+	parent, err := r.OpenRoot(path.Dir(rel))
+	if err != nil {
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
+	}
+	base := path.Base(rel)
 	if dir {
-		err = r.Mkdir(rel, 0o755)
+		err = parent.Mkdir(base, 0o755)
 	} else {
 		var f *os.File
-		if f, err = r.CreateExcl(rel, 0o644); err == nil {
+		if f, err = parent.CreateExcl(base, 0o644); err == nil {
 			f.Close()
 		}
 	}
-	if err != nil {
-		return 0, fmt.Errorf("create mount stub: %w", err)
+	var in safefs.Info
+	if err == nil {
+		in, err = parent.Lstat(base)
 	}
-	in, err := r.Lstat(rel)
 	if err != nil {
-		return 0, fmt.Errorf("create mount stub: %w", err)
+		parent.Close()
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
 	}
-	return in.Ino, nil
+	return in.Ino, parent, nil
 }
 
 // createStubByPath is the mutation check's weakened createStub.

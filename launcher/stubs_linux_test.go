@@ -25,7 +25,7 @@ func TestStubNotRemovedWhenNoLongerEmpty(t *testing.T) {
 	// An empty directory that replaced a stub (another inode) stays too.
 	// (The stub is moved, not removed, so its inode is not reused.)
 	q := filepath.Join(dir, "replaced")
-	ino, err := createStub(dir, q, true)
+	ino, _, err := createStub(dir, q, true)
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(q, q+".old"))
 	require.NoError(t, os.Mkdir(q, 0o755))
@@ -45,9 +45,10 @@ func TestStubsNeverThroughALink(t *testing.T) {
 	require.Equal(t, ws, stubRoot(filepath.Join(ws, "d/x"), []string{"/", base, ws, ws + "x"}))
 	require.Equal(t, "/", stubRoot("/etc/x", []string{ws}))
 
-	ino, err := createStub(ws, filepath.Join(ws, "d/x"), true)
+	ino, parent, err := createStub(ws, filepath.Join(ws, "d/x"), true)
 	require.NoError(t, err)
 	rec := stubRecord{Path: filepath.Join(ws, "d/x"), Dir: true, Ino: ino, Root: ws}
+	defer parent.Close()
 	require.True(t, stubIntact(rec))
 
 	// Swap d for a link to outside, where an empty x waits.
@@ -57,12 +58,26 @@ func TestStubsNeverThroughALink(t *testing.T) {
 	require.False(t, stubIntact(rec))
 	removeStub(rec)
 	require.DirExists(t, filepath.Join(outside, "x"))
-	_, err = createStub(ws, filepath.Join(ws, "d/y"), true)
+	_, _, err = createStub(ws, filepath.Join(ws, "d/y"), true)
 	require.ErrorIs(t, err, safefs.ErrSymlink)
-	_, err = createStub(ws, filepath.Join(ws, "d/f"), false)
+	_, _, err = createStub(ws, filepath.Join(ws, "d/f"), false)
 	require.ErrorIs(t, err, safefs.ErrSymlink)
 	ents, _ := os.ReadDir(outside)
 	require.Len(t, ents, 1, "nothing made outside")
+
+	// A launch that fails now removes what it made through the directory
+	// it made it in, which no path leads to.
+	r := &registry{mine: map[string]stubRecord{rec.Path: rec}}
+	p2, err := parent.OpenRoot(".")
+	require.NoError(t, err)
+	r.undo(map[string]madeStub{rec.Path: {parent: p2, base: "x"}})
+	p2.Close()
+	require.NoDirExists(t, filepath.Join(ws, "d.real/x"))
+	require.DirExists(t, filepath.Join(outside, "x"))
+	ino, parent2, err := createStub(ws, filepath.Join(ws, "d.real/x"), true)
+	require.NoError(t, err)
+	parent2.Close()
+	rec = stubRecord{Path: filepath.Join(ws, "d/x"), Dir: true, Ino: ino, Root: ws}
 
 	// Swapped back, the stub is cordon's again and goes.
 	require.NoError(t, os.Remove(filepath.Join(ws, "d")))
