@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,9 +22,10 @@ func init() {
 		}
 		end := time.Now().Add(swapperLimit)
 		n, fails := 0, 0
+		var last error
 		for i := 0; ; i++ {
 			if err := unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE); err != nil {
-				fails++
+				fails, last = fails+1, err
 				if fails > 1000 && n == 0 {
 					fmt.Fprintln(errw, "renameat2 RENAME_EXCHANGE:", err)
 					return 1
@@ -37,7 +37,7 @@ func init() {
 				break
 			}
 		}
-		fmt.Fprintf(out, "exchanges %d\n", n)
+		fmt.Fprintf(out, "exchanges %d failed %d (%v)\n", n, fails, last)
 		mark(out, "SWAPPED")
 		return 0
 	}
@@ -86,10 +86,3 @@ func init() {
 		return 0
 	}
 }
-
-func touch(p string) {
-	if f, err := os.Create(p); err == nil {
-		f.Close()
-	}
-}
-

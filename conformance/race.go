@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,10 +60,34 @@ func raceFileTools(ctx context.Context, ws, mode string, n int) ([]raceAttempt, 
 	if err != nil {
 		return nil, err
 	}
-	r := &runner.Runner{Decider: d, Handlers: runner.FileHandlers(d),
+	// Between the decision and the I/O a real loop asks the user, writes
+	// the audit trail and runs hooks; here a hook waits (5ms at most) for
+	// the swapper to have put the link in place, so that most allowed
+	// calls are decided on the directory and opened through the link,
+	// however busy the machine.
+	dir := filepath.Join(ws, "dir")
+	wait := func(_ context.Context, ev runner.HookEvent) {
+		if ev.Event != runner.PermissionDecision || ev.Decision.Action == permission.Deny {
+			return
+		}
+		for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Microsecond) {
+			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return
+			}
+		}
+	}
+	r := &runner.Runner{Decider: d, Handlers: runner.FileHandlers(d), Hooks: []runner.Hook{wait},
 		Approver: runner.ApproverFunc(func(context.Context, *permission.Call, permission.Decision) (bool, error) { return true, nil })}
 	out := make([]raceAttempt, 0, n)
 	for i := range n {
+		// Start each call with the directory in place, so that the
+		// decision is made on it (else most calls are decided on the link
+		// and denied, which shows nothing).
+		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Microsecond) {
+			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+				break
+			}
+		}
 		req := raceRequests(mode, i)
 		res := r.Run(ctx, req)
 		out = append(out, raceAttempt{Tool: req.Name, Action: string(res.Decision.Action), Outcome: string(res.Outcome),
@@ -235,4 +260,10 @@ func (h *H) hostAs(argv ...string) string {
 		h.Fatalf("host: %v: %v: %s", argv, err, stderr.String())
 	}
 	return string(out)
+}
+
+func touch(p string) {
+	if f, err := os.Create(p); err == nil {
+		f.Close()
+	}
 }
