@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// SkipStateDeny, when true, stops the launcher denying cordon's state
+// directory inside the sandbox.
+var SkipStateDeny bool
+
 // SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
 // does, following symlinks anywhere, and write files in place through
 // whatever the name points at.
