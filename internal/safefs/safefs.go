@@ -13,7 +13,8 @@
 // openat2 is missing; macOS uses the walk. A symlink anywhere in a path is
 // an error (ErrSymlink), never followed: callers resolve links they mean
 // to follow before, and a link found at open time was put there since.
-// See docs/threat-model.md ("What cordon does outside the sandbox").
+// See docs/threat-model.md, classes 2 (symlinks) and 5 (paths that do not
+// exist yet), and docs/design.md §5 (the permission pipeline).
 //
 // Paths given to a Root are relative, slash-separated, without "..".
 package safefs
