@@ -36,6 +36,10 @@ type StatFunc func(path string) (exists, dir bool)
 type Options struct {
 	// Network keeps the host network; false unshares it.
 	Network bool
+	// Sockets, when set, is the seccomp socket allowlist; nil means the
+	// one of Network (SocketsFor). A network mode of its own (a proxy)
+	// sets it.
+	Sockets *Sockets
 	// EmptyFile is a host path of an empty file with mode 0000, bound over
 	// denied files. Required when the policy denies a file.
 	EmptyFile string
@@ -175,8 +179,15 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		a = append(a, "--chdir", opt.Chdir)
 	}
 	pl.Args = a
-	pl.Seccomp = Seccomp(!opt.Network)
+	pl.Seccomp = Seccomp(opt.sockets())
 	return pl, nil
+}
+
+func (opt Options) sockets() Sockets {
+	if opt.Sockets != nil {
+		return *opt.Sockets
+	}
+	return SocketsFor(opt.Network)
 }
 
 // plan builds the mount list from the model and records stubs.
