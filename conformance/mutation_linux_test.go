@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -49,7 +51,13 @@ import (
 //	new-session     tty-controlling-terminal (TIOCSTI itself is also refused
 //	                by the seccomp filter, so tty-tiocsti alone would not
 //	                notice)
-//	seccomp         proc-unix-socket-host
+//	seccomp         proc-unix-socket-host, and the kernel-* cases below
+//	seccomp-keyrings
+//	                kernel-keyring-read, kernel-keyring-plant
+//	seccomp-socket-allowlist
+//	                kernel-vsock, kernel-vsock-network-on,
+//	                kernel-netlink-protocols(-network-on),
+//	                kernel-socket-families(-network-on)
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
@@ -68,6 +76,8 @@ type mutation struct {
 	args     func([]string) []string
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
+	// filter, when set, replaces the seccomp program (network on or off)
+	filter   func(network bool) []byte
 	rootOnly bool // only a root launcher keeps what the step removes
 	catchers []string
 }
@@ -93,6 +103,12 @@ var mutations = []mutation{
 		catchers: []string{"tty-controlling-terminal", "tty-tiocsti", "tty-tiocsti-steal-ctty"}},
 	{name: "seccomp", step: "the seccomp filter (--seccomp FD)", seccomp: true,
 		catchers: []string{"proc-unix-socket-host"}},
+	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
+		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
+		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant"}},
+	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
+		filter:   socketDenylist,
+		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
 }
@@ -197,6 +213,7 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		testhook.Seccomp = m.filter
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")
@@ -223,6 +240,30 @@ func mutantMain(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// withoutRefusals is the filter without the named outright refusals.
+func withoutRefusals(names ...string) func(bool) []byte {
+	return func(network bool) []byte {
+		r := bwrap.RulesFor(bwrap.SocketsFor(network))
+		r.Refuse = slices.DeleteFunc(r.Refuse, func(rf bwrap.Refusal) bool { return slices.Contains(names, rf.Syscall) })
+		return bwrap.Program(r)
+	}
+}
+
+// socketDenylist is the filter as it was before the allowlists: every
+// family and netlink protocol allowed but AF_UNIX with the network off.
+func socketDenylist(network bool) []byte {
+	var s bwrap.Sockets
+	for f := uint32(0); f < 64; f++ {
+		if f != unix.AF_UNIX || network {
+			s.Families = append(s.Families, f)
+		}
+	}
+	for p := uint32(0); p < 32; p++ {
+		s.Netlink = append(s.Netlink, p)
+	}
+	return bwrap.Program(bwrap.Rules{Sockets: s, Refuse: bwrap.Refusals()})
 }
 
 // group is one bwrap option with its arguments; a --perms group carries
