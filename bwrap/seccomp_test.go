@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // call is one struct seccomp_data.
@@ -254,4 +256,20 @@ func ExampleDescribe() {
 	// Output:
 	// seccomp: refuse io_uring_setup, io_uring_enter, io_uring_register, add_key, keyctl, request_key, bpf, userfaultfd, syslog, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls
 	// sockets (network off) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only, socketpair AF_UNIX only
+}
+
+// TestRenderSockets: the plan's program follows Network, unless a mode of
+// its own is given.
+func TestRenderSockets(t *testing.T) {
+	c := canon(t, policy.FsSandboxPolicy{})
+	for _, network := range []bool{false, true} {
+		pl, err := Render(c, Options{Network: network, Stat: fakeFS()})
+		require.NoError(t, err)
+		require.Equal(t, Seccomp(SocketsFor(network)), pl.Seccomp)
+	}
+	proxy := Sockets{Mode: "proxy", Families: []uint32{afInet}}
+	pl, err := Render(c, Options{Sockets: &proxy, Stat: fakeFS()})
+	require.NoError(t, err)
+	require.Equal(t, Seccomp(proxy), pl.Seccomp)
+	require.Contains(t, pl.Args, "--unshare-net")
 }

@@ -64,6 +64,36 @@ func init() {
 		}
 		return 0
 	}
+	attacks["kernel-calls"] = func(a []string, out, errw io.Writer) int {
+		// The calls refused outright besides the keyrings: a BPF map, a
+		// userfaultfd (user-mode faults need no privilege), the kernel log.
+		attr := make([]byte, 128) // union bpf_attr for BPF_MAP_CREATE: an array of 1 u32
+		binary.LittleEndian.PutUint32(attr[0:], 2)
+		binary.LittleEndian.PutUint32(attr[4:], 4)
+		binary.LittleEndian.PutUint32(attr[8:], 4)
+		binary.LittleEndian.PutUint32(attr[12:], 1)
+		if fd, _, e := unix.Syscall(unix.SYS_BPF, 0, uintptr(unsafe.Pointer(&attr[0])), uintptr(len(attr))); e != 0 {
+			fmt.Fprintln(errw, "bpf(BPF_MAP_CREATE):", e)
+		} else {
+			unix.Close(int(fd))
+			mark(out, "BPF")
+		}
+		const uffdUserModeOnly = 1
+		if fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly, 0, 0); e != 0 {
+			fmt.Fprintln(errw, "userfaultfd(UFFD_USER_MODE_ONLY):", e)
+		} else {
+			unix.Close(int(fd))
+			mark(out, "USERFAULTFD")
+		}
+		buf := make([]byte, 1<<16)
+		if n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf); err != nil {
+			fmt.Fprintln(errw, "syslog(SYSLOG_ACTION_READ_ALL):", err)
+		} else {
+			fmt.Fprintf(out, "read %d bytes of the kernel log\n", n)
+			mark(out, "SYSLOG")
+		}
+		return 0
+	}
 	attacks["vsock"] = func(a []string, out, errw io.Writer) int {
 		// A vsock stream to the hypervisor host (CID 2): a reset or a
 		// refusal is the host's answer, so the channel is open.

@@ -77,6 +77,13 @@ func kernelCases() []Case {
 		)
 	}
 	return append(cs,
+		Case{Name: "kernel-bpf-userfaultfd-syslog", Class: Kernel, Backends: bwrapOnly,
+			Summary: "create a BPF map and a user-mode userfaultfd, read the kernel log (cordon __attack kernel-calls)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `"$ATTACK" __attack kernel-calls`)
+				h.Refuse(o, "BPF", "USERFAULTFD", "SYSLOG")
+			}},
 		Case{Name: "kernel-keyring-read", Class: Kernel, Backends: bwrapOnly,
 			Summary: "read the keys of the launcher's session keyring (keyctl, request_key, /proc/keys)",
 			Run: func(h *H) {

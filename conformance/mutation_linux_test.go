@@ -53,7 +53,10 @@ import (
 //	                notice)
 //	seccomp         proc-unix-socket-host, and the kernel-* cases below
 //	seccomp-keyrings
-//	                kernel-keyring-read, kernel-keyring-plant
+//	                kernel-keyring-read, kernel-keyring-plant,
+//	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
+//	                mode needs no privilege; bpf and syslog are refused by
+//	                this host's sysctls as well)
 //	seccomp-socket-allowlist
 //	                kernel-vsock, kernel-vsock-network-on,
 //	                kernel-netlink-protocols(-network-on),
@@ -105,7 +108,7 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
 		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
-		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant"}},
+		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
 	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
 		filter:   socketDenylist,
 		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
