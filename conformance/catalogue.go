@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		kernelCases(), modelCases(), seatbeltCases(),
+		stateCases(), kernelCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -61,6 +62,8 @@ import (
 //	                kernel-vsock, kernel-vsock-network-on,
 //	                kernel-netlink-protocols(-network-on),
 //	                kernel-socket-families(-network-on)
+//	state-deny      undo-runtime-state, undo-stall-launches,
+//	                cross-state-dir-open-mode, cross-state-dir-writable-parent
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
@@ -81,6 +84,7 @@ type mutation struct {
 	seccomp  bool // launch without the seccomp filter
 	// filter, when set, replaces the seccomp program (network on or off)
 	filter   func(network bool) []byte
+	state    bool // leave cordon's state directory open inside
 	rootOnly bool // only a root launcher keeps what the step removes
 	catchers []string
 }
@@ -114,6 +118,8 @@ var mutations = []mutation{
 		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
+		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -128,10 +134,9 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, err)
 		defer pty.Close()
 		out := filepath.Join(t.TempDir(), "report.json")
-		// Each mutant gets a TMPDIR of its own, hence a cordon runtime
-		// directory of its own: a weakened sandbox may damage cordon's
-		// shared state (a writable mask), which must not leak into the
-		// unmutated run or into later runs.
+		// Each mutant gets a TMPDIR and a cordon state directory of its
+		// own: a weakened sandbox may damage cordon's state (a writable
+		// mask), which must not leak into the unmutated run or later runs.
 		// Short: fixtures put Unix sockets in it (108 bytes at most).
 		tmp, err := os.MkdirTemp("", "cm")
 		require.NoError(t, err)
@@ -139,7 +144,7 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp)
+			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "state"))
 		cmd.Stdin = pty.Slave
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
@@ -217,6 +222,7 @@ func mutantMain(name string) int {
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
 		testhook.Seccomp = m.filter
+		testhook.SkipStateDeny = m.state
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")
