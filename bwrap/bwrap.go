@@ -74,8 +74,9 @@ type Plan struct {
 	// Stubs are the mount targets to create first, shallow to deep.
 	Stubs []Stub
 	// Seccomp is the filter program the launcher hands bwrap through
-	// --seccomp FD (see Seccomp).
+	// --seccomp FD (see Seccomp), deciding Rules.
 	Seccomp []byte
+	Rules   Rules
 	// Masks are the mask directories the launcher must provide under
 	// Options.MaskRoot before the launch.
 	Masks []Mask
@@ -179,7 +180,8 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		a = append(a, "--chdir", opt.Chdir)
 	}
 	pl.Args = a
-	pl.Seccomp = Seccomp(opt.sockets())
+	pl.Rules = RulesFor(opt.sockets())
+	pl.Seccomp = Program(pl.Rules)
 	return pl, nil
 }
 

@@ -266,6 +266,7 @@ func TestRenderSockets(t *testing.T) {
 		pl, err := Render(c, Options{Network: network, Stat: fakeFS()})
 		require.NoError(t, err)
 		require.Equal(t, Seccomp(SocketsFor(network)), pl.Seccomp)
+		require.Equal(t, RulesFor(SocketsFor(network)), pl.Rules)
 	}
 	proxy := Sockets{Mode: "proxy", Families: []uint32{afInet}}
 	pl, err := Render(c, Options{Sockets: &proxy, Stat: fakeFS()})
