@@ -117,7 +117,7 @@ type Sockets struct {
 }
 
 var (
-	// SocketsOff is the network off: the sandbox has a network namespace
+	// socketsOff is the network off: the sandbox has a network namespace
 	// of its own with only loopback in it. AF_INET and AF_INET6 reach
 	// nothing but the sandbox's own loopback, which tests and servers use.
 	// NETLINK_ROUTE only reads and (without capabilities, it cannot
@@ -126,22 +126,25 @@ var (
 	// Other netlink protocols are not all confined by the namespace (audit,
 	// kernel uevents, crypto, generic families) and no ordinary tool needs
 	// them; 'ss' falls back to /proc/net without NETLINK_SOCK_DIAG.
-	SocketsOff = Sockets{Mode: "network off",
+	socketsOff = Sockets{Mode: "network off",
 		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
-	// SocketsHost is the host's network: Unix sockets as well, and still
+	// socketsHost is the host's network: Unix sockets as well, and still
 	// nothing else (no AF_VSOCK, AF_PACKET, AF_ALG, Bluetooth, CAN...):
-	// they are not what "network on" means to a user, and afVsock would
+	// they are not what "network on" means to a user, and AF_VSOCK would
 	// reach the hypervisor host past the host's firewall.
-	SocketsHost = Sockets{Mode: "network on",
+	socketsHost = Sockets{Mode: "network on",
 		Families: []uint32{afUnix, afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
 )
 
-// SocketsFor is the allowlist of the network on (the host's) or off.
+// SocketsFor is the allowlist of the network on (the host's) or off, a
+// copy the caller may change.
 func SocketsFor(network bool) Sockets {
+	s := socketsOff
 	if network {
-		return SocketsHost
+		s = socketsHost
 	}
-	return SocketsOff
+	s.Families, s.Netlink = slices.Clone(s.Families), slices.Clone(s.Netlink)
+	return s
 }
 
 // A Refusal is a system call the filter refuses outright, and the errno it

@@ -142,7 +142,7 @@ func TestSeccompDecisions(t *testing.T) {
 // system call number, for both modes and both architectures: what is not
 // on a list is refused, what the filter does not name is allowed.
 func TestSeccompAllowlist(t *testing.T) {
-	for _, s := range []Sockets{SocketsOff, SocketsHost} {
+	for _, s := range []Sockets{socketsOff, socketsHost} {
 		prog := Seccomp(s)
 		for _, ar := range archs {
 			for f := uint64(0); f < 300; f++ {
@@ -212,13 +212,13 @@ func TestSeccompModes(t *testing.T) {
 }
 
 func TestSeccompDescribe(t *testing.T) {
-	d := Describe(RulesFor(SocketsOff))
+	d := Describe(RulesFor(socketsOff))
 	for _, w := range []string{"keyctl", "add_key", "request_key", "bpf", "io_uring_setup", "TIOCSTI",
 		"(network off) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only"} {
 		require.Contains(t, d, w)
 	}
 	require.NotContains(t, d, "AF_UNIX, AF_INET")
-	require.Contains(t, Describe(RulesFor(SocketsHost)), "(network on) AF_UNIX, AF_INET, AF_INET6")
+	require.Contains(t, Describe(RulesFor(socketsHost)), "(network on) AF_UNIX, AF_INET, AF_INET6")
 }
 
 func TestSeccompAssemblerRefusesBadJumps(t *testing.T) {
@@ -244,13 +244,13 @@ func BenchmarkSeccomp(b *testing.B) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
-		n = len(Seccomp(SocketsOff))
+		n = len(Seccomp(socketsOff))
 	}
 	b.ReportMetric(float64(n/8), "insns")
 }
 
 func ExampleDescribe() {
-	for _, s := range strings.Split(Describe(RulesFor(SocketsOff)), "; ") {
+	for _, s := range strings.Split(Describe(RulesFor(socketsOff)), "; ") {
 		fmt.Println(s)
 	}
 	// Output:
