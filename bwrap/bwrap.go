@@ -147,7 +147,17 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	}
 	// Fresh /proc and a minimal /dev (null, zero, full, random, urandom,
 	// tty, ptmx, pts, shm), then a private /dev/shm.
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm")
+	a = append(a, "--proc", "/proc")
+	// The kernel's key list is not per namespace: /proc/keys names every
+	// key the user's processes may view (Kerberos principals, fscrypt and
+	// ecryptfs key ids), whatever the seccomp filter refuses. Masked, as
+	// container runtimes mask it.
+	for _, p := range []string{"/proc/keys", "/proc/key-users"} {
+		if ok, _ := opt.Stat(p); ok {
+			a = append(a, "--ro-bind", "/dev/null", p)
+		}
+	}
+	a = append(a, "--dev", "/dev", "--tmpfs", "/dev/shm")
 
 	ops, err := plan(c, opt, pl)
 	if err != nil {

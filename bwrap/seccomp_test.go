@@ -259,7 +259,7 @@ func ExampleDescribe() {
 }
 
 // TestRenderSockets: the plan's program follows Network, unless a mode of
-// its own is given.
+// its own is given; /proc/keys is masked where it exists.
 func TestRenderSockets(t *testing.T) {
 	c := canon(t, policy.FsSandboxPolicy{})
 	for _, network := range []bool{false, true} {
@@ -273,4 +273,10 @@ func TestRenderSockets(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Seccomp(proxy), pl.Seccomp)
 	require.Contains(t, pl.Args, "--unshare-net")
+	require.NotContains(t, pl.Args, "/proc/keys")
+
+	pl, err = Render(c, Options{Stat: fakeFS("/proc/keys", "/proc/key-users")})
+	require.NoError(t, err)
+	args := strings.Join(pl.Args, " ")
+	require.Contains(t, args, "--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
 }

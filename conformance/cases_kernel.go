@@ -95,6 +95,18 @@ func kernelCases() []Case {
 					h.Refuse(o, "KEYREAD")
 				})
 			}},
+		Case{Name: "kernel-keyring-list", Class: Kernel, Backends: bwrapOnly,
+			Summary: "list the descriptions of the launcher's keys in /proc/keys (global, not per namespace)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := keyDesc(h, "key")
+				h.InSessionKeyring(d, func(func(string) bool) {
+					o := h.Sandbox(p, `cat /proc/keys /proc/key-users`)
+					if strings.Contains(o.Stdout, d) {
+						h.Errorf("the description of the launcher's key %q came out of the sandbox:\n%s", d, o)
+					}
+				})
+			}},
 		Case{Name: "kernel-keyring-plant", Class: Kernel, Backends: bwrapOnly,
 			Summary: "add a key to the session and user keyrings; the host must not find it afterwards",
 			Run: func(h *H) {

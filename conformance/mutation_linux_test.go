@@ -58,6 +58,7 @@ import (
 //	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
 //	                mode needs no privilege; bpf and syslog are refused by
 //	                this host's sysctls as well)
+//	proc-keys-mask  kernel-keyring-list
 //	seccomp-socket-allowlist
 //	                kernel-vsock, kernel-vsock-network-on,
 //	                kernel-netlink-protocols(-network-on),
@@ -113,6 +114,8 @@ var mutations = []mutation{
 	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
 		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
 		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
+	{name: "proc-keys-mask", step: "/proc/keys and /proc/key-users masked", args: dropProcKeys,
+		catchers: []string{"kernel-keyring-list"}},
 	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
 		filter:   socketDenylist,
 		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
@@ -249,6 +252,18 @@ func mutantMain(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// dropProcKeys removes the binds over /proc/keys and /proc/key-users.
+func dropProcKeys(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if op, p := target(g); op != "" && strings.HasPrefix(p, "/proc/key") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
 }
 
 // withoutRefusals is the filter without the named outright refusals.
@@ -428,6 +443,8 @@ func TestMutators(t *testing.T) {
 	require.True(t, has(p, "--bind /x/c /x/c"), "carve dropped: %v", p)
 	require.True(t, has(p, "--bind /w /w"), "root dropped: %v", p)
 	require.False(t, has(dropFlag("--cap-drop", 1)(args), "--cap-drop"))
+	k := strings.Fields("--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+	require.Equal(t, strings.Fields("--proc /proc --dev /dev"), dropProcKeys(k))
 	require.False(t, has(dropFlag("--remount-ro", 1)(args), "--remount-ro"))
 	np := dropFlag("--perms", 1)(args)
 	require.False(t, has(np, "--perms") || !has(np, "--tmpfs /w/a/d"), "%v", np)
