@@ -148,10 +148,21 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	// Fresh /proc and a minimal /dev (null, zero, full, random, urandom,
 	// tty, ptmx, pts, shm), then a private /dev/shm.
 	a = append(a, "--proc", "/proc")
+	// What /proc offers of the kernel beyond the sandbox's namespaces.
+	// Sysctls are writable by the owner of the file, the host's root, with
+	// no capability: a root launcher's sandbox could set
+	// kernel.core_pattern or kernel.modprobe and have the host's root run
+	// its program. bwrap means to cover these, but skips them when its
+	// access(W_OK) check fails, as it did for /proc/sys. Read-only, as
+	// container runtimes make them.
+	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
+		if ok, _ := opt.Stat(p); ok {
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
 	// The kernel's key list is not per namespace: /proc/keys names every
 	// key the user's processes may view (Kerberos principals, fscrypt and
-	// ecryptfs key ids), whatever the seccomp filter refuses. Masked, as
-	// container runtimes mask it.
+	// ecryptfs key ids), whatever the seccomp filter refuses. Masked.
 	for _, p := range []string{"/proc/keys", "/proc/key-users"} {
 		if ok, _ := opt.Stat(p); ok {
 			a = append(a, "--ro-bind", "/dev/null", p)

@@ -259,7 +259,8 @@ func ExampleDescribe() {
 }
 
 // TestRenderSockets: the plan's program follows Network, unless a mode of
-// its own is given; /proc/keys is masked where it exists.
+// its own is given; /proc/sys and the like are read-only, /proc/keys is
+// masked, where they exist.
 func TestRenderSockets(t *testing.T) {
 	c := canon(t, policy.FsSandboxPolicy{})
 	for _, network := range []bool{false, true} {
@@ -275,8 +276,9 @@ func TestRenderSockets(t *testing.T) {
 	require.Contains(t, pl.Args, "--unshare-net")
 	require.NotContains(t, pl.Args, "/proc/keys")
 
-	pl, err = Render(c, Options{Stat: fakeFS("/proc/keys", "/proc/key-users")})
+	pl, err = Render(c, Options{Stat: fakeFS("/proc/keys", "/proc/key-users", "/proc/sys/", "/proc/bus/")})
 	require.NoError(t, err)
 	args := strings.Join(pl.Args, " ")
-	require.Contains(t, args, "--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+	require.Contains(t, args, "--proc /proc --ro-bind /proc/sys /proc/sys --ro-bind /proc/bus /proc/bus "+
+		"--ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 )
@@ -77,6 +78,30 @@ func kernelCases() []Case {
 		)
 	}
 	return append(cs,
+		Case{Name: "kernel-sysctl-write", Class: Kernel, Backends: bwrapOnly,
+			Summary: "write a global sysctl through /proc/sys (kernel.printk_ratelimit_burst stands for kernel.core_pattern and kernel.modprobe, which make the host's root run a program); the host's root owns the files, so a root launcher's sandbox may write them without any capability",
+			Run: func(h *H) {
+				const sysctl = "/proc/sys/kernel/printk_ratelimit_burst"
+				b, err := os.ReadFile(sysctl)
+				if err != nil {
+					h.NotApplicable("%s: %v", sysctl, err)
+				}
+				orig := strings.TrimSpace(string(b))
+				// A value of this case's own, so that a parallel run (the
+				// mutation check) that finds another value is not fooled.
+				mine := fmt.Sprint(1000 + int(h.Secret[len(h.Secret)-1])*97 + int(h.Secret[len(h.Secret)-2]))
+				current := func() string { b, _ := os.ReadFile(sysctl); return strings.TrimSpace(string(b)) }
+				h.Cleanup(func() {
+					if current() == mine {
+						os.WriteFile(sysctl, []byte(orig), 0)
+					}
+				})
+				_, p := h.ws()
+				o := h.Sandbox(p, `echo "$V" > "$S" && ok SYSCTL`, "S="+sysctl, "V="+mine)
+				if current() == mine {
+					h.Errorf("host: %s is %s, written from inside the sandbox:\n%s", sysctl, mine, o)
+				}
+			}},
 		Case{Name: "kernel-bpf-userfaultfd-syslog", Class: Kernel, Backends: bwrapOnly,
 			Summary: "create a BPF map and a user-mode userfaultfd, read the kernel log (cordon __attack kernel-calls)",
 			Run: func(h *H) {

@@ -58,6 +58,9 @@ import (
 //	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
 //	                mode needs no privilege; bpf and syslog are refused by
 //	                this host's sysctls as well)
+//	proc-sys-readonly
+//	                kernel-sysctl-write (root only: the host's root owns
+//	                the sysctl files)
 //	proc-keys-mask  kernel-keyring-list
 //	seccomp-socket-allowlist
 //	                kernel-vsock, kernel-vsock-network-on,
@@ -114,6 +117,8 @@ var mutations = []mutation{
 	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
 		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
 		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
+	{name: "proc-sys-readonly", step: "/proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus bound read-only", args: dropProcCovers,
+		rootOnly: true, catchers: []string{"kernel-sysctl-write"}},
 	{name: "proc-keys-mask", step: "/proc/keys and /proc/key-users masked", args: dropProcKeys,
 		catchers: []string{"kernel-keyring-list"}},
 	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
@@ -252,6 +257,19 @@ func mutantMain(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// dropProcCovers removes the read-only binds of /proc/sys and its kin onto
+// themselves.
+func dropProcCovers(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if g[0] == "--ro-bind" && len(g) == 3 && g[1] == g[2] && strings.HasPrefix(g[1], "/proc/") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
 }
 
 // dropProcKeys removes the binds over /proc/keys and /proc/key-users.
@@ -443,8 +461,9 @@ func TestMutators(t *testing.T) {
 	require.True(t, has(p, "--bind /x/c /x/c"), "carve dropped: %v", p)
 	require.True(t, has(p, "--bind /w /w"), "root dropped: %v", p)
 	require.False(t, has(dropFlag("--cap-drop", 1)(args), "--cap-drop"))
-	k := strings.Fields("--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
-	require.Equal(t, strings.Fields("--proc /proc --dev /dev"), dropProcKeys(k))
+	k := strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --dev /dev"), dropProcKeys(k))
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev"), dropProcCovers(k))
 	require.False(t, has(dropFlag("--remount-ro", 1)(args), "--remount-ro"))
 	np := dropFlag("--perms", 1)(args)
 	require.False(t, has(np, "--perms") || !has(np, "--tmpfs /w/a/d"), "%v", np)
