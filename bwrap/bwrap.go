@@ -74,9 +74,10 @@ type Plan struct {
 	// Stubs are the mount targets to create first, shallow to deep.
 	Stubs []Stub
 	// Seccomp is the filter program the launcher hands bwrap through
-	// --seccomp FD (see Seccomp), deciding Rules.
+	// --seccomp FD (see Seccomp).
 	Seccomp []byte
-	Rules   Rules
+	// Rules are what Seccomp decides, for 'cordon profile'.
+	Rules Rules
 	// Masks are the mask directories the launcher must provide under
 	// Options.MaskRoot before the launch.
 	Masks []Mask
@@ -145,8 +146,9 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	} else {
 		a = append(a, "--ro-bind", "/", "/")
 	}
-	// Fresh /proc and a minimal /dev (null, zero, full, random, urandom,
-	// tty, ptmx, pts, shm), then a private /dev/shm.
+	// Fresh /proc (some of it read-only or masked, below) and a minimal
+	// /dev (null, zero, full, random, urandom, tty, ptmx, pts, shm), then a
+	// private /dev/shm.
 	a = append(a, "--proc", "/proc")
 	// What /proc offers of the kernel beyond the sandbox's namespaces.
 	// Sysctls are writable by the owner of the file, the host's root, with
