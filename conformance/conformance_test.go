@@ -130,6 +130,7 @@ func TestCatalogueShape(t *testing.T) {
 		require.NotZero(t, perClass[cl], "no case for class %s", cl)
 	}
 	require.NotZero(t, perClass[Work], "no ordinary-work case")
+	require.NotZero(t, perClass[Kernel], "no case for class %s", Kernel)
 	require.NotZero(t, perClass[Model], "no model case")
 	require.GreaterOrEqual(t, attacks, 40)
 	t.Logf("cases per class: %v (%d escape attempts)", perClass, attacks)
