@@ -109,8 +109,8 @@ echo work > notes && ok WORK`)
 	return cs
 }
 
-// raceCases: a sandbox races a later launch's resolution of its policy.
-func raceCases() []Case {
+// launchRaceCases: a sandbox races a later launch's resolution of its policy.
+func launchRaceCases() []Case {
 	return []Case{
 		{Name: "cross-launch-nested-workspace-swap", Class: CrossLaunch, Summary: "sandbox A (workspace ws) swaps ws/node_modules/sub with a symlink to a directory outside, in a loop, while 200 launches of B (--workspace ws/node_modules/sub) write in their workspace: none may write outside",
 			Run: func(h *H) {

@@ -27,6 +27,8 @@ type Policy struct {
 	Writable  []string
 	Base      []string
 	Restrict  bool
+	// Network keeps the host's network (--network on).
+	Network bool
 	// File, when set, is a JSON policy file (--policy FILE).
 	File string
 	// AllowRead are --allow-read stores (with Workspace).
@@ -62,6 +64,9 @@ func (p Policy) Flags() []string {
 		if l.v != "" {
 			f = append(f, l.flag, l.v)
 		}
+	}
+	if p.Network {
+		f = append(f, "--network", "on")
 	}
 	return f
 }
@@ -216,6 +221,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	}
 	cmd := launcher.CommandContext(ctx, comp.Policy, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
+	cmd.Network = l.Policy.Network
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs = comp.Canonical.IDs()
 	cmd.StubLinger = -1 // the case's host check waits for the reaper

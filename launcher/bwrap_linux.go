@@ -52,7 +52,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		err = ensureMasks(plan.Masks)
 	}
 	if err == nil {
-		err = reg.acquire(plan.Stubs, c.StubLinger)
+		err = reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
 	}
 	if err != nil {
 		roots.close()
@@ -73,6 +73,9 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	c.handoff = len(reg.mine) == 0 || reg.reaped
 	if testhook.BwrapArgs != nil {
 		plan.Args = testhook.BwrapArgs(plan.Args)
+	}
+	if testhook.Seccomp != nil {
+		plan.Seccomp = testhook.Seccomp(c.Network)
 	}
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
@@ -168,6 +171,18 @@ func (r *rootFDs) close() {
 		f.Close()
 	}
 	r.files = nil
+}
+
+// writableRoots lists the roots a sandbox of canon can write: the places
+// where it may have swapped a parent of a stub for a link.
+func writableRoots(canon *policy.Canonical) []string {
+	var out []string
+	for _, r := range canon.Roots() {
+		if r.Kind == policy.Writable || r.Kind == policy.BaseWritable {
+			out = append(out, r.Path)
+		}
+	}
+	return out
 }
 
 // checkArgCount refuses, with the numbers, a sandbox bwrap would refuse
