@@ -18,3 +18,11 @@ var SkipCloseOnExec bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
+
+// AuditFollowLinks, when true, makes the audit log open a named log the old
+// way: following symlinks, with no check of what the file is or who owns it.
+var AuditFollowLinks bool
+
+// AuditUnkeyed, when true, keys every audit chain with an all-zero key, so
+// the chain has no secret: anyone can recompute it.
+var AuditUnkeyed bool
