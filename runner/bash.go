@@ -23,7 +23,7 @@ type Bash struct {
 	// ReadOnly lists paths the command must not change even inside the
 	// workspace: the runner's audit log and its anchor ((*audit.Log).Protect),
 	// so that a command cannot rewrite the trail of the calls around it.
-	ReadOnly []string
+	ReadOnly  []string
 	Timeout   time.Duration // 0: DefaultTimeout
 	MaxOutput int           // 0: DefaultMaxOutput
 }
