@@ -262,7 +262,11 @@ func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessag
 	}
 	next := Head{V: Format, Key: l.key.ID(), Count: head.Count + 1, Hash: mac, Size: size + int64(len(out))}
 	next.MAC = next.sum(l.key)
-	if err := writeHead(hf, next); err != nil {
+	write := writeHead
+	if testhook.AuditRenameAnchor {
+		write = func(_ *os.File, h Head) error { return renameHead(HeadPath(l.path), h) }
+	}
+	if err := write(hf, next); err != nil {
 		_ = f.Truncate(size)
 		_ = f.Sync()
 		return err
@@ -311,4 +315,18 @@ func writeHead(f *os.File, h Head) error {
 		return fmt.Errorf("write anchor: %w", err)
 	}
 	return nil
+}
+
+// renameHead is how anchors were written before they were rewritten in
+// place; only the mutation check uses it, to show why they no longer are.
+func renameHead(path string, h Head) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -6,7 +6,7 @@ func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
 		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
-		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
+		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(), auditCases(),
 		modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)

@@ -53,6 +53,14 @@ import (
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
+//	audit-follow    audit-log-planted-symlink (the host's append creates
+//	                the missing ~/.bash_profile the planted log points at;
+//	                the link to ~/.bashrc is still refused by the anchor's
+//	                MAC, which the sandbox cannot forge)
+//	audit-unkeyed   audit-log-rechain
+//	audit-anchor-rename  audit-log-readonly-while-appending (the rename
+//	                detaches the running sandbox's read-only mount of the
+//	                anchor, which it then truncates and removes)
 //
 // The test logs the failing cases of every mutation.
 
@@ -69,7 +77,10 @@ type mutation struct {
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
 	rootOnly bool // only a root launcher keeps what the step removes
-	catchers []string
+	// auditFollow and auditUnkeyed weaken the host's audit log rather than
+	// the sandbox: opened following links, chained without a secret.
+	auditFollow, auditUnkeyed, auditRename bool
+	catchers                               []string
 }
 
 var mutations = []mutation{
@@ -95,6 +106,12 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)", auditFollow: true,
+		catchers: []string{"audit-log-planted-symlink"}},
+	{name: "audit-unkeyed", step: "the audit chain keyed with a secret (a public all-zero key instead)", auditUnkeyed: true,
+		catchers: []string{"audit-log-rechain"}},
+	{name: "audit-anchor-rename", step: "the audit anchor rewritten in place (replaced by a rename here)", auditRename: true,
+		catchers: []string{"audit-log-readonly-while-appending"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -197,6 +214,9 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		testhook.AuditFollowLinks = m.auditFollow
+		testhook.AuditUnkeyed = m.auditUnkeyed
+		testhook.AuditRenameAnchor = m.auditRename
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")

@@ -26,3 +26,8 @@ var AuditFollowLinks bool
 // AuditUnkeyed, when true, keys every audit chain with an all-zero key, so
 // the chain has no secret: anyone can recompute it.
 var AuditUnkeyed bool
+
+// AuditRenameAnchor, when true, replaces an audit log's anchor by writing
+// a temporary file and renaming it over the old one, instead of rewriting
+// it in place.
+var AuditRenameAnchor bool
