@@ -6,8 +6,8 @@ func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
 		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
-		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(), auditCases(),
-		modelCases(), seatbeltCases(),
+		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
+		stateCases(), auditCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

@@ -131,18 +131,10 @@ func ensure(dir string, parents bool) error {
 		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d): another user may have created it first; remove it as root, or set %s to a directory of yours", dir, st.Uid, os.Getuid(), EnvDir)
 	}
 	if fi.Mode().Perm() != 0o700 {
-		// Our own directory with a loosened (or tightened) mode: repair
-		// it. Chmod through an fd opened without following links, so a
-		// swap between the check and the chmod changes nothing else.
-		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-		if err != nil {
-			return fmt.Errorf("repair mode of %s: %w", dir, err)
-		}
-		defer f.Close()
-		if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
-			return fmt.Errorf("repair mode of %s: it changed while cordon looked at it", dir)
-		}
-		if err := f.Chmod(0o700); err != nil {
+		// Our own directory with a loosened (or emptied) mode: repair it,
+		// through a descriptor opened without following links, so a swap
+		// between the check and the chmod changes nothing else.
+		if err := chmodNoFollow(dir, fi); err != nil {
 			return fmt.Errorf("repair mode of %s: %w", dir, err)
 		}
 	}

@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// SkipStateDeny, when true, stops the launcher denying cordon's state
+// directory inside the sandbox.
+var SkipStateDeny bool
+
 // AuditFollowLinks, when true, makes the audit log open a named log the old
 // way: following symlinks, with no check of what the file is or who owns it.
 var AuditFollowLinks bool
