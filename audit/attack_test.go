@@ -366,3 +366,74 @@ func tree(t *testing.T, root string) map[string]string {
 	}))
 	return m
 }
+
+// Someone who cannot forge a MAC can still delete a log and its anchor, or
+// put back a copy of both saved earlier; cordon's own anchor of the log,
+// in its state directory, catches both, on append and on verify.
+func TestKeptAnchor(t *testing.T) {
+	save := func(t *testing.T, path string) (log, head []byte) {
+		log, err := os.ReadFile(path)
+		require.NoError(t, err)
+		head, err = os.ReadFile(HeadPath(path))
+		require.NoError(t, err)
+		return log, head
+	}
+	restore := func(t *testing.T, path string, log, head []byte) {
+		require.NoError(t, os.WriteFile(path, log, 0o600))
+		require.NoError(t, os.WriteFile(HeadPath(path), head, 0o600))
+	}
+	t.Run("rolled back", func(t *testing.T) {
+		path := writeLog(t, 2)
+		oldLog, oldHead := save(t, path)
+		l, err := Open(path, testKey)
+		require.NoError(t, err)
+		require.NoError(t, l.Append(KindRequest, "t", "the record they want gone"))
+		restore(t, path, oldLog, oldHead)
+		_, err = Verify(path, testKey)
+		var ve *VerifyError
+		require.True(t, errors.As(err, &ve), "got %v", err)
+		require.Equal(t, uint64(3), ve.Record)
+		require.Contains(t, ve.Error(), "cordon's own anchor")
+		require.ErrorContains(t, l.Append(KindRequest, "t", 1), "does not continue where cordon left it")
+	})
+	t.Run("removed", func(t *testing.T) {
+		path := writeLog(t, 2)
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Remove(HeadPath(path)))
+		l, err := Open(path, testKey)
+		require.NoError(t, err)
+		require.ErrorContains(t, l.Append(KindRequest, "t", 1), "cordon audit forget")
+		// The user removed it on purpose: forget, and a new log starts.
+		forgot, err := Forget(path)
+		require.NoError(t, err)
+		require.True(t, forgot)
+		require.NoError(t, l.Append(KindRequest, "t", 1))
+		recs, err := Verify(path, testKey)
+		require.NoError(t, err)
+		require.Len(t, recs, 1)
+	})
+	t.Run("replaced by another log of the same key", func(t *testing.T) {
+		path := writeLog(t, 2)
+		other := writeLog(t, 2)
+		l, _ := save(t, other)
+		_, h := save(t, other)
+		restore(t, path, l, h)
+		_, err := Verify(path, testKey)
+		var ve *VerifyError
+		require.True(t, errors.As(err, &ve), "got %v", err)
+		require.Equal(t, uint64(2), ve.Record)
+	})
+	t.Run("an append that stopped before cordon's anchor", func(t *testing.T) {
+		path := writeLog(t, 2)
+		kept, err := os.ReadFile(KeptAnchorPath(path))
+		require.NoError(t, err)
+		l, err := Open(path, testKey)
+		require.NoError(t, err)
+		require.NoError(t, l.Append(KindRequest, "t", 3))
+		require.NoError(t, os.WriteFile(KeptAnchorPath(path), kept, 0o600)) // one behind
+		require.NoError(t, l.Append(KindRequest, "t", 4))
+		recs, err := Verify(path, testKey)
+		require.NoError(t, err)
+		require.Len(t, recs, 4)
+	})
+}

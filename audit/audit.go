@@ -237,6 +237,18 @@ func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessag
 	case head.Size != size:
 		return fmt.Errorf("log is %d bytes but its anchor says %d; run 'cordon audit verify %s'", size, head.Size, l.path)
 	}
+	keep := l.keepsAnchor()
+	if keep {
+		k, err := readKept(l.path)
+		if err != nil {
+			return err
+		}
+		if k != nil && k.Head.Key == l.key.ID() {
+			if err := l.continues(f, head, k.Head); err != nil {
+				return err
+			}
+		}
+	}
 	rec, err := json.Marshal(Record{Seq: head.Count + 1, Time: l.now(), Kind: kind, ToolUseID: toolUseID, Data: raw, Prev: head.Hash})
 	if err != nil {
 		return err
@@ -270,6 +282,11 @@ func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessag
 		_ = f.Truncate(size)
 		_ = f.Sync()
 		return err
+	}
+	if keep {
+		// Should this fail, the log is one record past cordon's anchor,
+		// which the next append accepts (see continues).
+		return writeKept(l.path, next)
 	}
 	return nil
 }

@@ -129,7 +129,10 @@ func Verify(path string, key *Key) ([]Record, error) {
 	if !hmac.Equal([]byte(head.sum(key)), []byte(head.MAC)) {
 		return recs, bad(0, "its MAC does not match under this key: it was edited, or forged by someone without the key")
 	}
-	return recs, anchored(path, head, recs, prev)
+	if err := anchored(path, head, recs, prev); err != nil {
+		return recs, err
+	}
+	return recs, checkKept(abs, key, recs, prev)
 }
 
 // nextLine splits the first line off data and decodes it.

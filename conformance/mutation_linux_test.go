@@ -64,6 +64,7 @@ import (
 //	audit-anchor-rename  audit-log-readonly-while-appending (the rename
 //	                detaches the running sandbox's read-only mount of the
 //	                anchor, which it then truncates and removes)
+//	audit-kept-anchor  audit-log-rollback, audit-log-removed
 //
 // The test logs the failing cases of every mutation.
 
@@ -84,8 +85,8 @@ type mutation struct {
 	// The audit mutations weaken the host's audit log rather than the
 	// sandbox: opened following links, chained without a secret, its
 	// anchor replaced by a rename.
-	auditFollow, auditUnkeyed, auditRename bool
-	catchers                               []string
+	auditFollow, auditUnkeyed, auditRename, auditKept bool
+	catchers                                          []string
 }
 
 var mutations = []mutation{
@@ -119,6 +120,8 @@ var mutations = []mutation{
 		catchers: []string{"audit-log-rechain"}},
 	{name: "audit-anchor-rename", step: "the audit anchor rewritten in place (replaced by a rename here)", auditRename: true,
 		catchers: []string{"audit-log-readonly-while-appending"}},
+	{name: "audit-kept-anchor", step: "cordon's own copy of a named audit log's anchor, in its state directory", auditKept: true,
+		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -224,6 +227,7 @@ func mutantMain(name string) int {
 		testhook.AuditFollowLinks = m.auditFollow
 		testhook.AuditUnkeyed = m.auditUnkeyed
 		testhook.AuditRenameAnchor = m.auditRename
+		testhook.AuditNoKeptAnchor = m.auditKept
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")

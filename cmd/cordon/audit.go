@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
 )
@@ -19,6 +20,7 @@ const hookLogName = "claude-code.jsonl"
 
 const auditHelp = `Usage: cordon audit verify [--key FILE] [LOG]
        cordon audit key export [FILE]
+       cordon audit forget LOG
        cordon audit path
 
 cordon's audit logs are JSON lines, each record chained to the one before
@@ -37,6 +39,12 @@ A log of the old unkeyed format is reported UNKEYED, never as verified.
 key export writes your key to FILE (created, mode 0600; never overwrites),
 or prints it. Copy it along with a log to verify the log on another machine;
 whoever has the key can also forge logs that verify, so keep it private.
+
+For a log outside its state directory, cordon also keeps its own copy of
+the anchor there, out of every sandbox's reach: a log that was removed,
+replaced by another, or rolled back to a copy saved earlier is reported by
+verify and refused by the next append. If you removed or replaced a log on
+purpose, 'forget LOG' drops cordon's copy so that a new log can start there.
 
 path prints where the hook keeps its log by default.
 
@@ -71,6 +79,24 @@ func cmdAudit(_ context.Context, e *env, args []string) int {
 		return auditVerify(e, args[1:])
 	case "key":
 		return auditKey(e, args[1:])
+	case "forget":
+		if len(args) != 2 || strings.HasPrefix(args[1], "-") {
+			if len(args) == 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
+				fmt.Fprint(e.stdout, auditHelp)
+				return exitOK
+			}
+			return errorf(e, exitUsage, "audit forget: usage: cordon audit forget LOG")
+		}
+		forgot, err := audit.Forget(args[1])
+		if err != nil {
+			return errorf(e, exitFail, "audit forget: %v", err)
+		}
+		if forgot {
+			fmt.Fprintf(e.stdout, "cordon no longer holds %s to its past records; the next append starts or continues it as it is\n", args[1])
+		} else {
+			fmt.Fprintf(e.stdout, "cordon kept no anchor of %s\n", args[1])
+		}
+		return exitOK
 	case "path":
 		if len(args) > 1 {
 			return errorf(e, exitUsage, "audit path: unexpected argument %q", args[1])

@@ -130,3 +130,29 @@ func TestAuditCommand(t *testing.T) {
 	require.Equal(t, exitFail, code)
 	require.Contains(t, out, "WRONG KEY")
 }
+
+func TestAuditForget(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	log := filepath.Join(dir, "hook.jsonl")
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t"}`
+	code, _, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	require.NoError(t, os.Remove(log))
+	require.NoError(t, os.Remove(log+".head"))
+	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitHookBlock, code)
+	require.Contains(t, errs, "cordon audit forget "+log)
+	code, out, _ := pipeCLI(t, "", "audit", "forget", log)
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "no longer holds")
+	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	require.Equal(t, exitOK, code, out)
+	code, _, _ = pipeCLI(t, "", "audit", "forget")
+	require.Equal(t, exitUsage, code)
+}

@@ -35,3 +35,7 @@ var AuditUnkeyed bool
 // a temporary file and renaming it over the old one, instead of rewriting
 // it in place.
 var AuditRenameAnchor bool
+
+// AuditNoKeptAnchor, when true, stops cordon keeping (and checking) its
+// own copy of each named audit log's anchor in its state directory.
+var AuditNoKeptAnchor bool
