@@ -111,33 +111,43 @@ func cmdAudit(_ context.Context, e *env, args []string) int {
 	return errorf(e, exitUsage, "audit: unknown subcommand %q; see 'cordon audit --help'", args[0])
 }
 
-// auditFlags parses a subcommand's flags; done says to return code.
-func auditFlags(e *env, name string, args []string, def func(*flag.FlagSet)) (fs *flag.FlagSet, code int, done bool) {
-	fs = flag.NewFlagSet("audit "+name, flag.ContinueOnError)
+// auditFlags parses a subcommand's flags, before or after its arguments,
+// and returns the arguments; done says to return code.
+func auditFlags(e *env, name string, args []string, def func(*flag.FlagSet)) (rest []string, code int, done bool) {
+	fs := flag.NewFlagSet("audit "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	def(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, auditHelp)
-			return fs, exitOK, true
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(e.stdout, auditHelp)
+				return nil, exitOK, true
+			}
+			return nil, errorf(e, exitUsage, "audit %s: %v; see 'cordon audit --help'", name, err), true
 		}
-		return fs, errorf(e, exitUsage, "audit %s: %v; see 'cordon audit --help'", name, err), true
+		if fs.NArg() == 0 {
+			return rest, 0, false
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	return fs, 0, false
 }
 
 func auditVerify(e *env, args []string) int {
 	var keyFile string
-	fs, code, done := auditFlags(e, "verify", args, func(fs *flag.FlagSet) {
+	rest, code, done := auditFlags(e, "verify", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&keyFile, "key", "", "")
 	})
 	if done {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return errorf(e, exitUsage, "audit verify: one log at a time (got %d); usage: cordon audit verify [--key FILE] [LOG]", fs.NArg())
+	if len(rest) > 1 {
+		return errorf(e, exitUsage, "audit verify: one log at a time (got %d); usage: cordon audit verify [--key FILE] [LOG]", len(rest))
 	}
-	path := fs.Arg(0)
+	var path string
+	if len(rest) == 1 {
+		path = rest[0]
+	}
 	if path == "" {
 		var err error
 		if path, err = audit.DefaultPath(hookLogName); err != nil {
@@ -183,24 +193,24 @@ func auditKey(e *env, args []string) int {
 		}
 		return errorf(e, exitUsage, "audit key: usage: cordon audit key export [FILE]")
 	}
-	fs, code, done := auditFlags(e, "key export", args[1:], func(*flag.FlagSet) {})
+	rest, code, done := auditFlags(e, "key export", args[1:], func(*flag.FlagSet) {})
 	if done {
 		return code
 	}
-	if fs.NArg() > 1 {
+	if len(rest) > 1 {
 		return errorf(e, exitUsage, "audit key export: one file at a time; usage: cordon audit key export [FILE]")
 	}
 	key, err := audit.ExistingUserKey()
 	if err != nil {
 		return errorf(e, exitFail, "audit key export: %v (cordon makes it when it first writes a log)", err)
 	}
-	if fs.NArg() == 0 {
+	if len(rest) == 0 {
 		e.stdout.Write(key.Export())
 		return exitOK
 	}
-	if err := audit.WriteKey(fs.Arg(0), key); err != nil {
+	if err := audit.WriteKey(rest[0], key); err != nil {
 		return errorf(e, exitFail, "audit key export: %v", err)
 	}
-	fmt.Fprintf(e.stderr, "cordon: wrote audit key %s to %s (mode 0600)\n", key.ID(), fs.Arg(0))
+	fmt.Fprintf(e.stderr, "cordon: wrote audit key %s to %s (mode 0600)\n", key.ID(), rest[0])
 	return exitOK
 }

@@ -123,6 +123,8 @@ func TestAuditCommand(t *testing.T) {
 	code, out, _ = pipeCLI(t, "", "audit", "verify", "--key", keyFile, log)
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "OK ")
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log, "--key", keyFile)
+	require.Equal(t, exitOK, code, out)
 	// Another machine's own key is the wrong one.
 	_, err = audit.UserKey()
 	require.NoError(t, err)
