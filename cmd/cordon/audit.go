@@ -49,7 +49,8 @@ purpose, 'forget LOG' drops cordon's copy so that a new log can start there.
 path prints where the hook keeps its log by default.
 
 Which commands write a log:
-  cordon hook claude-code   always: to the default log, or to --audit FILE
+  cordon hook claude-code   by default: cordon's own log, or --audit FILE
+                            (--no-audit: none)
   cordon run --audit FILE   one "launch" record per sandbox it starts
   cordon demo               a throw-away log, or --audit FILE
 A log you name is never opened through a symlink, must be a regular file of
