@@ -23,6 +23,15 @@ var SkipSeccomp bool
 // directory inside the sandbox.
 var SkipStateDeny bool
 
+// SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
+// does, following symlinks anywhere, and write files in place through
+// whatever the name points at.
+var SafeFSFollow bool
+
+// StubsByPath, when true, makes the launcher create and remove mount stubs
+// by path (os.Mkdir, os.Remove), following links in their parents.
+var StubsByPath bool
+
 // AuditFollowLinks, when true, makes the audit log open a named log the old
 // way: following symlinks, with no check of what the file is or who owns it.
 var AuditFollowLinks bool
