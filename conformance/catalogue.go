@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		stateCases(), raceCases(), kernelCases(), composeCases(), launchRaceCases(), modelCases(), seatbeltCases(),
+		stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

@@ -73,15 +73,23 @@ import (
 //	                still hold)
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
 //	stubs-by-path   race-stubs
+//	audit-follow    audit-log-planted-symlink (the host's append creates
+//	                the missing ~/.bash_profile the planted log points at;
+//	                the link to ~/.bashrc is still refused by the anchor's
+//	                MAC, which the sandbox cannot forge)
+//	audit-unkeyed   audit-log-rechain
+//	audit-anchor-rename  audit-log-readonly-while-appending (the rename
+//	                detaches the running sandbox's read-only mount of the
+//	                anchor, which it then truncates and removes)
+//	audit-kept-anchor  audit-log-rollback, audit-log-removed
 //	agent-protections    agent-dir-autoexec, agent-dir-autoexec-with-workspace
 //	protect-executables  runs-next-cordon-in-workspace, runs-next-cordon-open-mode
 //	protect-path         runs-next-path-dir
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
 //
-// The last four, and identity-check, switch off a step of policy.Compose
-// or of the launcher through a testhook flag rather than rewrite bwrap's
-// arguments.
+// agent-protections .. identity-check switch off a step of policy.Compose
+// or of the launcher through a testhook flag.
 //
 // The test logs the failing cases of every mutation.
 
@@ -101,7 +109,6 @@ type mutation struct {
 	filter   func(network bool) []byte
 	state    bool   // leave cordon's state directory open inside
 	hooks    func() // sets other testhooks
-	hook     *bool  // a testhook switch to set
 	rootOnly bool   // only a root launcher keeps what the step removes
 	catchers []string
 }
@@ -147,15 +154,27 @@ var mutations = []mutation{
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks:    func() { testhook.StubsByPath = true },
 		catchers: []string{"race-stubs"}},
-	{name: "agent-protections", step: "a workspace's protections on the agent's directory (policy.Compose)", hook: &testhook.SkipAgentProtections,
+	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)",
+		hooks:    func() { testhook.AuditFollowLinks = true },
+		catchers: []string{"audit-log-planted-symlink"}},
+	{name: "audit-unkeyed", step: "the audit chain keyed with a secret (a public all-zero key instead)",
+		hooks:    func() { testhook.AuditUnkeyed = true },
+		catchers: []string{"audit-log-rechain"}},
+	{name: "audit-anchor-rename", step: "the audit anchor rewritten in place (replaced by a rename here)",
+		hooks:    func() { testhook.AuditRenameAnchor = true },
+		catchers: []string{"audit-log-readonly-while-appending"}},
+	{name: "audit-kept-anchor", step: "cordon's own copy of a named audit log's anchor, in its state directory",
+		hooks:    func() { testhook.AuditNoKeptAnchor = true },
+		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
+	{name: "agent-protections", step: "a workspace's protections on the agent's directory (policy.Compose)", hooks: func() { testhook.SkipAgentProtections = true },
 		catchers: []string{"agent-dir-autoexec", "agent-dir-autoexec-with-workspace"}},
-	{name: "protect-executables", step: "cordon's executable read-only (policy.Compose)", hook: &testhook.SkipProtectExecutables,
+	{name: "protect-executables", step: "cordon's executable read-only (policy.Compose)", hooks: func() { testhook.SkipProtectExecutables = true },
 		catchers: []string{"runs-next-cordon-in-workspace", "runs-next-cordon-open-mode"}},
-	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hook: &testhook.SkipProtectPath,
+	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPath = true },
 		catchers: []string{"runs-next-path-dir"}},
-	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hook: &testhook.SkipIdentityCheck,
+	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-nested-workspace-swap"}},
-	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hook: &testhook.SkipProtectHomeAgents,
+	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
 
@@ -264,9 +283,6 @@ func mutantMain(name string) int {
 		testhook.SkipStateDeny = m.state
 		if m.hooks != nil {
 			m.hooks()
-		}
-		if m.hook != nil {
-			*m.hook = true
 		}
 	}
 	us := []User{Invoker()}

@@ -57,6 +57,10 @@ type Spec struct {
 	// WritablePathDirs are PATH directories to leave writable
 	// (--writable-path-dir).
 	WritablePathDirs []string
+	// Protect are files the launch must keep out of the sandbox's reach,
+	// such as an audit log and its anchor (--audit): read-only wherever
+	// the policy would let the sandbox write them.
+	Protect []string
 }
 
 // Composed is a policy ready to launch: resolved once, with what the
@@ -93,7 +97,7 @@ var HomeAgentConfigs = []string{
 // the root flags, the workspace preset, the agents preset, the
 // workspace's protections on every other writable root (and on the
 // agent's directory), and last the protections of what runs next
-// (Executables, Path, HomeAgentConfigs), which only ever restrict: each
+// (Executables, Path, HomeAgentConfigs) and of Protect, which only ever restrict: each
 // becomes a read-only root only where the policy would allow writing it.
 func Compose(s Spec) (*Composed, error) {
 	if err := s.check(); err != nil {
@@ -223,6 +227,11 @@ func (s *Spec) home(r resolver) string {
 // says what the caller wants there, and a denied path stays denied.
 func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	var cand []string
+	for _, p := range s.Protect {
+		if filepath.IsAbs(p) {
+			cand = append(cand, p)
+		}
+	}
 	for _, e := range s.Executables {
 		if filepath.IsAbs(e) && !testhook.SkipProtectExecutables {
 			cand = append(cand, e)

@@ -58,6 +58,13 @@ func TestComposeRunsNext(t *testing.T) {
 	require.True(t, c.Canonical.Access(ws+"/bin/tool", Write))
 	require.True(t, c.Canonical.Access(ws+"/.tools/bin/tool", Write))
 
+	// Protect (an audit log): read-only where writable, denied stays denied.
+	c, err = Compose(Spec{Workspace: ws, Home: home, Deny: []string{dir + "/denied"}, Protect: []string{ws + "/.cordon/log.jsonl", dir + "/denied/log"}})
+	require.NoError(t, err)
+	require.False(t, c.Canonical.Access(ws+"/.cordon/log.jsonl", Write))
+	require.True(t, c.Canonical.Access(ws+"/.cordon/other", Write))
+	require.False(t, c.Canonical.Access(dir+"/denied/log", Read))
+
 	// HOME outside every writable root: nothing added under it.
 	c, err = Compose(Spec{Workspace: ws, Home: filepath.Join(dir, "elsewhere")})
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ func cmdExplain(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return errorf(e, exitUsage, "explain: no PATH given")
 	}
-	comp, err := pf.compose()
+	comp, err := pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "explain: %v", err)
 	}

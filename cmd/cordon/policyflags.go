@@ -92,11 +92,13 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 }
 
 // compose parses nothing more: it is policy.Compose of the flags, in this
-// process's environment.
-func (pf *policyFlags) compose() (*policy.Composed, error) {
+// process's environment, with protect (an audit log's files) kept out of
+// the sandbox's reach.
+func (pf *policyFlags) compose(protect []string) (*policy.Composed, error) {
 	s, err := pf.spec(os.Getenv, policy.Executables())
 	if err != nil {
 		return nil, err
 	}
+	s.Protect = protect
 	return policy.Compose(s)
 }

@@ -51,7 +51,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	if *network != "on" && *network != "off" {
 		return errorf(e, exitUsage, "profile: --network %q: want on or off", *network)
 	}
-	comp, err := pf.compose()
+	comp, err := pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func init() {
@@ -40,6 +42,12 @@ execs bwrap in its own place: the pid you started is the sandbox's, and
 the sandbox ends with the process that started cordon (under nohup,
 cordon stays and the sandbox outlives it).
 
+With --audit FILE, cordon appends a "launch" record (command, directory,
+policy, backend, network) to the keyed audit log FILE before it starts the
+sandbox, and FILE and FILE.head are read-only inside it; 'cordon audit
+verify FILE' checks the log. A FILE that is or lies under a symlink, or is
+not a regular file of yours, is refused.
+
 Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
 directories as mount points. A background cordon-stub-reaper removes them
 1s after the last sandbox using them ends, so that the next launch can
@@ -54,6 +62,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	pf.register(fs)
 	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, seatbelt or none (unconfined)")
 	network := fs.String("network", "off", "network access: `on` or off")
+	auditPath := fs.String("audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
 	cleanEnv := fs.Bool("clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	var envs []string
 	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
@@ -84,7 +93,18 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		// Start waits for this same result.
 		go detect.Detect(ctx, *backend)
 	}
-	comp, err := pf.compose()
+	// The audit log is opened first: its files join the composition as
+	// paths the sandbox must not write.
+	var log *audit.Log
+	var protect []string
+	if *auditPath != "" {
+		var err error
+		if log, err = audit.OpenUser(*auditPath, ""); err != nil {
+			return errorf(e, exitCordonError, "run: --audit: %v", err)
+		}
+		protect = log.Protect()
+	}
+	comp, err := pf.compose(protect)
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
@@ -93,6 +113,11 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		// pointed at when the policy was built, not whatever it points at
 		// later (the launch checks that).
 		fmt.Fprintf(e.stderr, "cordon: run: --workspace %s resolves to %s\n", pf.workspace, comp.Workspace)
+	}
+	if log != nil {
+		if err := auditLaunch(log, comp.Policy, fs.Args(), *backend, *network == "on"); err != nil {
+			return errorf(e, exitCordonError, "run: --audit: %v", err)
+		}
 	}
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
@@ -128,6 +153,16 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return startFailure(e, fs.Arg(0), err)
 	}
 	return exitStatus(e, cmd, err)
+}
+
+// auditLaunch records the launch, and the policy p it runs, in log; the
+// log's files are read-only in p (Spec.Protect): the sandbox must not
+// rewrite the record of its own launch, nor any other.
+func auditLaunch(log *audit.Log, p policy.FsSandboxPolicy, argv []string, backend string, network bool) error {
+	dir, _ := os.Getwd()
+	return log.Append(audit.KindLaunch, "", map[string]any{
+		"argv": argv, "dir": dir, "policy": p, "backend": backend, "network": network,
+	})
 }
 
 // startFailure maps a launch error onto the documented exit statuses.

@@ -19,9 +19,10 @@ import (
 // --workspace preset, the same sandbox as 'cordon run --workspace DIR'.
 // backend "" means auto; with no usable backend the launch fails closed.
 func sandboxSpawner(backend string) runner.Spawner {
-	return func(ctx context.Context, workspace, command string, stdout, stderr io.Writer) (int, error) {
+	return func(ctx context.Context, workspace, command string, readOnly []string, stdout, stderr io.Writer) (int, error) {
 		comp, err := policy.Compose(policy.Spec{Workspace: workspace, Home: os.Getenv("HOME"),
-			ScanCache: launcher.ScanCacheDir(), Executables: policy.Executables(), Path: os.Getenv("PATH")})
+			ScanCache: launcher.ScanCacheDir(), Executables: policy.Executables(), Path: os.Getenv("PATH"),
+			Protect: readOnly})
 		if err != nil {
 			return -1, fmt.Errorf("workspace policy for %s: %w", workspace, err)
 		}
