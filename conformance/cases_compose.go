@@ -142,7 +142,10 @@ func launchRaceCases() []Case {
 				wrote, refused := 0, 0
 				for i := 0; i < 200; i++ {
 					o := h.Launch(Launch{Policy: Policy{Workspace: h.Path(sub)}, Dir: h.Path(sub),
-						Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/out-$N" && echo "@@WRO""TE@@"`}, Env: []string{"N=" + strconv.Itoa(i)}})
+						// In its workspace, and straight at outside: a launch
+						// whose writable root became outside writes there
+						// whatever the swap's state when it writes.
+						Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/out-$N" && echo "@@WRO""TE@@"; echo b > "$FIX/outside/direct-$N"`}, Env: []string{"N=" + strconv.Itoa(i)}})
 					if Marked(o, "WROTE") {
 						wrote++
 					} else {
