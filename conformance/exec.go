@@ -29,6 +29,8 @@ type Policy struct {
 	Restrict  bool
 	// File, when set, is a JSON policy file (--policy FILE).
 	File string
+	// GitWrites is --allow-git-writes.
+	GitWrites bool
 }
 
 // Flags renders p as 'cordon run' flags.
@@ -51,6 +53,9 @@ func (p Policy) Flags() []string {
 	if p.Restrict {
 		f = append(f, "--restrict-writes")
 	}
+	if p.GitWrites {
+		f = append(f, "--allow-git-writes")
+	}
 	return f
 }
 
@@ -65,7 +70,10 @@ func (p Policy) compile(home string) (fp policy.FsSandboxPolicy, tmp string, err
 	fp.Merge(policy.FsSandboxPolicy{DeniedRoots: p.Deny, ReadonlyRoots: p.Readonly,
 		WritableRoots: p.Writable, BaseWritableRoots: p.Base, RestrictWrites: p.Restrict})
 	if p.Workspace != "" {
-		ws, err := policy.Workspace(p.Workspace, policy.WorkspaceOptions{Home: home})
+		// The scan record of 'cordon run', so both executors remember
+		// what earlier launches of a case saw.
+		opt := policy.WorkspaceOptions{Home: home, ScanCache: launcher.ScanCacheDir(), GitWrites: p.GitWrites}
+		ws, err := policy.Workspace(p.Workspace, opt)
 		if err != nil {
 			return fp, "", err
 		}
@@ -75,11 +83,11 @@ func (p Policy) compile(home string) (fp policy.FsSandboxPolicy, tmp string, err
 			if err != nil {
 				return fp, "", err
 			}
-			prot, err := policy.Protections(rw, "")
+			prot, err := policy.Protections(rw, policy.WorkspaceOptions{ScanCache: opt.ScanCache, GitWrites: p.GitWrites})
 			if err != nil {
 				return fp, "", err
 			}
-			fp.ReadonlyRoots = append(fp.ReadonlyRoots, prot...)
+			fp.Merge(prot)
 		}
 		tmp = policy.PrivateTmpDir(ws.WritableRoots[0])
 	}

@@ -54,6 +54,7 @@ func cmdExplain(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "explain: policy: %v", err)
 	}
+	printNotes(e, "explain", c.Notes())
 	enc := json.NewEncoder(e.stdout)
 	for _, in := range fs.Args() {
 		abs, err := filepath.Abs(in)

@@ -19,6 +19,7 @@ type policyFlags struct {
 	restrict                              bool
 	workspace                             string
 	allowRead                             []string
+	allowGitWrites                        bool
 	agentsRoot, agent, parent             string
 }
 
@@ -34,6 +35,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&pf.restrict, "restrict-writes", false, "deny writes outside writable roots")
 	fs.StringVar(&pf.workspace, "workspace", "", "preset: `DIR` writable, private TMPDIR, restrictWrites, auto-run files protected, credentials denied")
 	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendTo(&pf.allowRead))
+	fs.BoolVar(&pf.allowGitWrites, "allow-git-writes", false, "with --workspace: let the sandbox git add/commit; git config, hooks, modules/ and info/ stay read-only")
 	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
 	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
@@ -44,8 +46,14 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
                          writableRoots, restrictWrites (unknown keys are errors)
   --deny P, --readonly P, --writable P, --base-writable P, --restrict-writes
   --workspace DIR        DIR writable, a private TMPDIR, writes elsewhere denied,
-                         .git/hooks, .git/config, shell rc files, .vscode, .claude,
-                         ... protected, credential stores under HOME denied
+                         every git directory in DIR read-only (git status, diff
+                         and log work; git add and commit do not), shell rc
+                         files, .vscode, .claude, ... protected, credential
+                         stores under HOME denied
+  --allow-git-writes     with --workspace: let the sandbox git add and commit;
+                         config, hooks, modules/, info/ stay read-only, but a
+                         hostile sandbox can then still plant what your next
+                         git command on the host obeys (see README)
   --allow-read P         with --workspace: keep credential store P readable
   --agents-root DIR --agent ID [--parent ID]
                          DIR denied, DIR/ID writable, DIR/PARENT read-only
@@ -87,12 +95,16 @@ func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err err
 	if len(pf.allowRead) > 0 && pf.workspace == "" {
 		return p, "", fmt.Errorf("--allow-read needs --workspace")
 	}
+	if pf.allowGitWrites && pf.workspace == "" {
+		return p, "", fmt.Errorf("--allow-git-writes needs --workspace")
+	}
 	if pf.workspace != "" {
 		dir, err := filepath.Abs(pf.workspace)
 		if err != nil {
 			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
 		}
-		ws, err := policy.Workspace(dir, policy.WorkspaceOptions{AllowRead: pf.allowRead, ScanCache: launcher.ScanCacheDir()})
+		opt := policy.WorkspaceOptions{AllowRead: pf.allowRead, ScanCache: launcher.ScanCacheDir(), GitWrites: pf.allowGitWrites}
+		ws, err := policy.Workspace(dir, opt)
 		if err != nil {
 			return p, "", fmt.Errorf("--workspace %q: %w", pf.workspace, err)
 		}
@@ -104,11 +116,11 @@ func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err err
 			if err != nil {
 				return p, "", fmt.Errorf("--writable %q: %w", w, err)
 			}
-			prot, err := policy.Protections(rw, "")
+			prot, err := policy.Protections(rw, policy.WorkspaceOptions{ScanCache: opt.ScanCache, GitWrites: opt.GitWrites})
 			if err != nil {
 				return p, "", fmt.Errorf("--writable %q: %w", w, err)
 			}
-			p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
+			p.Merge(prot)
 		}
 		tmpDir = policy.PrivateTmpDir(ws.WritableRoots[0]) // [0] is the resolved DIR
 	}
@@ -123,4 +135,23 @@ func (pf *policyFlags) build() (p policy.FsSandboxPolicy, tmpDir string, err err
 		return p, "", fmt.Errorf("--agent and --parent need --agents-root")
 	}
 	return p, tmpDir, nil
+}
+
+// printNotes tells the user what the presets saw in writable places and
+// did not follow (a pointer out of the workspace, a derived root inside a
+// denied one, a scan cut short): on stderr, one line each.
+func printNotes(e *env, cmd string, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "cordon: %s: note: %s\n", cmd, n)
+	}
+}
+
+// policyNotes canonicalizes p for its notes; a policy that does not
+// canonicalize has none here (the launch reports the error).
+func policyNotes(p policy.FsSandboxPolicy) []string {
+	c, err := policy.Canonicalize(p)
+	if err != nil {
+		return nil
+	}
+	return c.Notes()
 }

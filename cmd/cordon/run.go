@@ -86,6 +86,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	printNotes(e, "run", policyNotes(p))
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
 	}
