@@ -53,6 +53,20 @@ import (
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
+//	git-whole       work-git, host-git-commondir, host-git-gitlink,
+//	                host-git-rebase-todo, host-git-info-alternates
+//	git-writes-modules  host-git-submodule-init-git-writes
+//	derived-restrict    cross-launch-derived-carveout-git-writes,
+//	                cross-launch-derived-in-denied (in the default mode a
+//	                pointer at a denied store names the store itself, a
+//	                root already, so nothing is carved)
+//	scan-memory     cross-launch-scan-bound
+//	top-head        host-git-bare-top, host-git-bare-top-git-writes
+//	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
+//	                cross-launch-derived-carveout-git-writes
+//
+// The policy switches (git-whole and below) act in package policy, which
+// the in-process launcher executor compiles each case's policy with.
 //
 // The test logs the failing cases of every mutation.
 
@@ -69,6 +83,7 @@ type mutation struct {
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
 	rootOnly bool // only a root launcher keeps what the step removes
+	policy   func() // flips a switch of package policy (internal/testhook)
 	catchers []string
 }
 
@@ -95,6 +110,24 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
+		policy:   func() { testhook.GitPerPath = true },
+		catchers: []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
+	{name: "git-writes-modules", step: "modules/ read-only under --allow-git-writes",
+		policy:   func() { testhook.GitWritesOpenModules = true },
+		catchers: []string{"host-git-submodule-init-git-writes"}},
+	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
+		policy:   func() { testhook.DerivedUnchecked = true },
+		catchers: []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
+	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
+		policy:   func() { testhook.ScanForgets = true },
+		catchers: []string{"cross-launch-scan-bound"}},
+	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
+		policy:   func() { testhook.NoTopHEAD = true },
+		catchers: []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
+	{name: "nested-links", step: "a symlinked .git in a nested repository is noted, not refused",
+		policy:   func() { testhook.NestedLinksRefuse = true },
+		catchers: []string{"dos-hostile-nested-git"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -197,6 +230,9 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		if m.policy != nil {
+			m.policy()
+		}
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")

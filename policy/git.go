@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Git is protected as a whole, not by two file names (docs/threat-model.md,
@@ -64,6 +67,9 @@ func gitWriteProtected(gd string) []string {
 		filepath.Join(gd, "config"), filepath.Join(gd, "hooks"),
 		filepath.Join(gd, "modules"), filepath.Join(gd, "info"),
 	}
+	if testhook.GitWritesOpenModules {
+		out = slices.Delete(out, 2, 3)
+	}
 	for _, n := range []string{"commondir", "config.worktree", "objects/info/alternates"} {
 		if p := filepath.Join(gd, n); exists(p) {
 			out = append(out, p)
@@ -94,6 +100,7 @@ type gitGuard struct {
 	roots  []string
 	notes  []string
 	done   map[string]bool
+	refuse error // only under testhook.NestedLinksRefuse
 }
 
 func (g *gitGuard) note(format string, a ...any) {
@@ -107,7 +114,7 @@ func (g *gitGuard) gitdir(gd string) {
 		return
 	}
 	g.done[gd] = true
-	if g.writes {
+	if g.writes || testhook.GitPerPath {
 		g.roots = append(g.roots, gitWriteProtected(gd)...)
 	} else {
 		g.roots = append(g.roots, gd)
@@ -153,7 +160,7 @@ func (g *gitGuard) linked(gd string) {
 // root's own scan protects the git directories inside it). One that does
 // not lead to a git directory is explained.
 func (g *gitGuard) follow(pointer, target string) {
-	if within(target, g.root) {
+	if within(target, g.root) || testhook.DerivedUnchecked {
 		g.gitdir(target)
 		return
 	}
@@ -180,6 +187,7 @@ func (g *gitGuard) workTree(dir string) {
 			// The root is a git directory itself (a bare repository):
 			// it cannot be read-only as a whole and still be worked in.
 			g.roots = append(g.roots, gitWriteProtected(dir)...)
+		case testhook.NoTopHEAD:
 		default:
 			g.roots = append(g.roots, filepath.Join(dir, "HEAD"))
 		}
@@ -196,6 +204,9 @@ func (g *gitGuard) workTree(dir string) {
 		// The link is an entry of a writable directory: it can be
 		// re-pointed from inside, and a mount would land on its target.
 		// Its target is protected when it lies inside the root.
+		if testhook.NestedLinksRefuse && dir != g.root {
+			g.refuse = fmt.Errorf("%s is a symlink", dotgit)
+		}
 		t, err := Resolve(dotgit)
 		if err != nil || !exists(t) {
 			g.note("%s is a symlink to a missing or unresolvable place: git cannot use it; cordon protects nothing there", dotgit)

@@ -199,6 +199,9 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 		}
 		g.note("the scan of %s for git repositories stopped at its bound (%d directories, %d entries, %d levels): %s; repositories below what it read may be writable", root, scanDirs, scanEntries, scanDepth, kept)
 	}
+	if g.refuse != nil {
+		return q, g.refuse
+	}
 	q.Protect(g.roots...)
 	q.notes = append(q.notes, g.notes...)
 	return q, nil

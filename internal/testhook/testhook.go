@@ -18,3 +18,25 @@ var SkipCloseOnExec bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
+
+// Switches in package policy: each removes one protection of git metadata
+// or of derived roots (docs/threat-model.md, classes 11, 12 and 14).
+var (
+	// GitPerPath protects git directories path by path by default, as
+	// --allow-git-writes does, instead of as a whole.
+	GitPerPath bool
+	// GitWritesOpenModules leaves modules/ writable under
+	// --allow-git-writes.
+	GitWritesOpenModules bool
+	// DerivedUnchecked follows pointers out of the writable root and
+	// keeps every derived root, as if it were named by the caller.
+	DerivedUnchecked bool
+	// ScanForgets drops the repositories earlier scans found.
+	ScanForgets bool
+	// NoTopHEAD leaves HEAD at the top of a workspace without .git
+	// unprotected.
+	NoTopHEAD bool
+	// NestedLinksRefuse refuses a launch when a name protected in a
+	// nested repository is a symlink.
+	NestedLinksRefuse bool
+)
