@@ -80,9 +80,9 @@ type mutation struct {
 	name     string
 	step     string // the hardening step removed
 	args     func([]string) []string
-	closeFds bool // skip the launcher's close-on-exec pass
-	seccomp  bool // launch without the seccomp filter
-	rootOnly bool // only a root launcher keeps what the step removes
+	closeFds bool   // skip the launcher's close-on-exec pass
+	seccomp  bool   // launch without the seccomp filter
+	rootOnly bool   // only a root launcher keeps what the step removes
 	policy   func() // flips a switch of package policy (internal/testhook)
 	catchers []string
 }
