@@ -113,6 +113,19 @@ func gitCases() []Case {
 			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
 			h.NotPwned(o, a)
 		})...)
+	cs = append(cs, both("host-git-hookspath-in-worktree", HostTools,
+		"the user's config points core.hooksPath into the work tree (.githooks, as husky does) and includes a config file of the repository; rewrite the hook and the included file; then the user's git commit",
+		func(h *H, p Policy) {
+			h.gitRepo("ws")
+			h.WriteMode("ws/.githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
+			h.Write("ws/shared.gitconfig", "[user]\n\tname = cordon\n")
+			h.Host("ws", "git", "config", "core.hooksPath", ".githooks")
+			h.Host("ws", "git", "config", "include.path", "../shared.gitconfig")
+			o := h.Sandbox(p, plant+`evilhook .githooks pre-commit && ok HOOK; evilconf > shared.gitconfig && ok INCLUDE`)
+			h.Refuse(o, "HOOK", "INCLUDE")
+			a := h.AsUser("ws", hostGit)
+			h.NotPwned(o, a)
+		})...)
 	cs = append(cs, Case{Name: "host-git-gitlink", Class: HostTools, Needs: git,
 		Summary: "git init a new repository in the workspace with core.fsmonitor in its config and add it to the index as a gitlink; then the user's git status at the top",
 		Run: func(h *H) {

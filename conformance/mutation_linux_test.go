@@ -60,6 +60,7 @@ import (
 //	                cross-launch-derived-in-denied (in the default mode a
 //	                pointer at a denied store names the store itself, a
 //	                root already, so nothing is carved)
+//	config-refs     host-git-hookspath-in-worktree(-git-writes)
 //	scan-memory     cross-launch-scan-bound
 //	top-head        host-git-bare-top, host-git-bare-top-git-writes
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
@@ -119,6 +120,9 @@ var mutations = []mutation{
 	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
 		policy:   func() { testhook.DerivedUnchecked = true },
 		catchers: []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
+	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
+		policy:   func() { testhook.NoConfigRefs = true },
+		catchers: []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
 	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
 		policy:   func() { testhook.ScanForgets = true },
 		catchers: []string{"cross-launch-scan-bound"}},

@@ -109,7 +109,8 @@ func (g *gitGuard) note(format string, a ...any) {
 
 // gitdir protects git directory gd, and the common directory it names.
 // gd must lie inside the root: a pointer out of it is not followed.
-func (g *gitGuard) gitdir(gd string) {
+// top is the work tree it serves ("" when unknown).
+func (g *gitGuard) gitdir(gd, top string) {
 	if g.done[gd] {
 		return
 	}
@@ -120,13 +121,20 @@ func (g *gitGuard) gitdir(gd string) {
 		g.roots = append(g.roots, gd)
 	}
 	g.linked(gd)
+	for _, n := range []string{"config", "config.worktree"} {
+		for _, p := range configRefs(filepath.Join(gd, n), gd, top) {
+			if within(p, g.root) {
+				g.roots = append(g.roots, p)
+			}
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
 		cd := strings.TrimRight(string(b), "\r\n")
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gd, cd)
 		}
 		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
-			g.follow(filepath.Join(gd, "commondir"), r)
+			g.follow(filepath.Join(gd, "commondir"), r, top)
 		}
 	}
 }
@@ -159,9 +167,9 @@ func (g *gitGuard) linked(gd string) {
 // stands (read-only or denied outside writable roots; another writable
 // root's own scan protects the git directories inside it). One that does
 // not lead to a git directory is explained.
-func (g *gitGuard) follow(pointer, target string) {
+func (g *gitGuard) follow(pointer, target, top string) {
 	if within(target, g.root) || testhook.DerivedUnchecked {
-		g.gitdir(target)
+		g.gitdir(target, top)
 		return
 	}
 	if !isGitdir(target) {
@@ -192,11 +200,11 @@ func (g *gitGuard) workTree(dir string) {
 			g.roots = append(g.roots, filepath.Join(dir, "HEAD"))
 		}
 	case fi.IsDir():
-		g.gitdir(dotgit)
+		g.gitdir(dotgit, dir)
 	case fi.Mode().IsRegular():
 		g.roots = append(g.roots, dotgit) // it cannot be re-pointed
 		if gd, ok := readGitdirFile(dotgit); ok {
-			g.follow(dotgit, gd)
+			g.follow(dotgit, gd, dir)
 		} else {
 			g.note("%s is not a readable \"gitdir: PATH\" file: nothing to follow", dotgit)
 		}
@@ -213,13 +221,135 @@ func (g *gitGuard) workTree(dir string) {
 			return
 		}
 		g.note("%s is a symlink: a sandbox can re-point it; cordon protects what it points at now", dotgit)
-		g.follow(dotgit, t)
+		g.follow(dotgit, t, dir)
 	default:
 		g.roots = append(g.roots, dotgit)
 	}
 	if dir != g.root {
 		g.roots = append(g.roots, filepath.Join(dir, ".gitmodules"))
 	}
+	// Files of the work tree that installed hooks read and obey: protected
+	// where they exist (a mount point for a missing one would be an empty
+	// directory that confuses the tool inside the sandbox).
+	for _, n := range HookConfigNames {
+		if p := filepath.Join(dir, n); exists(p) {
+			g.roots = append(g.roots, p)
+		}
+	}
+}
+
+// HookConfigNames are work tree files that common hook managers, once
+// installed in .git/hooks, read to decide what to run on the user's next
+// commit: pre-commit (a "local" hook is any command), lefthook, husky.
+var HookConfigNames = []string{
+	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	"lefthook-local.yml", ".lefthook-local.yml", ".husky",
+}
+
+// configRefs lists the paths a git config file makes git read or run: the
+// files of include.path and includeIf.*.path (relative to the config
+// file's directory dir), core.hooksPath (relative to the work tree top),
+// and commands whose program is a path (relative to top). A path-less
+// program is looked up in PATH, outside what a preset can see; a value
+// starting with ~ is under HOME, which has protections of its own.
+func configRefs(file, dir, top string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil || testhook.NoConfigRefs {
+		return nil
+	}
+	if top == "" {
+		top = dir
+	}
+	var out []string
+	add := func(v, base string) {
+		if v == "" || strings.HasPrefix(v, "~") {
+			return
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(base, v)
+		}
+		if r, err := Resolve(filepath.Clean(v)); err == nil {
+			out = append(out, r)
+		}
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			head := line[1:end]
+			name, sub, _ := strings.Cut(head, " ")
+			section = strings.ToLower(name)
+			if sub != "" {
+				section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
+			}
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key := section + "." + strings.ToLower(strings.TrimSpace(k))
+		v = configValue(v)
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		switch {
+		case strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif."):
+			if last == "path" {
+				add(v, dir)
+			}
+		case key == "core.hookspath":
+			add(v, top)
+			if filepath.Base(v) == "_" { // husky's stubs run the scripts beside them
+				add(filepath.Dir(v), top)
+			}
+		case commandKeys[key] || commandKeys[strings.SplitN(key, ".", 2)[0]+".*."+last] ||
+			strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager."):
+			prog := strings.TrimPrefix(v, "!")
+			if f := strings.Fields(prog); len(f) > 0 && strings.Contains(f[0], "/") {
+				add(f[0], top)
+			}
+		}
+	}
+	return out
+}
+
+// commandKeys are the config keys whose value git runs as a command
+// ("SECTION.*.KEY" for any subsection).
+var commandKeys = map[string]bool{
+	"core.fsmonitor": true, "core.sshcommand": true, "core.pager": true,
+	"core.editor": true, "core.askpass": true, "sequence.editor": true,
+	"credential.helper": true, "gpg.program": true, "gpg.*.program": true,
+	"diff.*.command": true, "diff.*.textconv": true, "diff.external": true,
+	"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
+	"merge.*.driver": true, "credential.*.helper": true,
+}
+
+// configValue unquotes a config value and drops a trailing comment.
+func configValue(v string) string {
+	v = strings.TrimSpace(v)
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteByte(v[i])
+		case (c == '#' || c == ';') && !quoted:
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // isGitdir reports whether dir has the shape git's discovery takes for a

@@ -237,3 +237,49 @@ func TestHardLinkedGitConfigIsNoted(t *testing.T) {
 	c := canon(t, ws, WorkspaceOptions{})
 	require.Contains(t, strings.Join(c.Notes(), "\n"), "lib/.git/config has 2 hard links")
 }
+
+// What the user's own git config makes git read or run from the work tree
+// is protected: a hooks directory in it (husky), an included config
+// file, a driver or alias that runs a script of the repository.
+func TestConfigReferencesIntoTheWorkTree(t *testing.T) {
+	m := repo(".git/", map[string]string{
+		".husky/_/h":              "#!/bin/sh\n",
+		".husky/pre-commit":       "npm test\n",
+		"shared.gitconfig":        "[core]\n",
+		"tools/conv.sh":           "#!/bin/sh\n",
+		"scripts/st.sh":           "#!/bin/sh\n",
+		".pre-commit-config.yaml": "repos: []\n",
+		"src/main.go":             "x",
+	})
+	m[".git/config"] = "[core]\n\thooksPath = .husky/_\n\tfsmonitor = /usr/bin/true # not ours\n" +
+		"[include]\n\tpath = ../shared.gitconfig\n" +
+		"[diff \"conv\"]\n\ttextconv = \"./tools/conv.sh\" --flag\n" +
+		"[alias]\n\tst = !scripts/st.sh status\n"
+	ws := fixture(t, m)
+	for _, writes := range []bool{false, true} {
+		c := canon(t, ws, WorkspaceOptions{GitWrites: writes})
+		for rel, write := range map[string]bool{
+			".husky/pre-commit":       false,
+			".husky/_/h":              false,
+			"shared.gitconfig":        false,
+			"tools/conv.sh":           false,
+			"tools/other.sh":          true,
+			"scripts/st.sh":           false,
+			".pre-commit-config.yaml": false,
+			"src/main.go":             true,
+		} {
+			require.Equal(t, write, c.Access(filepath.Join(ws, rel), Write), "writes=%v %s", writes, rel)
+		}
+	}
+}
+
+func TestConfigValue(t *testing.T) {
+	for in, want := range map[string]string{
+		` "a b" # c`:   "a b",
+		` x ; y`:       "x",
+		` "a\"b"`:      `a"b`,
+		` !sh -c "x;"`: `!sh -c x;`,
+	} {
+		require.Equal(t, want, configValue(in), in)
+	}
+}

@@ -187,7 +187,7 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	places, cut := cachedScan(root, opt.ScanCache)
 	for _, pl := range places {
 		if pl.Gitdir {
-			g.gitdir(pl.Path)
+			g.gitdir(pl.Path, "")
 		} else {
 			g.workTree(pl.Path)
 		}

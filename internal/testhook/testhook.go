@@ -31,6 +31,9 @@ var (
 	// DerivedUnchecked follows pointers out of the writable root and
 	// keeps every derived root, as if it were named by the caller.
 	DerivedUnchecked bool
+	// NoConfigRefs leaves what a repository's config names in the work
+	// tree (core.hooksPath, include.path, drivers) unprotected.
+	NoConfigRefs bool
 	// ScanForgets drops the repositories earlier scans found.
 	ScanForgets bool
 	// NoTopHEAD leaves HEAD at the top of a workspace without .git
