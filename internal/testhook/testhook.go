@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// SkipStateDeny, when true, stops the launcher denying cordon's state
+// directory inside the sandbox.
+var SkipStateDeny bool
+
 // Switches in package policy: each removes one protection of git metadata
 // or of derived roots (docs/threat-model.md, classes 11, 12 and 14).
 var (
