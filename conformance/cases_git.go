@@ -113,6 +113,20 @@ func gitCases() []Case {
 			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
 			h.NotPwned(o, a)
 		})...)
+	cs = append(cs, both("host-git-submodule-gitfile", HostTools,
+		"in a clone whose submodule was never initialised, write sub/.git naming a repository built in the workspace (core.fsmonitor, a post-checkout hook); then the user's git submodule update --init and git status",
+		func(h *H, p Policy) {
+			h.gitRepo("upstream")
+			h.gitRepo("ws")
+			h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
+			h.Host("ws", "git", "commit", "-q", "-m", "sub")
+			h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
+			h.Host("ws", "rm", "-rf", ".git/modules/sub")
+			o := h.Sandbox(p, plant+`git clone -q --bare "$FIX/upstream" evil && git --git-dir=evil config core.bare false && git --git-dir=evil config core.worktree ../sub && git --git-dir=evil config core.fsmonitor "$P" && evilhook evil/hooks post-checkout && ok EVIL; echo "gitdir: ../evil" > sub/.git && ok GITFILE`)
+			h.Refuse(o, "GITFILE")
+			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
+			h.NotPwned(o, a)
+		})...)
 	cs = append(cs, both("host-git-hookspath-in-worktree", HostTools,
 		"the user's config points core.hooksPath into the work tree (.githooks, as husky does) and includes a config file of the repository; rewrite the hook and the included file; then the user's git commit",
 		func(h *H, p Policy) {

@@ -64,6 +64,7 @@ import (
 //	                pointer at a denied store names the store itself, a
 //	                root already, so nothing is carved)
 //	config-refs     host-git-hookspath-in-worktree(-git-writes)
+//	submodule-dotgit  host-git-submodule-gitfile(-git-writes)
 //	scan-memory     cross-launch-scan-bound
 //	top-head        host-git-bare-top, host-git-bare-top-git-writes
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
@@ -129,6 +130,9 @@ var mutations = []mutation{
 	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
 		policy:   func() { testhook.NoConfigRefs = true },
 		catchers: []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
+	{name: "submodule-dotgit", step: "the .git of a submodule not initialised yet, protected",
+		policy:   func() { testhook.NoSubmoduleDotGit = true },
+		catchers: []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
 	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
 		policy:   func() { testhook.ScanForgets = true },
 		catchers: []string{"cross-launch-scan-bound"}},

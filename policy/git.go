@@ -180,6 +180,11 @@ func (g *gitGuard) follow(pointer, target, top string) {
 // workTree protects the git metadata of work tree dir (root or a nested
 // repository): its .git, whatever it is, and what it leads to.
 func (g *gitGuard) workTree(dir string) {
+	if g.done["worktree:"+dir] {
+		return
+	}
+	g.done["worktree:"+dir] = true
+	defer g.submodules(dir)
 	dotgit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotgit)
 	switch {
@@ -350,6 +355,20 @@ func configValue(v string) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// submodules protects the repositories of the submodules .gitmodules of
+// work tree dir names, whatever the scan's bounds, and keeps a .git from
+// being planted in one not initialised yet: 'git submodule update --init'
+// and 'git status' would use it as the submodule's git directory.
+func (g *gitGuard) submodules(dir string) {
+	for _, sub := range submodulePaths(dir) {
+		if exists(filepath.Join(sub, ".git")) {
+			g.workTree(sub)
+		} else if !testhook.NoSubmoduleDotGit {
+			g.roots = append(g.roots, filepath.Join(sub, ".git"))
+		}
+	}
 }
 
 // isGitdir reports whether dir has the shape git's discovery takes for a

@@ -283,3 +283,16 @@ func TestConfigValue(t *testing.T) {
 		require.Equal(t, want, configValue(in), in)
 	}
 }
+
+// A submodule not initialised yet cannot be given a .git.
+func TestUninitialisedSubmoduleGetsNoDotGit(t *testing.T) {
+	ws := fixture(t, repo(".git/", map[string]string{
+		".gitmodules": "[submodule \"s\"]\n\tpath = libs/s\n\turl = ../s\n",
+		"libs/s/":     "",
+	}))
+	for _, writes := range []bool{false, true} {
+		c := canon(t, ws, WorkspaceOptions{GitWrites: writes})
+		require.False(t, c.Access(filepath.Join(ws, "libs/s/.git"), Write))
+		require.True(t, c.Access(filepath.Join(ws, "libs/s/code.go"), Write))
+	}
+}

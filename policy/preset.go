@@ -181,11 +181,6 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	q.Protect(top...)
 	g := &gitGuard{root: root, writes: opt.GitWrites, done: map[string]bool{}}
 	g.workTree(root)
-	for _, sub := range submodulePaths(root) {
-		if exists(filepath.Join(sub, ".git")) {
-			g.workTree(sub)
-		}
-	}
 	places, cut := cachedScan(root, opt.ScanCache)
 	for _, pl := range places {
 		if pl.Gitdir {

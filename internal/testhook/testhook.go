@@ -38,6 +38,9 @@ var (
 	// NoConfigRefs leaves what a repository's config names in the work
 	// tree (core.hooksPath, include.path, drivers) unprotected.
 	NoConfigRefs bool
+	// NoSubmoduleDotGit leaves the .git of a submodule not initialised
+	// yet unprotected.
+	NoSubmoduleDotGit bool
 	// ScanForgets drops the repositories earlier scans found.
 	ScanForgets bool
 	// NoTopHEAD leaves HEAD at the top of a workspace without .git
