@@ -90,6 +90,11 @@ type mutation struct {
 	state    bool   // leave cordon's state directory open inside
 	rootOnly bool   // only a root launcher keeps what the step removes
 	policy   func() // flips a switch of package policy (internal/testhook)
+	// cases, when set, limits the mutant's run to the cases it matches:
+	// a policy switch changes what the git and workspace presets derive,
+	// so only cases about them can notice, and the whole catalogue once
+	// per switch would take minutes each.
+	cases    string
 	catchers []string
 }
 
@@ -120,29 +125,40 @@ var mutations = []mutation{
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
 		policy:   func() { testhook.GitPerPath = true },
+		cases:    gitCasesRe,
 		catchers: []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
 	{name: "git-writes-modules", step: "modules/ read-only under --allow-git-writes",
 		policy:   func() { testhook.GitWritesOpenModules = true },
+		cases:    gitCasesRe,
 		catchers: []string{"host-git-submodule-init-git-writes"}},
 	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
 		policy:   func() { testhook.DerivedUnchecked = true },
+		cases:    gitCasesRe,
 		catchers: []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
 	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
 		policy:   func() { testhook.NoConfigRefs = true },
+		cases:    gitCasesRe,
 		catchers: []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
 	{name: "submodule-dotgit", step: "the .git of a submodule not initialised yet, protected",
 		policy:   func() { testhook.NoSubmoduleDotGit = true },
+		cases:    gitCasesRe,
 		catchers: []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
 	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
 		policy:   func() { testhook.ScanForgets = true },
+		cases:    gitCasesRe,
 		catchers: []string{"cross-launch-scan-bound"}},
 	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
 		policy:   func() { testhook.NoTopHEAD = true },
+		cases:    gitCasesRe,
 		catchers: []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
 	{name: "nested-links", step: "a symlinked .git in a nested repository is noted, not refused",
 		policy:   func() { testhook.NestedLinksRefuse = true },
+		cases:    gitCasesRe,
 		catchers: []string{"dos-hostile-nested-git"}},
 }
+
+// gitCasesRe selects the cases the policy switches can change.
+const gitCasesRe = `^(work-git|host-git-|cross-launch-|dos-hostile-|autoexec-)`
 
 // TestMutations re-executes this test binary once per mutation (and once
 // unmutated, which must pass everything), each child with a fresh pty as
@@ -259,9 +275,16 @@ func mutantMain(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	var cases []Case
+	if m != nil && m.cases != "" {
+		if cases, err = Filter(Catalogue(), m.cases); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	rep, err := Run(context.Background(), Config{
 		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
-		Users:    us, BaseDir: base, Workers: 4,
+		Users:    us, BaseDir: base, Workers: 4, Cases: cases,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
