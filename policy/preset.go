@@ -184,6 +184,9 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	places, cut := cachedScan(root, opt.ScanCache)
 	for _, pl := range places {
 		if pl.Gitdir {
+			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
+				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
+			}
 			g.gitdir(pl.Path, "")
 		} else {
 			g.workTree(pl.Path)
