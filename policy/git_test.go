@@ -63,8 +63,15 @@ func TestGitDirectoriesReadOnlyAsAWhole(t *testing.T) {
 		"tools/x.git/HEAD":     "ref: refs/heads/main\n",
 		"tools/x.git/objects/": "",
 		"tools/x.git/refs/":    "",
+		"src/planted/HEAD":     "ref: refs/heads/main\n",
+		"src/planted/objects/": "",
+		"src/planted/refs/":    "",
 	}))
 	c := canon(t, ws, WorkspaceOptions{})
+	notes := strings.Join(c.Notes(), "\n")
+	require.Contains(t, notes, "src/planted has the shape of a git directory")
+	require.NotContains(t, notes, "x.git has the shape", "a bare repository named as one is not news")
+	require.False(t, c.Access(filepath.Join(ws, "src/planted/config"), Write))
 	for rel, write := range map[string]bool{
 		"src/main.go":                       true,
 		".git/index":                        false, // no gitlink can be added
