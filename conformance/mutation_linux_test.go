@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
@@ -50,7 +52,20 @@ import (
 //	new-session     tty-controlling-terminal (TIOCSTI itself is also refused
 //	                by the seccomp filter, so tty-tiocsti alone would not
 //	                notice)
-//	seccomp         proc-unix-socket-host
+//	seccomp         proc-unix-socket-host, and the kernel-* cases below
+//	seccomp-keyrings
+//	                kernel-keyring-read, kernel-keyring-plant,
+//	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
+//	                mode needs no privilege; bpf and syslog are refused by
+//	                this host's sysctls as well)
+//	proc-sys-readonly
+//	                kernel-sysctl-write (root only: the host's root owns
+//	                the sysctl files)
+//	proc-keys-mask  kernel-keyring-list
+//	seccomp-socket-allowlist
+//	                kernel-vsock, kernel-vsock-network-on,
+//	                kernel-netlink-protocols(-network-on),
+//	                kernel-socket-families(-network-on)
 //	state-deny      undo-runtime-state, undo-stall-launches,
 //	                cross-state-dir-open-mode, cross-state-dir-writable-parent
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
@@ -72,6 +87,8 @@ import (
 //
 // The policy switches (git-whole and below) act in package policy, which
 // the in-process launcher executor compiles each case's policy with.
+//	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
+//	stubs-by-path   race-stubs
 //
 // The test logs the failing cases of every mutation.
 
@@ -85,16 +102,18 @@ type mutation struct {
 	name     string
 	step     string // the hardening step removed
 	args     func([]string) []string
-	closeFds bool   // skip the launcher's close-on-exec pass
-	seccomp  bool   // launch without the seccomp filter
-	state    bool   // leave cordon's state directory open inside
-	rootOnly bool   // only a root launcher keeps what the step removes
-	policy   func() // flips a switch of package policy (internal/testhook)
+	closeFds bool // skip the launcher's close-on-exec pass
+	seccomp  bool // launch without the seccomp filter
+	// filter, when set, replaces the seccomp program (network on or off)
+	filter func(network bool) []byte
+	state  bool   // leave cordon's state directory open inside
+	hooks  func() // sets other testhooks (policy switches among them)
 	// cases, when set, limits the mutant's run to the cases it matches:
-	// a policy switch changes what the git and workspace presets derive,
-	// so only cases about them can notice, and the whole catalogue once
-	// per switch would take minutes each.
+	// a policy switch changes only what the git and workspace presets
+	// derive, so only cases about them can notice, and the whole
+	// catalogue once per switch would take minutes each.
 	cases    string
+	rootOnly bool // only a root launcher keeps what the step removes
 	catchers []string
 }
 
@@ -119,40 +138,56 @@ var mutations = []mutation{
 		catchers: []string{"tty-controlling-terminal", "tty-tiocsti", "tty-tiocsti-steal-ctty"}},
 	{name: "seccomp", step: "the seccomp filter (--seccomp FD)", seccomp: true,
 		catchers: []string{"proc-unix-socket-host"}},
+	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
+		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
+		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
+	{name: "proc-sys-readonly", step: "/proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus bound read-only", args: dropProcCovers,
+		rootOnly: true, catchers: []string{"kernel-sysctl-write"}},
+	{name: "proc-keys-mask", step: "/proc/keys and /proc/key-users masked", args: dropProcKeys,
+		catchers: []string{"kernel-keyring-list"}},
+	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
+		filter:   socketDenylist,
+		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
 	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
+	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",
+		hooks:    func() { testhook.SafeFSFollow = true },
+		catchers: []string{"race-filetools-write", "race-filetools-read"}},
+	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
+		hooks:    func() { testhook.StubsByPath = true },
+		catchers: []string{"race-stubs"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
-		policy:   func() { testhook.GitPerPath = true },
+		hooks:    func() { testhook.GitPerPath = true },
 		cases:    gitCasesRe,
 		catchers: []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
 	{name: "git-writes-modules", step: "modules/ read-only under --allow-git-writes",
-		policy:   func() { testhook.GitWritesOpenModules = true },
+		hooks:    func() { testhook.GitWritesOpenModules = true },
 		cases:    gitCasesRe,
 		catchers: []string{"host-git-submodule-init-git-writes"}},
 	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
-		policy:   func() { testhook.DerivedUnchecked = true },
+		hooks:    func() { testhook.DerivedUnchecked = true },
 		cases:    gitCasesRe,
 		catchers: []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
 	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
-		policy:   func() { testhook.NoConfigRefs = true },
+		hooks:    func() { testhook.NoConfigRefs = true },
 		cases:    gitCasesRe,
 		catchers: []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
 	{name: "submodule-dotgit", step: "the .git of a submodule not initialised yet, protected",
-		policy:   func() { testhook.NoSubmoduleDotGit = true },
+		hooks:    func() { testhook.NoSubmoduleDotGit = true },
 		cases:    gitCasesRe,
 		catchers: []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
 	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
-		policy:   func() { testhook.ScanForgets = true },
+		hooks:    func() { testhook.ScanForgets = true },
 		cases:    gitCasesRe,
 		catchers: []string{"cross-launch-scan-bound"}},
 	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
-		policy:   func() { testhook.NoTopHEAD = true },
+		hooks:    func() { testhook.NoTopHEAD = true },
 		cases:    gitCasesRe,
 		catchers: []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
 	{name: "nested-links", step: "a symlinked .git in a nested repository is noted, not refused",
-		policy:   func() { testhook.NestedLinksRefuse = true },
+		hooks:    func() { testhook.NestedLinksRefuse = true },
 		cases:    gitCasesRe,
 		catchers: []string{"dos-hostile-nested-git"}},
 }
@@ -175,6 +210,8 @@ func TestMutations(t *testing.T) {
 		// Each mutant gets a TMPDIR and a cordon state directory of its
 		// own: a weakened sandbox may damage cordon's state (a writable
 		// mask), which must not leak into the unmutated run or later runs.
+		// The state directory's parent holds nothing else, as a home's
+		// .local/state would (a case makes that parent writable).
 		// Short: fixtures put Unix sockets in it (108 bytes at most).
 		tmp, err := os.MkdirTemp("", "cm")
 		require.NoError(t, err)
@@ -182,7 +219,7 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "state"))
+			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
@@ -259,9 +296,10 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		testhook.Seccomp = m.filter
 		testhook.SkipStateDeny = m.state
-		if m.policy != nil {
-			m.policy()
+		if m.hooks != nil {
+			m.hooks()
 		}
 	}
 	us := []User{Invoker()}
@@ -275,12 +313,17 @@ func mutantMain(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var cases []Case
-	if m != nil && m.cases != "" {
-		if cases, err = Filter(Catalogue(), m.cases); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	// CORDON_MUTANT_CASES (a regexp) narrows the catalogue, for a quick
+	// look at one mutation by hand; the check itself runs every case but
+	// for the policy switches (mutation.cases).
+	sel := os.Getenv("CORDON_MUTANT_CASES")
+	if m != nil && m.cases != "" && sel == "" {
+		sel = m.cases
+	}
+	cases, err := Filter(Catalogue(), sel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	rep, err := Run(context.Background(), Config{
 		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
@@ -296,6 +339,55 @@ func mutantMain(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// dropProcCovers removes the read-only binds of /proc/sys and its kin onto
+// themselves.
+func dropProcCovers(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if g[0] == "--ro-bind" && len(g) == 3 && g[1] == g[2] && strings.HasPrefix(g[1], "/proc/") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
+}
+
+// dropProcKeys removes the binds over /proc/keys and /proc/key-users.
+func dropProcKeys(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if op, p := target(g); op != "" && strings.HasPrefix(p, "/proc/key") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
+}
+
+// withoutRefusals is the filter without the named outright refusals.
+func withoutRefusals(names ...string) func(bool) []byte {
+	return func(network bool) []byte {
+		r := bwrap.RulesFor(bwrap.SocketsFor(network))
+		r.Refuse = slices.DeleteFunc(r.Refuse, func(rf bwrap.Refusal) bool { return slices.Contains(names, rf.Syscall) })
+		return bwrap.Program(r)
+	}
+}
+
+// socketDenylist is the filter as it was before the allowlists: every
+// family and netlink protocol allowed but AF_UNIX with the network off.
+func socketDenylist(network bool) []byte {
+	var s bwrap.Sockets
+	for f := uint32(0); f < 64; f++ {
+		if f != unix.AF_UNIX || network {
+			s.Families = append(s.Families, f)
+		}
+	}
+	for p := uint32(0); p < 32; p++ {
+		s.Netlink = append(s.Netlink, p)
+	}
+	return bwrap.Program(bwrap.Rules{Sockets: s, Refuse: bwrap.Refusals()})
 }
 
 // group is one bwrap option with its arguments; a --perms group carries
@@ -451,6 +543,9 @@ func TestMutators(t *testing.T) {
 	require.True(t, has(p, "--bind /x/c /x/c"), "carve dropped: %v", p)
 	require.True(t, has(p, "--bind /w /w"), "root dropped: %v", p)
 	require.False(t, has(dropFlag("--cap-drop", 1)(args), "--cap-drop"))
+	k := strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --dev /dev"), dropProcKeys(k))
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev"), dropProcCovers(k))
 	require.False(t, has(dropFlag("--remount-ro", 1)(args), "--remount-ro"))
 	np := dropFlag("--perms", 1)(args)
 	require.False(t, has(np, "--perms") || !has(np, "--tmpfs /w/a/d"), "%v", np)

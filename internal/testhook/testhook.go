@@ -19,9 +19,22 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// Seccomp, when non-nil, replaces the seccomp program of a launch with the
+// network on or off.
+var Seccomp func(network bool) []byte
+
 // SkipStateDeny, when true, stops the launcher denying cordon's state
 // directory inside the sandbox.
 var SkipStateDeny bool
+
+// SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
+// does, following symlinks anywhere, and write files in place through
+// whatever the name points at.
+var SafeFSFollow bool
+
+// StubsByPath, when true, makes the launcher create and remove mount stubs
+// by path (os.Mkdir, os.Remove), following links in their parents.
+var StubsByPath bool
 
 // Switches in package policy: each removes one protection of git metadata
 // or of derived roots (docs/threat-model.md, classes 11, 12 and 14).
