@@ -117,13 +117,12 @@ type mutation struct {
 	filter func(network bool) []byte
 	state  bool   // leave cordon's state directory open inside
 	hooks  func() // sets other testhooks (policy switches among them)
-	// cases, when set, limits the mutant's run to the cases it matches:
-	// a policy switch changes only what the git and workspace presets
-	// derive, so only cases about them can notice, and the whole
-	// catalogue once per switch would take minutes each.
-	cases    string
-	rootOnly bool // only a root launcher keeps what the step removes
-	catchers []string
+	// onlyCatchers limits the mutant's run to its catchers: a policy
+	// switch changes only what the git and workspace presets derive, and
+	// the whole catalogue once per switch would take minutes each.
+	onlyCatchers bool
+	rootOnly     bool // only a root launcher keeps what the step removes
+	catchers     []string
 }
 
 var mutations = []mutation{
@@ -168,37 +167,37 @@ var mutations = []mutation{
 		hooks:    func() { testhook.StubsByPath = true },
 		catchers: []string{"race-stubs"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
-		hooks:    func() { testhook.GitPerPath = true },
-		cases:    gitCasesRe,
-		catchers: []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
+		hooks:        func() { testhook.GitPerPath = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
 	{name: "git-writes-modules", step: "modules/ read-only under --allow-git-writes",
-		hooks:    func() { testhook.GitWritesOpenModules = true },
-		cases:    gitCasesRe,
-		catchers: []string{"host-git-submodule-init-git-writes"}},
+		hooks:        func() { testhook.GitWritesOpenModules = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-submodule-init-git-writes"}},
 	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
-		hooks:    func() { testhook.DerivedUnchecked = true },
-		cases:    gitCasesRe,
-		catchers: []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
+		hooks:        func() { testhook.DerivedUnchecked = true },
+		onlyCatchers: true,
+		catchers:     []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
 	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
-		hooks:    func() { testhook.NoConfigRefs = true },
-		cases:    gitCasesRe,
-		catchers: []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
+		hooks:        func() { testhook.NoConfigRefs = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
 	{name: "submodule-dotgit", step: "the .git of a submodule not initialised yet, protected",
-		hooks:    func() { testhook.NoSubmoduleDotGit = true },
-		cases:    gitCasesRe,
-		catchers: []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
+		hooks:        func() { testhook.NoSubmoduleDotGit = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
 	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
-		hooks:    func() { testhook.ScanForgets = true },
-		cases:    gitCasesRe,
-		catchers: []string{"cross-launch-scan-bound"}},
+		hooks:        func() { testhook.ScanForgets = true },
+		onlyCatchers: true,
+		catchers:     []string{"cross-launch-scan-bound"}},
 	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
-		hooks:    func() { testhook.NoTopHEAD = true },
-		cases:    gitCasesRe,
-		catchers: []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
+		hooks:        func() { testhook.NoTopHEAD = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
 	{name: "nested-links", step: "a symlinked .git in a nested repository is noted, not refused",
-		hooks:    func() { testhook.NestedLinksRefuse = true },
-		cases:    gitCasesRe,
-		catchers: []string{"dos-hostile-nested-git"}},
+		hooks:        func() { testhook.NestedLinksRefuse = true },
+		onlyCatchers: true,
+		catchers:     []string{"dos-hostile-nested-git"}},
 	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)",
 		hooks:    func() { testhook.AuditFollowLinks = true },
 		catchers: []string{"audit-log-planted-symlink"}},
@@ -212,9 +211,6 @@ var mutations = []mutation{
 		hooks:    func() { testhook.AuditNoKeptAnchor = true },
 		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
 }
-
-// gitCasesRe selects the cases the policy switches can change.
-const gitCasesRe = `^(work-git|host-git-|cross-launch-|dos-hostile-|autoexec-)`
 
 // TestMutations re-executes this test binary once per mutation (and once
 // unmutated, which must pass everything), each child with a fresh pty as
@@ -336,10 +332,10 @@ func mutantMain(name string) int {
 	}
 	// CORDON_MUTANT_CASES (a regexp) narrows the catalogue, for a quick
 	// look at one mutation by hand; the check itself runs every case but
-	// for the policy switches (mutation.cases).
+	// for the policy switches (mutation.onlyCatchers).
 	sel := os.Getenv("CORDON_MUTANT_CASES")
-	if m != nil && m.cases != "" && sel == "" {
-		sel = m.cases
+	if m != nil && m.onlyCatchers && sel == "" {
+		sel = "^(" + strings.Join(m.catchers, "|") + ")$"
 	}
 	cases, err := Filter(Catalogue(), sel)
 	if err != nil {
