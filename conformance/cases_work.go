@@ -34,12 +34,24 @@ EOT
 )" = here ] && ok HEREDOC`)
 				h.Expect(o, "PIPE", "DEVNULL_W", "DEVNULL_R", "URANDOM", "ZERO", "SHM", "HEREDOC")
 			}},
-		{Name: "work-git", Class: Work, Needs: []string{"git"}, Summary: "git status, add and commit in the workspace; the commit is on the host",
+		{Name: "work-git", Class: Work, Needs: []string{"git"}, Summary: "git status, diff, log and show in the workspace; add and commit are refused by default, saying why",
 			Run: func(h *H) {
 				_, p := h.ws()
+				h.gitRepo("ws")
+				h.Write("ws/README", "changed\n")
+				o := h.Sandbox(p, `git status --short | grep -q README && ok STATUS; git diff | grep -q changed && ok DIFF; git log --oneline | grep -q init && ok LOG; git show --stat HEAD >/dev/null && ok SHOW; git add README 2>err || grep -q 'Read-only file system' err && ok ADD_REFUSED; rm -f err`)
+				h.Expect(o, "STATUS", "DIFF", "LOG", "SHOW", "ADD_REFUSED")
+				if out := h.Host("ws", "git", "status", "--porcelain"); strings.TrimSpace(out) != "M README" {
+					h.Errorf("host: git status after the sandbox is not just the edit (stubs?):\n%s", out)
+				}
+			}},
+		{Name: "work-git-commit", Class: Work, Needs: []string{"git"}, Summary: "with --allow-git-writes: git status, add and commit in the workspace; the commit is on the host",
+			Run: func(h *H) {
+				_, p := h.ws()
+				p.GitWrites = true
 				h.Host("ws", "git", "init", "-q")
-				o := h.Sandbox(p, `git status --short && ok STATUS; echo code > main.go && git add main.go && ok ADD; git commit -q -m 'from the sandbox' && ok COMMIT; git log --oneline | grep -q 'from the sandbox' && ok LOG; git status --porcelain | grep -v '^??' | grep . || ok CLEAN`)
-				h.Expect(o, "STATUS", "ADD", "COMMIT", "LOG", "CLEAN")
+				o := h.Sandbox(p, `git status --short && ok STATUS; echo code > main.go && git add main.go && ok ADD; git commit -q -m 'from the sandbox' && ok COMMIT; git log --oneline | grep -q 'from the sandbox' && ok LOG; git branch topic && ok BRANCH; git status --porcelain | grep -v '^??' | grep . || ok CLEAN`)
+				h.Expect(o, "STATUS", "ADD", "COMMIT", "LOG", "BRANCH", "CLEAN")
 				if out := h.Host("ws", "git", "log", "--format=%s"); !strings.Contains(out, "from the sandbox") {
 					h.Errorf("host: the commit is not in the repository: %q", out)
 				}

@@ -37,6 +37,8 @@ type Policy struct {
 	AgentsRoot, Agent, Parent string
 	// WritablePathDirs are --writable-path-dir opt-outs.
 	WritablePathDirs []string
+	// GitWrites is --allow-git-writes.
+	GitWrites bool
 }
 
 // Flags renders p as 'cordon run' flags.
@@ -60,6 +62,9 @@ func (p Policy) Flags() []string {
 	if p.Restrict {
 		f = append(f, "--restrict-writes")
 	}
+	if p.GitWrites {
+		f = append(f, "--allow-git-writes")
+	}
 	for _, l := range []struct{ flag, v string }{{"--agents-root", p.AgentsRoot}, {"--agent", p.Agent}, {"--parent", p.Parent}} {
 		if l.v != "" {
 			f = append(f, l.flag, l.v)
@@ -80,6 +85,7 @@ func (p Policy) Spec(env []string, exe string) policy.Spec {
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
 		Home: envValue(env, "HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
+		GitWrites: p.GitWrites,
 	}
 }
 

@@ -71,6 +71,19 @@ import (
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
+//	git-whole       work-git, host-git-commondir, host-git-gitlink,
+//	                host-git-rebase-todo, host-git-info-alternates
+//	git-writes-modules  host-git-submodule-init-git-writes
+//	derived-restrict    cross-launch-derived-carveout-git-writes,
+//	                cross-launch-derived-in-denied (in the default mode a
+//	                pointer at a denied store names the store itself, a
+//	                root already, so nothing is carved)
+//	config-refs     host-git-hookspath-in-worktree(-git-writes)
+//	submodule-dotgit  host-git-submodule-gitfile(-git-writes)
+//	scan-memory     cross-launch-scan-bound
+//	top-head        host-git-bare-top, host-git-bare-top-git-writes
+//	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
+//	                cross-launch-derived-carveout-git-writes
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
 //	stubs-by-path   race-stubs
 //	audit-follow    audit-log-planted-symlink (the host's append creates
@@ -91,6 +104,9 @@ import (
 // agent-protections .. identity-check switch off a step of policy.Compose
 // or of the launcher through a testhook flag.
 //
+// The policy switches (git-whole to nested-links) act in package policy,
+// which the in-process launcher executor compiles each case's policy with.
+//
 // The test logs the failing cases of every mutation.
 
 const (
@@ -106,11 +122,15 @@ type mutation struct {
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
 	// filter, when set, replaces the seccomp program (network on or off)
-	filter   func(network bool) []byte
-	state    bool   // leave cordon's state directory open inside
-	hooks    func() // sets other testhooks
-	rootOnly bool   // only a root launcher keeps what the step removes
-	catchers []string
+	filter func(network bool) []byte
+	state  bool   // leave cordon's state directory open inside
+	hooks  func() // sets other testhooks (policy switches among them)
+	// onlyCatchers limits the mutant's run to its catchers: a policy
+	// switch changes only what the git and workspace presets derive, and
+	// the whole catalogue once per switch would take minutes each.
+	onlyCatchers bool
+	rootOnly     bool // only a root launcher keeps what the step removes
+	catchers     []string
 }
 
 var mutations = []mutation{
@@ -154,6 +174,38 @@ var mutations = []mutation{
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks:    func() { testhook.StubsByPath = true },
 		catchers: []string{"race-stubs"}},
+	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
+		hooks:        func() { testhook.GitPerPath = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-commondir", "host-git-gitlink", "host-git-rebase-todo", "host-git-info-alternates"}},
+	{name: "git-writes-modules", step: "modules/ read-only under --allow-git-writes",
+		hooks:        func() { testhook.GitWritesOpenModules = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-submodule-init-git-writes"}},
+	{name: "derived-restrict", step: "derived roots only restrict, pointers out of the root not followed",
+		hooks:        func() { testhook.DerivedUnchecked = true },
+		onlyCatchers: true,
+		catchers:     []string{"cross-launch-derived-carveout-git-writes", "cross-launch-derived-in-denied"}},
+	{name: "config-refs", step: "paths the repository's config makes git read or run, protected in the work tree",
+		hooks:        func() { testhook.NoConfigRefs = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-hookspath-in-worktree", "host-git-hookspath-in-worktree-git-writes"}},
+	{name: "submodule-dotgit", step: "the .git of a submodule not initialised yet, protected",
+		hooks:        func() { testhook.NoSubmoduleDotGit = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-submodule-gitfile", "host-git-submodule-gitfile-git-writes"}},
+	{name: "scan-memory", step: "repositories found by earlier scans stay protected",
+		hooks:        func() { testhook.ScanForgets = true },
+		onlyCatchers: true,
+		catchers:     []string{"cross-launch-scan-bound"}},
+	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
+		hooks:        func() { testhook.NoTopHEAD = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-bare-top", "host-git-bare-top-git-writes"}},
+	{name: "nested-links", step: "a symlinked .git in a nested repository is noted, not refused",
+		hooks:        func() { testhook.NestedLinksRefuse = true },
+		onlyCatchers: true,
+		catchers:     []string{"dos-hostile-nested-git"}},
 	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)",
 		hooks:    func() { testhook.AuditFollowLinks = true },
 		catchers: []string{"audit-log-planted-symlink"}},
@@ -297,8 +349,13 @@ func mutantMain(name string) int {
 		return 1
 	}
 	// CORDON_MUTANT_CASES (a regexp) narrows the catalogue, for a quick
-	// look at one mutation by hand; the check itself runs every case.
-	cases, err := Filter(Catalogue(), os.Getenv("CORDON_MUTANT_CASES"))
+	// look at one mutation by hand; the check itself runs every case but
+	// for the policy switches (mutation.onlyCatchers).
+	sel := os.Getenv("CORDON_MUTANT_CASES")
+	if m != nil && m.onlyCatchers && sel == "" {
+		sel = "^(" + strings.Join(m.catchers, "|") + ")$"
+	}
+	cases, err := Filter(Catalogue(), sel)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

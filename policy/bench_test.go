@@ -92,7 +92,7 @@ func BenchmarkCanonicalizeWorkspace(b *testing.B) {
 	ws, home := workspaceFixture(b, 5)
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home})
 	require.NoError(b, err)
-	benchCanonicalize(b, p, len(p.DeniedRoots)+len(p.ReadonlyRoots)+len(p.WritableRoots))
+	benchCanonicalize(b, p, len(p.DeniedRoots)+len(p.ReadonlyRoots)+len(p.WritableRoots)+len(p.Derived()))
 }
 
 // BenchmarkResolve is one path through Resolve, uncached: the launcher

@@ -34,6 +34,9 @@ type Spec struct {
 	// AllowRead leaves these credential stores readable (--allow-read);
 	// it needs Workspace.
 	AllowRead []string
+	// GitWrites lets the sandbox write git metadata (--allow-git-writes;
+	// it needs Workspace): see WorkspaceOptions.GitWrites.
+	GitWrites bool
 
 	// AgentsRoot, Agent and Parent are the agents preset (--agents-root,
 	// --agent, --parent): see Agents. The agent's directory gets the
@@ -126,7 +129,7 @@ func Compose(s Spec) (*Composed, error) {
 	out := &Composed{}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
-		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache})
+		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites})
 		if err != nil {
 			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
 		}
@@ -152,11 +155,11 @@ func Compose(s Spec) (*Composed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
-		prot, err := protections(r, rw, home, s.ScanCache)
+		prot, err := protections(r, rw, home, WorkspaceOptions{ScanCache: s.ScanCache, GitWrites: s.GitWrites})
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
-		p.ReadonlyRoots = append(p.ReadonlyRoots, prot...)
+		p.Merge(prot)
 	}
 	// One resolver from the first lookup to the canonical policy: every
 	// path is looked up once, so the policy rests on one view of the host
@@ -196,6 +199,9 @@ func (s *Spec) check() error {
 	}
 	if len(s.AllowRead) > 0 && s.Workspace == "" {
 		return fmt.Errorf("--allow-read needs --workspace")
+	}
+	if s.GitWrites && s.Workspace == "" {
+		return fmt.Errorf("--allow-git-writes needs --workspace")
 	}
 	if s.AgentsRoot == "" && (s.Agent != "" || s.Parent != "") {
 		return fmt.Errorf("--agent and --parent need --agents-root")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Op is an access checked by the model.
@@ -38,6 +40,7 @@ type Canonical struct {
 	roots    []Root          // sorted shallow-to-deep, then by path
 	kinds    map[string]Kind // root path -> kind
 	seen     resolver        // what canonicalization found on the host
+	notes    []string
 }
 
 // Canonicalize resolves every root (see Resolve) and validates the result:
@@ -76,10 +79,56 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 			c.roots = append(c.roots, Root{Path: cp, Kind: f.kind})
 		}
 	}
+	c.notes = append(c.notes, p.notes...)
+	c.derive(p.derived, r)
 	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
 	c.seen = r
 	return c, nil
 }
+
+// derive adds the derived read-only roots (FsSandboxPolicy.Protect) that
+// restrict something: each is judged by the policy without any of them,
+// so the order they come in does not matter. One the policy already
+// names, or where writes are denied anyway, is dropped; one inside a
+// denied root is noted, since only a planted pointer leads there.
+func (c *Canonical) derive(derived []string, r resolver) {
+	var add []string
+	seen := map[string]bool{}
+	for _, in := range derived {
+		if checkSpelling(in) != nil {
+			continue
+		}
+		cp, err := resolve(in, r)
+		if err != nil {
+			c.notes = append(c.notes, fmt.Sprintf("not protected: %v", err))
+			continue
+		}
+		if _, named := c.kinds[cp]; named || seen[cp] {
+			continue
+		}
+		seen[cp] = true
+		if c.Access(cp, Write) || testhook.DerivedUnchecked {
+			add = append(add, cp)
+			continue
+		}
+		if root, ok := c.Decider(cp); ok && root.Kind == Denied {
+			what := cp
+			if cp != in {
+				what = fmt.Sprintf("%s (through %s)", cp, in)
+			}
+			c.notes = append(c.notes, fmt.Sprintf("ignored %s, derived from workspace content: it lies in denied root %s, and a derived root only ever restricts", what, root.Path))
+		}
+	}
+	for _, cp := range add {
+		c.kinds[cp] = Readonly
+		c.roots = append(c.roots, Root{Path: cp, Kind: Readonly})
+	}
+}
+
+// Notes are explanations of what the policy's presets saw and did not
+// follow (a pointer out of the workspace, a dropped derived root), for
+// the user to read.
+func (c *Canonical) Notes() []string { return c.notes }
 
 // Stat reports whether canonical path p existed, and as a directory, when
 // the policy was canonicalized: a backend that must know what each root

@@ -164,7 +164,7 @@ func TestWorkspacePreset(t *testing.T) {
 	require.True(t, c.RestrictWrites())
 	for path, write := range map[string]bool{
 		"src/main.go":                   true,
-		".git/objects/ab":               true,
+		".git/objects/ab":               false, // every gitdir is read-only as a whole by default
 		".git/hooks/pre-commit":         false,
 		".git/config":                   false,
 		".bashrc":                       true, // not HOME: nothing sources it
@@ -173,7 +173,7 @@ func TestWorkspacePreset(t *testing.T) {
 		"sub/inner/.git":                false,
 		"elsewhere-gitdir/hooks/post-x": false,
 		"elsewhere-gitdir/config":       false,
-		"elsewhere-gitdir/objects/x":    true,
+		"elsewhere-gitdir/objects/x":    false,
 		"sub/inner/.git-not-really":     true,
 	} {
 		require.Equal(t, write, c.Access(filepath.Join(rws, path), Write), path)

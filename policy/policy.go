@@ -23,6 +23,31 @@ type FsSandboxPolicy struct {
 	// roots; when false, writes are allowed everywhere except under denied
 	// and readonly roots.
 	RestrictWrites bool `json:"restrictWrites"`
+
+	// derived are read-only roots a preset derived from the content of a
+	// writable place (git metadata, files tools run); see Protect.
+	derived []string
+	// notes explain what a preset saw and chose not to follow.
+	notes []string
+}
+
+// Protect adds read-only roots derived from content a sandbox may have
+// written (gitdirs named by .git files, nested repositories, commondir).
+// They only ever restrict: Canonicalize keeps one only where the rest of
+// the policy allows writes, so a derived path never re-opens a denied
+// root, never creates a stub outside a writable root, and never overrides
+// a root the caller named (docs/threat-model.md, class 11).
+func (p *FsSandboxPolicy) Protect(paths ...string) {
+	p.derived = append(p.derived, paths...)
+}
+
+// Derived lists the roots added by Protect.
+func (p *FsSandboxPolicy) Derived() []string { return p.derived }
+
+// Note records an explanation for Canonical.Notes: something a preset saw
+// in a writable place and did not follow.
+func (p *FsSandboxPolicy) Note(format string, a ...any) {
+	p.notes = append(p.notes, fmt.Sprintf(format, a...))
 }
 
 // Kind is the kind of a root: which field named it.
@@ -89,6 +114,8 @@ func (p *FsSandboxPolicy) Merge(o FsSandboxPolicy) {
 	p.ReadonlyRoots = append(p.ReadonlyRoots, o.ReadonlyRoots...)
 	p.WritableRoots = append(p.WritableRoots, o.WritableRoots...)
 	p.RestrictWrites = p.RestrictWrites || o.RestrictWrites
+	p.derived = append(p.derived, o.derived...)
+	p.notes = append(p.notes, o.notes...)
 }
 
 // Parse decodes the JSON form: exactly the five keys, unknown keys rejected.

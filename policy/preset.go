@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -48,13 +47,18 @@ var (
 	}
 )
 
-// Bounds of the scan for nested git repositories: deep enough for vendored
-// trees (third_party/a/b/c/lib), small enough that a launch never walks a
-// whole home directory. Directories that hold installed packages, never a
-// repository the user commits in, are not entered.
-const (
-	scanDepth   = 10
-	scanEntries = 20000
+// Bounds of the scan for git repositories in a writable root: deep enough
+// for vendored trees (third_party/a/b/c/lib), small enough that a launch
+// never walks a whole home directory. Directories that hold installed
+// packages, never a repository the user commits in, are not entered.
+// Files cost no directory read, so a directory of many files cannot use
+// up the budget; scanEntries bounds the time spent listing them. A scan
+// cut short keeps every repository seen before (see scancache.go).
+const scanDepth = 10
+
+var (
+	scanDirs    = 20000
+	scanEntries = 500000
 )
 
 var scanSkip = map[string]bool{
@@ -69,15 +73,20 @@ type WorkspaceOptions struct {
 	// AllowRead lists credential stores to leave readable.
 	AllowRead []string
 	// ScanCache, when set, is a private directory (the caller's, mode 0700)
-	// where the scan for nested git repositories keeps its result between
+	// where the scan for git repositories keeps what it found between
 	// launches; see scancache.go.
 	ScanCache string
+	// GitWrites lets the sandbox write git metadata (add, commit, branch)
+	// except what git runs or obeys as configuration (gitWriteProtected).
+	// By default every git directory in the workspace is read-only as a
+	// whole; see git.go for why.
+	GitWrites bool
 }
 
 // Workspace compiles the --workspace preset: dir writable, the private
-// TMPDIR writable, restrictWrites, auto-executed files protected at the top
-// of the workspace, of nested git repositories and in real gitdirs, and
-// credential stores under HOME denied. dir must be absolute.
+// TMPDIR writable, restrictWrites, auto-executed files and git metadata
+// protected at the top of the workspace and in the git repositories found
+// in it, and credential stores under HOME denied. dir must be absolute.
 func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 	return workspace(resolver{}, dir, opt)
 }
@@ -111,10 +120,11 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 			home = ""
 		}
 	}
-	p.ReadonlyRoots, err = protections(r, ws, home, opt.ScanCache)
+	prot, err := protections(r, ws, home, opt)
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
+	p.Merge(prot)
 	w, ro := platformRoots(r) // macOS: the user's temp and cache folders (userfolders.go)
 	p.WritableRoots = append(p.WritableRoots, w...)
 	p.ReadonlyRoots = append(p.ReadonlyRoots, ro...)
@@ -136,21 +146,74 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 	return p, nil
 }
 
-// Protections lists the read-only roots that guard the auto-executed files
-// of writable root root (DESIGN.md §2.6), and the shell files of home when
-// root contains it. A protected name that is a symlink is an error.
-func Protections(root, home string) ([]string, error) {
-	return protections(resolver{}, root, home, "")
-}
-
-func protections(r resolver, root, home, cache string) ([]string, error) {
-	out := protect(root, cache)
-	if home != "" && within(home, root) {
-		for _, n := range ShellFiles {
-			out = append(out, filepath.Join(home, n))
+// Protections compiles what guards writable root root as the workspace
+// preset guards the workspace (docs/threat-model.md, class 6): its
+// auto-executed files, the git metadata in it, and the shell files of
+// opt.Home when root contains it. They are derived roots
+// (FsSandboxPolicy.Protect): merged into a policy, each restricts only
+// where that policy allows writes. A protected name at the top of root
+// that is a symlink is an error.
+func Protections(root string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
+	r := resolver{}
+	home := opt.Home
+	if home != "" {
+		if rh, err := resolveCached(r, home); err == nil {
+			home = rh
 		}
 	}
-	return out, noLinks(r, out)
+	return protections(r, root, home, opt)
+}
+
+func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
+	var q FsSandboxPolicy
+	var top []string
+	for _, n := range AutoExecNames {
+		top = append(top, filepath.Join(root, n))
+	}
+	if home != "" && within(home, root) {
+		for _, n := range ShellFiles {
+			top = append(top, filepath.Join(home, n))
+		}
+	}
+	// The names at the top of root are the user's: a sandbox finds them
+	// protected from its first launch on, so a link there was not planted.
+	// Names inside repositories found by the scan may have been, and a
+	// link there is followed only into the root (gitGuard), never refused:
+	// a planted link must not stop later launches.
+	check := append(top, filepath.Join(root, ".git"))
+	if !exists(filepath.Join(root, ".git")) {
+		check = append(check, filepath.Join(root, "HEAD"))
+	}
+	if err := noLinks(r, check); err != nil {
+		return q, err
+	}
+	q.Protect(top...)
+	g := &gitGuard{root: root, writes: opt.GitWrites, done: map[string]bool{}}
+	g.workTree(root)
+	places, cut := cachedScan(root, opt.ScanCache)
+	for _, pl := range places {
+		if pl.Gitdir {
+			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
+				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
+			}
+			g.gitdir(pl.Path, "")
+		} else {
+			g.workTree(pl.Path)
+		}
+	}
+	if cut {
+		kept := "every repository an earlier scan found is still protected"
+		if opt.ScanCache == "" {
+			kept = "this caller keeps no scan record, so nothing earlier is known"
+		}
+		g.note("the scan of %s for git repositories stopped at its bound (%d directories, %d entries, %d levels): %s; repositories below what it read may be writable", root, scanDirs, scanEntries, scanDepth, kept)
+	}
+	if g.refuse != nil {
+		return q, g.refuse
+	}
+	q.Protect(g.roots...)
+	q.notes = append(q.notes, g.notes...)
+	return q, nil
 }
 
 // noLinks refuses protected paths that are symlinks. Canonicalizing would
@@ -176,102 +239,76 @@ func PrivateTmpDir(workspace string) string {
 	return filepath.Join(state.Path(), state.Tmp, hex.EncodeToString(sum[:6]))
 }
 
-// protect lists the read-only roots that guard root's auto-executed files.
-func protect(root, cache string) []string {
-	var out []string
-	for _, n := range AutoExecNames {
-		out = append(out, filepath.Join(root, n))
-	}
-	out = append(out, protectGit(root)...)
-	for _, repo := range cachedNestedRepos(root, cache) {
-		out = append(out, protectGit(repo)...)
-		out = append(out, filepath.Join(repo, ".gitmodules"))
-	}
-	return out
+// gitPlace is a git repository the scan found: a work tree (a directory
+// with a .git entry) or a directory shaped like a git directory.
+type gitPlace struct {
+	Path   string `json:"path"`
+	Gitdir bool   `json:"gitdir,omitempty"`
 }
 
-// protectGit guards the git metadata of a work tree at dir: hooks and config
-// of its gitdir, also when .git is a pointer file to a gitdir elsewhere
-// (worktrees, submodules), and of submodule gitdirs under .git/modules. A
-// work tree without .git gets a read-only .git so none can be planted.
-func protectGit(dir string) []string {
-	dotgit := filepath.Join(dir, ".git")
-	fi, err := os.Lstat(dotgit)
-	switch {
-	case err != nil:
-		return []string{dotgit}
-	case fi.Mode().IsRegular():
-		out := []string{dotgit} // cannot be re-pointed
-		if gd, ok := readGitdirFile(dotgit); ok {
-			out = append(out, gitdirFiles(gd)...)
-		}
-		return out
-	case fi.IsDir():
-		out := gitdirFiles(dotgit)
-		walkBounded(filepath.Join(dotgit, "modules"), func(p, name string, typ fs.FileMode) bool {
-			if name == "HEAD" && typ.IsRegular() {
-				out = append(out, gitdirFiles(filepath.Dir(p))...)
+// scanGit finds the git repositories below root (not root itself) by a
+// bounded breadth-first walk that never follows symlinks: work trees, and
+// directories git's discovery would take for a git directory (a bare
+// repository, a separate or planted gitdir), which it does not enter. It
+// returns them, the directories it read, and whether a bound cut it short.
+func scanGit(root string) (places []gitPlace, read []dirStamp, cut bool) {
+	level := []string{root}
+	dirs, entries := 0, 0
+	buf := make([]byte, 32<<10)
+	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, dir := range level {
+			if dirs >= scanDirs || entries >= scanEntries {
+				return places, read, true
 			}
-			return true
-		})
-		return out
-	default: // a symlink named .git: protect the link itself
-		return []string{dotgit}
-	}
-}
-
-// gitdirFiles lists what git executes or obeys from a gitdir, and from its
-// common dir when the gitdir belongs to a linked worktree.
-func gitdirFiles(gd string) []string {
-	out := []string{filepath.Join(gd, "hooks"), filepath.Join(gd, "config")}
-	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
-		cd := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(cd) {
-			cd = filepath.Join(gd, cd)
-		}
-		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
-			out = append(out, filepath.Join(r, "hooks"), filepath.Join(r, "config"), filepath.Join(gd, "commondir"))
-		}
-	}
-	return out
-}
-
-// readGitdirFile parses a "gitdir: PATH" pointer file.
-func readGitdirFile(name string) (string, bool) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
-		return "", false
-	}
-	target = strings.TrimSpace(target)
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(name), target)
-	}
-	r, err := Resolve(filepath.Clean(target))
-	if err != nil {
-		return "", false
-	}
-	return r, true
-}
-
-// nestedRepos finds work trees below root (not root itself) by a bounded
-// walk that does not follow symlinks, and the directories it read.
-func nestedRepos(root string) (repos []string, read []dirStamp) {
-	read = walkBounded(root, func(p, name string, _ fs.FileMode) bool {
-		if name == ".git" {
-			if filepath.Dir(p) != root {
-				repos = append(repos, filepath.Dir(p))
+			dirs++
+			ents, id, err := readDir(dir, buf)
+			if err != nil {
+				continue
 			}
-			return false
+			entries += len(ents)
+			read = append(read, dirStamp{dir, id})
+			if dir != root {
+				if pl, ok := shape(dir, ents); ok {
+					places = append(places, pl)
+					if pl.Gitdir {
+						continue
+					}
+				}
+			}
+			for _, d := range ents {
+				if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] {
+					next = append(next, dir+"/"+d.name)
+				}
+			}
 		}
-		return !scanSkip[name]
-	})
-	return repos, read
+		level = next
+	}
+	return places, read, false
+}
+
+// shape tells from its entries whether dir is a work tree or a git
+// directory.
+func shape(dir string, ents []dirent) (gitPlace, bool) {
+	var head, objects, refs, commondir bool
+	for _, d := range ents {
+		switch d.name {
+		case ".git":
+			return gitPlace{Path: dir}, true
+		case "HEAD":
+			head = !d.typ.IsDir()
+		case "objects":
+			objects = d.typ.IsDir()
+		case "refs":
+			refs = d.typ.IsDir()
+		case "commondir":
+			commondir = true
+		}
+	}
+	if head && (objects && refs || commondir) {
+		return gitPlace{Path: dir, Gitdir: true}, true
+	}
+	return gitPlace{}, false
 }
 
 // dirent is one directory entry: its name and its type bits.
@@ -291,41 +328,6 @@ type stamp struct {
 type dirStamp struct {
 	Path string `json:"path"`
 	stamp
-}
-
-// walkBounded visits entries under root breadth-first, at most scanDepth
-// levels and scanEntries entries, never following symlinks; visit gets
-// the entry's path, name and type, and returns false to skip a directory.
-// It returns the directories it read.
-func walkBounded(root string, visit func(p, name string, typ fs.FileMode) bool) []dirStamp {
-	level := []string{root}
-	seen := 0
-	buf := make([]byte, 32<<10)
-	var read []dirStamp
-	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
-		var next []string
-		for _, dir := range level {
-			ents, id, err := readDir(dir, buf)
-			if err != nil {
-				continue
-			}
-			read = append(read, dirStamp{dir, id})
-			for _, d := range ents {
-				if seen++; seen > scanEntries {
-					return read
-				}
-				p := dir + "/" + d.name
-				if dir == "/" {
-					p = "/" + d.name
-				}
-				if visit(p, d.name, d.typ) && d.typ.IsDir() {
-					next = append(next, p)
-				}
-			}
-		}
-		level = next
-	}
-	return read
 }
 
 // credentials lists the credential stores under home to deny: those that

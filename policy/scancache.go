@@ -7,54 +7,100 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
-// The scan for nested git repositories reads up to scanEntries entries on
-// every launch, milliseconds on a large workspace. Its result depends only
-// on the names in the directories it read, so it is kept with the stamp
+// The scan for git repositories reads up to scanDirs directories on every
+// launch, milliseconds on a large workspace. Its result depends only on
+// the names in the directories it read, so it is kept with the stamp
 // (inode and ctime) of each: while every stamp still matches, no entry was
 // added, removed or renamed in any of them, and the result stands. A stat
 // per directory replaces an open, a read and a close of it.
 //
-// A sandbox cannot forge a ctime, and cannot write the cache (it lives in
+// The record also remembers: every repository a scan found stays in it,
+// and protected, for as long as it is still there, whatever later scans
+// see. A scan cut short by its bounds (a sandbox can fill the workspace
+// with directories) therefore never drops a protection it had
+// (docs/threat-model.md, class 11).
+//
+// A sandbox cannot forge a ctime, and cannot write the record (it lives in
 // cordon's runtime directory, read-only in every sandbox). A directory
 // changed within racyWindow of the scan could have changed within the same
-// clock tick as its recorded ctime, so such a scan is not kept.
+// clock tick as its recorded ctime, so such a scan is kept only for what
+// it found, never taken as current.
 var racyWindow = 2 * time.Second
 
+// scanVersion changes when what a record means does.
+const scanVersion = 2
+
 type scanRecord struct {
-	Root  string     `json:"root"`
-	Repos []string   `json:"repos"`
-	Read  []dirStamp `json:"read"`
+	V      int        `json:"v"`
+	Root   string     `json:"root"`
+	Places []gitPlace `json:"places"`
+	// Read is empty when the record may not be taken as current.
+	Read []dirStamp `json:"read"`
 }
 
-// cachedNestedRepos is nestedRepos, answered from dir when the recorded
-// scan of root still holds. dir "" means no cache.
-func cachedNestedRepos(root, dir string) []string {
+// cachedScan is scanGit, answered from dir when the recorded scan of root
+// still holds, and never forgetting a repository that is still there. dir
+// "" means no record. cut reports a scan cut short by its bounds.
+func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	if dir == "" {
-		repos, _ := nestedRepos(root)
-		return repos
+		places, _, cut = scanGit(root)
+		return places, cut
 	}
 	sum := sha256.Sum256([]byte(root))
 	file := filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
-	if rec, ok := loadScan(file, root); ok {
-		return rec.Repos
+	rec, current := loadScan(file, root)
+	if current {
+		return rec.Places, false
 	}
 	start := time.Now()
-	repos, read := nestedRepos(root)
+	places, read, cut := scanGit(root)
+	if !testhook.ScanForgets {
+		places = keepKnown(places, rec.Places, root)
+	}
 	for _, d := range read {
 		if start.Sub(time.Unix(0, d.Ctime)) < racyWindow {
-			return repos // too fresh to trust a stamp; scan again next time
+			read = nil // too fresh to trust a stamp; scan again next time
+			break
 		}
 	}
-	storeScan(dir, file, scanRecord{Root: root, Repos: repos, Read: read})
-	return repos
+	if cut {
+		read = nil
+	}
+	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Read: read})
+	return places, cut
 }
 
-func loadScan(file, root string) (scanRecord, bool) {
-	var rec scanRecord
+// keepKnown adds to found the places of an earlier scan that are still
+// repositories.
+func keepKnown(found, known []gitPlace, root string) []gitPlace {
+	have := map[gitPlace]bool{}
+	for _, p := range found {
+		have[p] = true
+	}
+	for _, p := range known {
+		if have[p] || p.Path == root || !within(p.Path, root) {
+			continue
+		}
+		if p.Gitdir && isGitdir(p.Path) || !p.Gitdir && exists(filepath.Join(p.Path, ".git")) {
+			have[p] = true
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// loadScan reads the record of root; current reports whether it may be
+// taken as the scan's result.
+func loadScan(file, root string) (rec scanRecord, current bool) {
 	b, err := os.ReadFile(file)
-	if err != nil || json.Unmarshal(b, &rec) != nil || rec.Root != root || len(rec.Read) == 0 {
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.V != scanVersion || rec.Root != root {
+		return scanRecord{}, false
+	}
+	if len(rec.Read) == 0 {
 		return rec, false
 	}
 	for _, d := range rec.Read {

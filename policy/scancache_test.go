@@ -3,11 +3,20 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
+
+func paths(ps []gitPlace) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Path)
+	}
+	return out
+}
 
 func TestScanCache(t *testing.T) {
 	defer func(w time.Duration) { racyWindow = w }(racyWindow)
@@ -18,8 +27,9 @@ func TestScanCache(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "lib", ".git", "hooks"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "b", "c"), 0o755))
 
-	first := cachedNestedRepos(ws, cache)
-	require.Equal(t, []string{filepath.Join(ws, "a", "lib")}, first)
+	first, cut := cachedScan(ws, cache)
+	require.False(t, cut)
+	require.Equal(t, []string{filepath.Join(ws, "a", "lib")}, paths(first))
 	ents, _ := os.ReadDir(cache)
 	require.Len(t, ents, 1, "the scan was recorded")
 
@@ -27,14 +37,15 @@ func TestScanCache(t *testing.T) {
 	file := filepath.Join(cache, ents[0].Name())
 	rec, ok := loadScan(file, ws)
 	require.True(t, ok)
-	require.Equal(t, first, rec.Repos)
+	require.Equal(t, first, rec.Places)
 
 	// A new repository deep down changes its parent's ctime: a miss.
 	newRepo := filepath.Join(ws, "b", "c", "vendored")
 	require.NoError(t, os.MkdirAll(filepath.Join(newRepo, ".git"), 0o755))
 	_, ok = loadScan(file, ws)
 	require.False(t, ok)
-	require.ElementsMatch(t, []string{filepath.Join(ws, "a", "lib"), newRepo}, cachedNestedRepos(ws, cache))
+	again, _ := cachedScan(ws, cache)
+	require.ElementsMatch(t, []string{filepath.Join(ws, "a", "lib"), newRepo}, paths(again))
 
 	// Setting the mtime back, as a sandbox could, does not restore a hit:
 	// ctime moved.
@@ -48,11 +59,64 @@ func TestScanCache(t *testing.T) {
 	require.False(t, ok)
 }
 
-func TestScanCacheSkipsRacyScans(t *testing.T) {
+func TestScanCacheDoesNotTrustRacyScans(t *testing.T) {
 	ws := t.TempDir() // just made: every ctime is within the racy window
 	cache := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "x", ".git"), 0o755))
-	cachedNestedRepos(ws, cache)
+	cachedScan(ws, cache)
 	ents, _ := os.ReadDir(cache)
-	require.Empty(t, ents, "a scan of directories changed moments ago is not kept")
+	require.Len(t, ents, 1, "what it found is remembered")
+	_, current := loadScan(filepath.Join(cache, ents[0].Name()), ws)
+	require.False(t, current, "a scan of directories changed moments ago is not taken as current")
+}
+
+// A scan cut short by its bounds keeps every repository seen before: a
+// sandbox that fills the workspace with directories does not unprotect a
+// nested repository (docs/threat-model.md, class 11).
+func TestScanBoundKeepsKnownRepositories(t *testing.T) {
+	defer func(n int) { scanDirs = n }(scanDirs)
+	scanDirs = 200 // the same at any size; the fixture stays small
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	lib := filepath.Join(ws, "third_party", "x", "lib") // read after every level-2 directory
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
+	first, cut := cachedScan(ws, cache)
+	require.False(t, cut)
+	require.Equal(t, []string{lib}, paths(first))
+
+	// Directories read before third_party's children use up the budget.
+	for i := 0; i < scanDirs; i++ {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "a-junk", "d"+strconv.Itoa(i)), 0o755))
+	}
+	scanned, _, cut := scanGit(ws)
+	require.True(t, cut)
+	require.NotContains(t, paths(scanned), lib, "the fixture hides the repository from a fresh scan")
+	got, cut := cachedScan(ws, cache)
+	require.True(t, cut)
+	require.Contains(t, paths(got), lib, "known before, kept")
+
+	// Gone for real: not kept.
+	require.NoError(t, os.RemoveAll(lib))
+	got, _ = cachedScan(ws, cache)
+	require.NotContains(t, paths(got), lib)
+}
+
+// Many files cost no directory read: they cannot push a repository past
+// the bound.
+func TestScanBoundCountsDirectories(t *testing.T) {
+	defer func(n int) { scanDirs = n }(scanDirs)
+	scanDirs = 200
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	junk := filepath.Join(ws, "a-build")
+	require.NoError(t, os.MkdirAll(junk, 0o755))
+	for i := 0; i < scanDirs+1; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(junk, "f"+strconv.Itoa(i)), nil, 0o644))
+	}
+	lib := filepath.Join(ws, "z", "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
+	got, _, cut := scanGit(ws)
+	require.False(t, cut)
+	require.Equal(t, []string{lib}, paths(got))
 }

@@ -50,6 +50,7 @@ func cmdExplain(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "explain: %v", err)
 	}
+	printNotes(e, "explain", comp.Canonical.Notes())
 	c := comp.Canonical
 	enc := json.NewEncoder(e.stdout)
 	for _, in := range fs.Args() {

@@ -19,6 +19,7 @@ type policyFlags struct {
 	restrict                              bool
 	workspace                             string
 	allowRead                             []string
+	allowGitWrites                        bool
 	agentsRoot, agent, parent             string
 	writablePathDirs                      []string
 }
@@ -35,6 +36,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&pf.restrict, "restrict-writes", false, "deny writes outside writable roots")
 	fs.StringVar(&pf.workspace, "workspace", "", "preset: `DIR` writable, private TMPDIR, restrictWrites, auto-run files protected, credentials denied")
 	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendTo(&pf.allowRead))
+	fs.BoolVar(&pf.allowGitWrites, "allow-git-writes", false, "with --workspace: let the sandbox git add/commit; git config, hooks, modules/ and info/ stay read-only")
 	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
 	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
@@ -46,8 +48,14 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
                          writableRoots, restrictWrites (unknown keys are errors)
   --deny P, --readonly P, --writable P, --base-writable P, --restrict-writes
   --workspace DIR        DIR writable, a private TMPDIR, writes elsewhere denied,
-                         .git/hooks, .git/config, shell rc files, .vscode, .claude,
-                         ... protected, credential stores under HOME denied
+                         every git directory in DIR read-only (git status, diff
+                         and log work; git add and commit do not), shell rc
+                         files, .vscode, .claude, ... protected, credential
+                         stores under HOME denied
+  --allow-git-writes     with --workspace: let the sandbox git add and commit;
+                         config, hooks, modules/, info/ stay read-only, but a
+                         hostile sandbox can then still plant what your next
+                         git command on the host obeys (see README)
   --allow-read P         with --workspace: keep credential store P readable
   --agents-root DIR --agent ID [--parent ID]
                          DIR denied, DIR/ID writable with a workspace's
@@ -78,6 +86,7 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
 		Home: getenv("HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
+		GitWrites: pf.allowGitWrites,
 	}
 	if pf.workspace != "" {
 		// --workspace alone may be relative: "--workspace ." is the
@@ -101,4 +110,13 @@ func (pf *policyFlags) compose(protect []string) (*policy.Composed, error) {
 	}
 	s.Protect = protect
 	return policy.Compose(s)
+}
+
+// printNotes tells the user what the presets saw in writable places and
+// did not follow (a pointer out of the workspace, a derived root inside a
+// denied one, a scan cut short): on stderr, one line each.
+func printNotes(e *env, cmd string, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "cordon: %s: note: %s\n", cmd, n)
+	}
 }

@@ -55,6 +55,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}
+	printNotes(e, "profile", comp.Canonical.Notes())
 	r, err := launcher.Render(ctx, comp.Policy, *backend, *network == "on", fs.Args())
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)

@@ -108,6 +108,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	printNotes(e, "run", comp.Canonical.Notes())
 	if ws, _ := filepath.Abs(pf.workspace); pf.workspace != "" && comp.Workspace != filepath.Clean(ws) {
 		// Allowed, but said: the sandbox gets the directory the link
 		// pointed at when the policy was built, not whatever it points at

@@ -71,3 +71,31 @@ var AuditRenameAnchor bool
 // AuditNoKeptAnchor, when true, stops cordon keeping (and checking) its
 // own copy of each named audit log's anchor in its state directory.
 var AuditNoKeptAnchor bool
+
+// Switches in package policy: each removes one protection of git metadata
+// or of derived roots (docs/threat-model.md, classes 11, 12 and 14).
+var (
+	// GitPerPath protects git directories path by path by default, as
+	// --allow-git-writes does, instead of as a whole.
+	GitPerPath bool
+	// GitWritesOpenModules leaves modules/ writable under
+	// --allow-git-writes.
+	GitWritesOpenModules bool
+	// DerivedUnchecked follows pointers out of the writable root and
+	// keeps every derived root, as if it were named by the caller.
+	DerivedUnchecked bool
+	// NoConfigRefs leaves what a repository's config names in the work
+	// tree (core.hooksPath, include.path, drivers) unprotected.
+	NoConfigRefs bool
+	// NoSubmoduleDotGit leaves the .git of a submodule not initialised
+	// yet unprotected.
+	NoSubmoduleDotGit bool
+	// ScanForgets drops the repositories earlier scans found.
+	ScanForgets bool
+	// NoTopHEAD leaves HEAD at the top of a workspace without .git
+	// unprotected.
+	NoTopHEAD bool
+	// NestedLinksRefuse refuses a launch when a name protected in a
+	// nested repository is a symlink.
+	NestedLinksRefuse bool
+)

@@ -1,0 +1,227 @@
+package conformance
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+// Classes 11, 12 and 14 for git: an attacker launch writes what git reads
+// (or what the next launch derives its policy from); then the user's own
+// git on the host, or a second launch, runs. Judged by the host: the
+// planted command would create the marker $FIX/pwned, outside the
+// workspace, where no sandbox can write.
+
+// plant is a shell fragment, run inside the sandbox, that defines the
+// command planted in git's configuration and a config file carrying it.
+const plant = `P="touch $FIX/pwned"
+evilconf() { printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = %s\n\tworktree = %s\n[alias]\n\tst = !%s\n' "$P" "${1:-.}" "$P"; }
+evilhook() { mkdir -p "$1" && printf '#!/bin/sh\n%s\n' "$P" > "$1/$2" && chmod +x "$1/$2"; }
+`
+
+// AsUser runs sh -c script on the host, in dir, as the case's user, as
+// the user would after the sandbox: it does not fail the case on a
+// non-zero exit (a refused git command is an outcome, not an error).
+func (h *H) AsUser(dir, script string) Output {
+	h.handOver()
+	cmd := exec.CommandContext(h.ctx, "/bin/sh", "-c", script)
+	cmd.Dir = h.Path(dir)
+	cmd.Env = h.env(nil)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if !h.User.Invoker {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		o.Code = ee.ExitCode()
+	} else if err != nil {
+		h.Fatalf("host: %s: %v", script, err)
+	}
+	return o
+}
+
+// gitRepo makes a repository with one commit at rel.
+func (h *H) gitRepo(rel string) {
+	h.Mkdir(rel)
+	h.Host(rel, "git", "init", "-q")
+	h.Write(rel+"/README", "hello\n")
+	h.Host(rel, "git", "add", "README")
+	h.Host(rel, "git", "commit", "-q", "-m", "init")
+}
+
+// NotPwned fails if the planted command ran on the host.
+func (h *H) NotPwned(after ...Output) {
+	if h.Exists("pwned") {
+		var b strings.Builder
+		for _, o := range after {
+			b.WriteString(o.String())
+		}
+		h.Errorf("host: a command planted by the sandbox ran on the host (%s exists)\n%s", h.Path("pwned"), b.String())
+	}
+}
+
+// hostGit is what the user does next on the host, in the workspace.
+const hostGit = `git status >/dev/null 2>&1; git diff >/dev/null 2>&1; git st >/dev/null 2>&1; git commit -q --allow-empty -m next >/dev/null 2>&1; git worktree list >/dev/null 2>&1; true`
+
+func gitCases() []Case {
+	git := []string{"git"}
+	both := func(name string, class Class, summary string, run func(h *H, p Policy)) []Case {
+		return []Case{
+			{Name: name, Class: class, Needs: git, Summary: summary,
+				Run: func(h *H) { _, p := h.ws(); run(h, p) }},
+			{Name: name + "-git-writes", Class: class, Needs: git, Summary: summary + " (with --allow-git-writes)",
+				Run: func(h *H) { _, p := h.ws(); p.GitWrites = true; run(h, p) }},
+		}
+	}
+	var cs []Case
+	cs = append(cs, Case{Name: "host-git-commondir", Class: HostTools, Needs: git,
+		Summary: "write .git/commondir naming a copy of the gitdir whose config has core.fsmonitor and whose hooks/pre-commit plants a command; then the user's git status, commit and worktree add on the host",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			o := h.Sandbox(p, plant+`G=.git; mkdir $G/c && ok MKDIR; for n in objects refs logs HEAD info; do ln -s ../$n $G/c/$n; done; evilconf > $G/c/config; evilhook $G/c/hooks pre-commit; evilhook $G/c/hooks post-checkout; echo c > $G/commondir && ok COMMONDIR`)
+			h.Refuse(o, "COMMONDIR")
+			a := h.AsUser("ws", hostGit+`; git worktree add -q ../wt2 >/dev/null 2>&1; true`)
+			h.NotPwned(o, a)
+		}})
+	cs = append(cs, both("host-git-bare-top", HostTools,
+		"in a workspace without .git, plant HEAD, objects, refs and a config with core.worktree and core.fsmonitor at the top, making the workspace a (bare) repository to git; then the user's git status there",
+		func(h *H, p Policy) {
+			h.Write("ws/src/main.go", "package main\n")
+			o := h.Sandbox(p, plant+`echo 'ref: refs/heads/main' > HEAD && ok HEAD; mkdir -p objects refs/heads && ok DIRS; evilconf . > config && ok CONFIG`)
+			h.Refuse(o, "HEAD")
+			a := h.AsUser("ws", hostGit)
+			b := h.AsUser("ws/src", hostGit)
+			h.NotPwned(o, a, b)
+		})...)
+	cs = append(cs, both("host-git-submodule-init", HostTools,
+		"in a clone whose submodule was never initialised, build .git/modules/sub (a clone with core.worktree and a post-checkout hook); then the user's git submodule update --init",
+		func(h *H, p Policy) {
+			h.gitRepo("upstream")
+			h.gitRepo("ws")
+			h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
+			h.Host("ws", "git", "commit", "-q", "-m", "sub")
+			// As a clone without --recurse-submodules leaves it.
+			h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
+			h.Host("ws", "rm", "-rf", ".git/modules/sub")
+			o := h.Sandbox(p, plant+`M=.git/modules/sub; git clone -q --bare "$FIX/upstream" $M && ok CLONE; git --git-dir=$M config core.bare false; git --git-dir=$M config core.worktree ../../../sub; git --git-dir=$M config core.fsmonitor "$P"; evilhook $M/hooks post-checkout && ok HOOK`)
+			h.Refuse(o, "CLONE", "HOOK")
+			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
+			h.NotPwned(o, a)
+		})...)
+	cs = append(cs, both("host-git-submodule-gitfile", HostTools,
+		"in a clone whose submodule was never initialised, write sub/.git naming a repository built in the workspace (core.fsmonitor, a post-checkout hook); then the user's git submodule update --init and git status",
+		func(h *H, p Policy) {
+			h.gitRepo("upstream")
+			h.gitRepo("ws")
+			h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
+			h.Host("ws", "git", "commit", "-q", "-m", "sub")
+			h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
+			h.Host("ws", "rm", "-rf", ".git/modules/sub")
+			o := h.Sandbox(p, plant+`git clone -q --bare "$FIX/upstream" evil && git --git-dir=evil config core.bare false && git --git-dir=evil config core.worktree ../sub && git --git-dir=evil config core.fsmonitor "$P" && evilhook evil/hooks post-checkout && ok EVIL; echo "gitdir: ../evil" > sub/.git && ok GITFILE`)
+			h.Refuse(o, "GITFILE")
+			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
+			h.NotPwned(o, a)
+		})...)
+	cs = append(cs, both("host-git-hookspath-in-worktree", HostTools,
+		"the user's config points core.hooksPath into the work tree (.githooks, as husky does) and includes a config file of the repository; rewrite the hook and the included file; then the user's git commit",
+		func(h *H, p Policy) {
+			h.gitRepo("ws")
+			h.WriteMode("ws/.githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
+			h.Write("ws/shared.gitconfig", "[user]\n\tname = cordon\n")
+			h.Host("ws", "git", "config", "core.hooksPath", ".githooks")
+			h.Host("ws", "git", "config", "include.path", "../shared.gitconfig")
+			o := h.Sandbox(p, plant+`evilhook .githooks pre-commit && ok HOOK; evilconf > shared.gitconfig && ok INCLUDE`)
+			h.Refuse(o, "HOOK", "INCLUDE")
+			a := h.AsUser("ws", hostGit)
+			h.NotPwned(o, a)
+		})...)
+	cs = append(cs, Case{Name: "host-git-gitlink", Class: HostTools, Needs: git,
+		Summary: "git init a new repository in the workspace with core.fsmonitor in its config and add it to the index as a gitlink; then the user's git status at the top",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			o := h.Sandbox(p, plant+`git init -q lib && git -C lib commit -q --allow-empty -m x && git -C lib config core.fsmonitor "$P" && ok NEWREPO; git add lib 2>/dev/null && ok GITLINK`)
+			h.Refuse(o, "GITLINK")
+			a := h.AsUser("ws", hostGit)
+			h.NotPwned(o, a)
+		}})
+	cs = append(cs, Case{Name: "host-git-rebase-todo", Class: HostTools, Needs: git,
+		Summary: "plant an interrupted interactive rebase whose todo list has an exec line; then the user's git status and git rebase --continue",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			o := h.Sandbox(p, plant+`R=.git/rebase-merge; mkdir $R && ok MKDIR; git rev-parse HEAD > $R/orig-head; git rev-parse HEAD > $R/onto; echo refs/heads/master > $R/head-name; touch $R/interactive; echo "exec $P" > $R/git-rebase-todo && ok TODO`)
+			h.Refuse(o, "MKDIR", "TODO")
+			a := h.AsUser("ws", `git status >/dev/null 2>&1; git rebase --continue >/dev/null 2>&1; true`)
+			h.NotPwned(o, a)
+		}})
+	cs = append(cs, Case{Name: "host-git-info-alternates", Class: HostTools, Needs: git,
+		Summary: "write .git/info/attributes selecting a diff driver, .git/objects/info/alternates and .git/config.worktree; nothing git reads from the gitdir is writable",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			snap := h.Snapshot()
+			o := h.Sandbox(p, plant+`echo '* diff=evil' > .git/info/attributes && ok ATTR; echo "$FIX" > .git/objects/info/alternates && ok ALT; evilconf > .git/config.worktree && ok WTCONF; echo x > .git/description && ok DESC`)
+			h.Refuse(o, "ATTR", "ALT", "WTCONF", "DESC")
+			h.Unchanged(snap)
+		}})
+	cs = append(cs, both("cross-launch-derived-carveout", CrossLaunch,
+		"plant pointers at credential stores (a nested .git file naming ~/.ssh, a .git symlink to ~/.kube, .git/commondir naming ~/.kube); the next launch must not read them nor leave stubs in them",
+		func(h *H, p Policy) {
+			h.gitRepo("ws")
+			h.Write("home/.ssh/config", h.Secret)
+			h.Write("home/.kube/config", h.Secret)
+			snap := h.Snapshot()
+			o := h.Sandbox(p, `mkdir lib && echo "gitdir: $HOME/.ssh" > lib/.git && ok GITFILE; mkdir lib2 && ln -s "$HOME/.kube" lib2/.git && ok LINK; echo "$HOME/.kube" > .git/commondir && ok COMMONDIR`)
+			h.NoSecret(o)
+			o = h.Sandbox(p, `cat "$HOME/.ssh/config" "$HOME/.kube/config" lib/.git/config lib2/.git/config 2>&1; ls "$HOME/.kube" "$HOME/.ssh" 2>&1; true`)
+			h.NoSecret(o)
+			h.Unchanged(snap, "ws")
+		})...)
+	cs = append(cs, Case{Name: "cross-launch-derived-in-denied", Class: CrossLaunch, Needs: git,
+		Summary: "with a directory of the workspace denied (--deny ws/secret), plant a nested .git file naming it; the next launch must not read it through a derived read-only root",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			h.Write("ws/secret/repo/config", h.Secret)
+			p.Deny = []string{h.Path("ws/secret")}
+			o := h.Sandbox(p, `mkdir lib && echo "gitdir: ../secret/repo" > lib/.git && ok GITFILE`)
+			h.Expect(o, "GITFILE")
+			o = h.Sandbox(p, `cat secret/repo/config lib/.git/config 2>&1; true`)
+			h.NoSecret(o)
+		}})
+	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
+		Summary: "fill the workspace with 20,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			h.gitRepo("ws/vendor/x/lib")
+			h.Sandbox(p, `true`) // the user's earlier launch: the scan sees lib
+			// Directories, not files: files cost the scan no directory
+			// read (policy's TestScanBoundCountsDirectories).
+			o := h.Sandbox(p, `mkdir build && cd build && seq 1 20001 | xargs mkdir && ok FILL`)
+			h.Expect(o, "FILL")
+			o = h.Sandbox(p, plant+`evilhook vendor/x/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/lib config core.fsmonitor "$P" && ok CONFIG`)
+			h.Refuse(o, "HOOK", "CONFIG")
+			a := h.AsUser("ws/vendor/x/lib", hostGit)
+			h.NotPwned(o, a)
+		}})
+	cs = append(cs, Case{Name: "dos-hostile-nested-git", Class: DoS, Needs: git,
+		Summary: "plant a dangling .git symlink, a .git symlink into a denied store, an unreadable .git file and a symlinked .gitmodules in nested repositories; later launches must still run",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			h.Write("home/.ssh/id", h.Secret)
+			o := h.Sandbox(p, `mkdir a b c && ln -s /nonexistent/gitdir a/.git && ln -s "$HOME/.ssh" b/.git && printf 'gitdir:\n' > c/.git && git init -q d && ln -s /etc/passwd d/.gitmodules && mkdir e && ln -s .git e/.git && ok PLANT`)
+			h.Expect(o, "PLANT")
+			o = h.Sandbox(p, `ok RAN; cat b/.git/id 2>&1; true`)
+			h.Expect(o, "RAN")
+			h.NoSecret(o)
+		}})
+	return cs
+}

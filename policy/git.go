@@ -1,0 +1,430 @@
+package policy
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+)
+
+// Git is protected as a whole, not by two file names (docs/threat-model.md,
+// classes 6, 11 and 12). What git reads as configuration or runs as code,
+// in one git directory GD:
+//
+//	GD/config, GD/config.worktree   configuration: core.fsmonitor,
+//	                                core.hooksPath, core.sshCommand,
+//	                                core.pager, core.editor, alias.*,
+//	                                filter, diff and merge drivers,
+//	                                credential.helper, include and
+//	                                includeIf paths, extensions
+//	GD/commondir                    moves config, hooks and the rest of
+//	                                the above to another directory
+//	GD/hooks/                       run by commit, checkout, merge, push
+//	GD/modules/                     submodule git directories (each all of
+//	                                this list), used as they are by 'git
+//	                                submodule update --init' even for a
+//	                                submodule the user never initialised
+//	GD/worktrees/*/                 linked worktrees: commondir, gitdir,
+//	                                config.worktree
+//	GD/index                        gitlinks: 'git status' in the
+//	                                repository runs 'git status' in the
+//	                                repository of every gitlink whose
+//	                                directory has a .git, with its config
+//	GD/info/                        attributes (choose filter and diff
+//	                                drivers), exclude, sparse-checkout
+//	GD/objects/info/alternates      other object stores git reads
+//	GD/rebase-merge/, rebase-apply/ an interrupted rebase: its todo list's
+//	                                exec lines run on 'git rebase --continue'
+//
+// and in a work tree: .git (a directory, or a file naming the git
+// directory), .gitmodules (submodule paths and URLs). Git's discovery,
+// from the directory it runs in upwards, takes the first directory that
+// has a .git or that is itself a git directory: HEAD, plus objects and
+// refs or a commondir (a bare repository).
+//
+// By default every git directory found in a writable root is read-only as
+// a whole: nothing in it can be planted or changed, and the index cannot
+// gain a gitlink to a repository the sandbox made. 'git status', 'diff'
+// and 'log' work; 'add' and 'commit' do not. WorkspaceOptions.GitWrites
+// opens git directories for commits except the paths gitWriteProtected
+// lists; see its limits there.
+
+// gitWriteProtected lists what stays read-only in git directory gd when
+// the sandbox may commit. Files that are absent are left out: a mount
+// point for one would be an empty directory, and git refuses to run when
+// commondir is a directory, and warns on every command about an
+// alternates directory. Its known limits, the price of letting the
+// sandbox commit: a commondir or config.worktree it creates, a gitlink it
+// adds to the index, a rebase todo list it plants.
+func gitWriteProtected(gd string) []string {
+	out := []string{
+		filepath.Join(gd, "config"), filepath.Join(gd, "hooks"),
+		filepath.Join(gd, "modules"), filepath.Join(gd, "info"),
+	}
+	if testhook.GitWritesOpenModules {
+		out = slices.Delete(out, 2, 3)
+	}
+	for _, n := range []string{"commondir", "config.worktree", "objects/info/alternates"} {
+		if p := filepath.Join(gd, n); exists(p) {
+			out = append(out, p)
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(gd, "worktrees")); err == nil {
+		for _, e := range ents {
+			for _, n := range []string{"commondir", "gitdir", "config.worktree"} {
+				if p := filepath.Join(gd, "worktrees", e.Name(), n); exists(p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// gitGuard derives the protection of the git metadata under one writable
+// root: it collects read-only roots and notes for the user.
+type gitGuard struct {
+	root   string
+	writes bool // WorkspaceOptions.GitWrites
+	roots  []string
+	notes  []string
+	done   map[string]bool
+	refuse error // only under testhook.NestedLinksRefuse
+}
+
+func (g *gitGuard) note(format string, a ...any) {
+	g.notes = append(g.notes, fmt.Sprintf(format, a...))
+}
+
+// gitdir protects git directory gd, and the common directory it names.
+// gd must lie inside the root: a pointer out of it is not followed.
+// top is the work tree it serves ("" when unknown).
+func (g *gitGuard) gitdir(gd, top string) {
+	if g.done[gd] {
+		return
+	}
+	g.done[gd] = true
+	if g.writes || testhook.GitPerPath {
+		g.roots = append(g.roots, gitWriteProtected(gd)...)
+	} else {
+		g.roots = append(g.roots, gd)
+	}
+	g.linked(gd)
+	for _, n := range []string{"config", "config.worktree"} {
+		for _, p := range configRefs(filepath.Join(gd, n), gd, top) {
+			if within(p, g.root) {
+				g.roots = append(g.roots, p)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimRight(string(b), "\r\n")
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
+			g.follow(filepath.Join(gd, "commondir"), r, top)
+		}
+	}
+}
+
+// linked notes protected files of gd that have another name: a hard link
+// made while the file was writable (a repository a sandbox created)
+// stays writable through that name. Only the files git obeys are looked
+// at; cordon cannot find the other name to protect it.
+func (g *gitGuard) linked(gd string) {
+	names := []string{"config", "config.worktree", "commondir", "index"}
+	if ents, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
+		for _, e := range ents {
+			names = append(names, "hooks/"+e.Name())
+		}
+	}
+	for _, n := range names {
+		fi, err := os.Lstat(filepath.Join(gd, n))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			g.note("%s has %d hard links: cordon makes this name read-only, but another name for the same file may stay writable; if you did not link it, replace it with a copy (cp -p F F.new && mv F.new F)", filepath.Join(gd, n), st.Nlink)
+		}
+	}
+}
+
+// follow protects target, named by pointer (a .git file, a commondir, a
+// .git symlink), when it lies inside the root. A pointer out of the root
+// is not followed: the place it names is decided by the policy as it
+// stands (read-only or denied outside writable roots; another writable
+// root's own scan protects the git directories inside it). One that does
+// not lead to a git directory is explained.
+func (g *gitGuard) follow(pointer, target, top string) {
+	if within(target, g.root) || testhook.DerivedUnchecked {
+		g.gitdir(target, top)
+		return
+	}
+	if !isGitdir(target) {
+		g.note("%s names %s, outside %s, which is not a git directory: not followed", pointer, target, g.root)
+	}
+}
+
+// workTree protects the git metadata of work tree dir (root or a nested
+// repository): its .git, whatever it is, and what it leads to.
+func (g *gitGuard) workTree(dir string) {
+	if g.done["worktree:"+dir] {
+		return
+	}
+	g.done["worktree:"+dir] = true
+	defer g.submodules(dir)
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		// None yet: a read-only .git keeps one from being planted. At
+		// the top of a root, HEAD too: a directory holding HEAD, objects
+		// and refs is a repository to git (a bare one), and an empty
+		// directory named HEAD never passes git's check of a HEAD.
+		g.roots = append(g.roots, dotgit)
+		switch {
+		case dir != g.root:
+		case isGitdir(dir):
+			// The root is a git directory itself (a bare repository):
+			// it cannot be read-only as a whole and still be worked in.
+			g.roots = append(g.roots, gitWriteProtected(dir)...)
+		case testhook.NoTopHEAD:
+		default:
+			g.roots = append(g.roots, filepath.Join(dir, "HEAD"))
+		}
+	case fi.IsDir():
+		g.gitdir(dotgit, dir)
+	case fi.Mode().IsRegular():
+		g.roots = append(g.roots, dotgit) // it cannot be re-pointed
+		if gd, ok := readGitdirFile(dotgit); ok {
+			g.follow(dotgit, gd, dir)
+		} else {
+			g.note("%s is not a readable \"gitdir: PATH\" file: nothing to follow", dotgit)
+		}
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// The link is an entry of a writable directory: it can be
+		// re-pointed from inside, and a mount would land on its target.
+		// Its target is protected when it lies inside the root.
+		if testhook.NestedLinksRefuse && dir != g.root {
+			g.refuse = fmt.Errorf("%s is a symlink", dotgit)
+		}
+		t, err := Resolve(dotgit)
+		if err != nil || !exists(t) {
+			g.note("%s is a symlink to a missing or unresolvable place: git cannot use it; cordon protects nothing there", dotgit)
+			return
+		}
+		g.note("%s is a symlink: a sandbox can re-point it; cordon protects what it points at now", dotgit)
+		g.follow(dotgit, t, dir)
+	default:
+		g.roots = append(g.roots, dotgit)
+	}
+	if dir != g.root {
+		g.roots = append(g.roots, filepath.Join(dir, ".gitmodules"))
+	}
+	// Files of the work tree that installed hooks read and obey: protected
+	// where they exist (a mount point for a missing one would be an empty
+	// directory that confuses the tool inside the sandbox).
+	for _, n := range HookConfigNames {
+		if p := filepath.Join(dir, n); exists(p) {
+			g.roots = append(g.roots, p)
+		}
+	}
+}
+
+// HookConfigNames are work tree files that common hook managers, once
+// installed in .git/hooks, read to decide what to run on the user's next
+// commit: pre-commit (a "local" hook is any command), lefthook, husky.
+var HookConfigNames = []string{
+	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	"lefthook-local.yml", ".lefthook-local.yml", ".husky",
+}
+
+// configRefs lists the paths a git config file makes git read or run: the
+// files of include.path and includeIf.*.path (relative to the config
+// file's directory dir), core.hooksPath (relative to the work tree top),
+// and commands whose program is a path (relative to top). A path-less
+// program is looked up in PATH, outside what a preset can see; a value
+// starting with ~ is under HOME, which has protections of its own.
+func configRefs(file, dir, top string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil || testhook.NoConfigRefs {
+		return nil
+	}
+	if top == "" {
+		top = dir
+	}
+	var out []string
+	add := func(v, base string) {
+		if v == "" || strings.HasPrefix(v, "~") {
+			return
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(base, v)
+		}
+		if r, err := Resolve(filepath.Clean(v)); err == nil {
+			out = append(out, r)
+		}
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			head := line[1:end]
+			name, sub, _ := strings.Cut(head, " ")
+			section = strings.ToLower(name)
+			if sub != "" {
+				section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
+			}
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key := section + "." + strings.ToLower(strings.TrimSpace(k))
+		v = configValue(v)
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		switch {
+		case strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif."):
+			if last == "path" {
+				add(v, dir)
+			}
+		case key == "core.hookspath":
+			add(v, top)
+			if filepath.Base(v) == "_" { // husky's stubs run the scripts beside them
+				add(filepath.Dir(v), top)
+			}
+		case commandKeys[key] || commandKeys[strings.SplitN(key, ".", 2)[0]+".*."+last] ||
+			strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager."):
+			prog := strings.TrimPrefix(v, "!")
+			if f := strings.Fields(prog); len(f) > 0 && strings.Contains(f[0], "/") {
+				add(f[0], top)
+			}
+		}
+	}
+	return out
+}
+
+// commandKeys are the config keys whose value git runs as a command
+// ("SECTION.*.KEY" for any subsection).
+var commandKeys = map[string]bool{
+	"core.fsmonitor": true, "core.sshcommand": true, "core.pager": true,
+	"core.editor": true, "core.askpass": true, "sequence.editor": true,
+	"credential.helper": true, "gpg.program": true, "gpg.*.program": true,
+	"diff.*.command": true, "diff.*.textconv": true, "diff.external": true,
+	"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
+	"merge.*.driver": true, "credential.*.helper": true,
+}
+
+// configValue unquotes a config value and drops a trailing comment.
+func configValue(v string) string {
+	v = strings.TrimSpace(v)
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteByte(v[i])
+		case (c == '#' || c == ';') && !quoted:
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// submodules protects the repositories of the submodules .gitmodules of
+// work tree dir names, whatever the scan's bounds, and keeps a .git from
+// being planted in one not initialised yet: 'git submodule update --init'
+// and 'git status' would use it as the submodule's git directory.
+func (g *gitGuard) submodules(dir string) {
+	for _, sub := range submodulePaths(dir) {
+		if exists(filepath.Join(sub, ".git")) {
+			g.workTree(sub)
+		} else if !testhook.NoSubmoduleDotGit {
+			g.roots = append(g.roots, filepath.Join(sub, ".git"))
+		}
+	}
+}
+
+// isGitdir reports whether dir has the shape git's discovery takes for a
+// git directory: a HEAD, and objects and refs or a commondir.
+func isGitdir(dir string) bool {
+	return exists(filepath.Join(dir, "HEAD")) &&
+		(exists(filepath.Join(dir, "objects")) && exists(filepath.Join(dir, "refs")) ||
+			exists(filepath.Join(dir, "commondir")))
+}
+
+// readGitdirFile parses a "gitdir: PATH" pointer file.
+func readGitdirFile(name string) (string, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(name), target)
+	}
+	r, err := Resolve(filepath.Clean(target))
+	if err != nil {
+		return "", false
+	}
+	return r, true
+}
+
+// submodulePaths lists the paths .gitmodules of work tree dir names, so
+// that their repositories are protected whatever the scan's bounds.
+func submodulePaths(dir string) []string {
+	f, err := os.Open(filepath.Join(dir, ".gitmodules"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+		if !ok || strings.TrimSpace(k) != "path" {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		p := filepath.Join(dir, v)
+		if v != "" && within(p, dir) && p != dir {
+			out = append(out, p)
+		}
+	}
+	return out
+}
