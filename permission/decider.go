@@ -2,6 +2,8 @@ package permission
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/guards"
@@ -15,33 +17,48 @@ type Config struct {
 	AgentsRoot string
 	Agent      string
 	Parent     string
+	// Cwd, when set, is the absolute directory relative paths are taken
+	// from (Claude Code's session directory, which may differ from the
+	// workspace); "" means the workspace. The scope is the workspace
+	// either way: a relative path that leaves it is outside.
+	Cwd string
+	// Policy is the filesystem policy the agent's sandbox is launched
+	// with. File tools run outside that sandbox, so the decider never
+	// allows what it denies (see docs/design.md, "one model for both
+	// layers"). Nil means what `cordon run --workspace WORKSPACE
+	// [--agents-root ROOT --agent ID --parent ID]` launches: the workspace
+	// preset with HOME from the environment, plus the agents preset.
+	Policy *policy.FsSandboxPolicy
 }
 
 // Decider applies the ordered rules. It is built once from Config and is
 // safe for concurrent use.
 type Decider struct {
 	scope  *guards.Scope
+	cwd    string             // resolved base of relative paths
 	agents *guards.CrossAgent // nil without an agents root
-	// kernel is the workspace preset's policy, the one `cordon run
-	// --workspace` enforces: a write the sandbox would refuse (.git/hooks,
-	// .vscode, ...) is refused here too, since file tools run outside it.
+	// kernel is the launched policy: a read it denies is never allowed and
+	// a write it denies is never allowed nor asked, since the handlers of
+	// file tools run outside the sandbox.
 	kernel *policy.Canonical
+	denied []string // the kernel's denied roots, for tools that descend
 }
 
-// New resolves the workspace and agents root once, so Decide only resolves
-// the request's own path.
+// New resolves the workspace, the agents root and the launched policy
+// once, so Decide only resolves the request's own path.
 func New(cfg Config) (*Decider, error) {
 	scope, err := guards.NewScope(cfg.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("new decider: %w", err)
 	}
-	d := &Decider{scope: scope}
-	wp, err := policy.Workspace(scope.Dir(), policy.WorkspaceOptions{})
-	if err == nil {
-		d.kernel, err = policy.Canonicalize(wp)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("new decider: %w", err)
+	d := &Decider{scope: scope, cwd: scope.Dir()}
+	if cfg.Cwd != "" {
+		if !filepath.IsAbs(cfg.Cwd) {
+			return nil, fmt.Errorf("new decider: cwd %q is not absolute", cfg.Cwd)
+		}
+		if d.cwd, err = guards.Realpath(cfg.Cwd); err != nil {
+			return nil, fmt.Errorf("new decider: cwd: %w", err)
+		}
 	}
 	switch {
 	case cfg.AgentsRoot != "":
@@ -51,11 +68,48 @@ func New(cfg Config) (*Decider, error) {
 	case cfg.Agent != "" || cfg.Parent != "":
 		return nil, fmt.Errorf("new decider: agent %q given without an agents root", cfg.Agent)
 	}
+	p := cfg.Policy
+	if p == nil {
+		lp, err := LaunchPolicy(scope.Dir(), cfg.AgentsRoot, cfg.Agent, cfg.Parent)
+		if err != nil {
+			return nil, fmt.Errorf("new decider: %w", err)
+		}
+		p = &lp
+	}
+	if d.kernel, err = policy.Canonicalize(*p); err != nil {
+		return nil, fmt.Errorf("new decider: launched policy: %w", err)
+	}
+	for _, r := range d.kernel.Roots() {
+		if r.Kind == policy.Denied {
+			d.denied = append(d.denied, r.Path)
+		}
+	}
 	return d, nil
+}
+
+// LaunchPolicy is the policy `cordon run --workspace WORKSPACE` launches,
+// merged with the agents preset when agentsRoot is set: the kernel view a
+// Decider answers from when Config.Policy is nil.
+func LaunchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
+	p, err := policy.Workspace(workspace, policy.WorkspaceOptions{})
+	if err != nil {
+		return p, err
+	}
+	if agentsRoot != "" {
+		ag, err := policy.Agents(agentsRoot, agent, parent)
+		if err != nil {
+			return p, err
+		}
+		p.Merge(ag)
+	}
+	return p, nil
 }
 
 // Workspace is the resolved workspace directory.
 func (d *Decider) Workspace() string { return d.scope.Dir() }
+
+// Policy is the launched policy the decider answers from.
+func (d *Decider) Policy() *policy.Canonical { return d.kernel }
 
 // subject is a request prepared for the rules: parsed once, resolved once.
 type subject struct {
@@ -69,6 +123,8 @@ type subject struct {
 	inside   bool
 	resErr   error
 	shell    guards.ShellVerdict
+	verdict  policy.Verdict // the launched policy on Resolved (inside only)
+	below    string         // existing denied roots below a descending tool's target
 }
 
 func (s *subject) write() bool {
@@ -129,15 +185,42 @@ func (d *Decider) prepare(req Request) *subject {
 			s.target = "."
 		}
 	}
-	s.lexical = d.scope.Lexical(s.target)
+	// A relative path is taken from the cwd, joined without cleaning so
+	// that ".." applies after the symlinks before it, as in the kernel.
+	from := s.target
+	if !filepath.IsAbs(from) && d.cwd != d.scope.Dir() {
+		from = d.cwd + "/" + from
+	}
+	s.lexical = d.scope.Lexical(from)
 	var resolved string
 	var err error
-	resolved, s.inside, err = d.scope.Resolve(s.target)
+	resolved, s.inside, err = d.scope.Resolve(from)
 	if s.resErr == nil {
 		s.resErr = err
 	}
 	s.call.Resolved = resolved
+	if s.inside && s.resErr == nil {
+		s.verdict = d.kernel.Explain(resolved)
+		if s.tool.recursive {
+			s.below = d.deniedBelow(resolved)
+		}
+	}
 	return s
+}
+
+// deniedBelow lists the existing denied roots strictly below dir: a tool
+// that descends from dir (glob, grep, list) would read them, outside the
+// sandbox. A denied root that does not exist has nothing to read.
+func (d *Decider) deniedBelow(dir string) string {
+	var below []string
+	for _, r := range d.denied {
+		if r != dir && guards.Within(dir, r) {
+			if _, err := os.Lstat(r); err == nil {
+				below = append(below, r)
+			}
+		}
+	}
+	return strings.Join(below, ", ")
 }
 
 // outsideReason explains a path that is not inside the workspace.
@@ -153,6 +236,15 @@ func (d *Decider) outsideReason(s *subject) string {
 		how = " is"
 	}
 	return fmt.Sprintf("%s: %q%s outside the workspace %s", s.req.Name, s.target, how, d.scope.Dir())
+}
+
+// resolvedTo names where the request's path really points when that
+// differs from its spelling.
+func (d *Decider) resolvedTo(s *subject) string {
+	if s.call.Resolved == s.lexical {
+		return ""
+	}
+	return " (resolves to " + s.call.Resolved + ")"
 }
 
 // short keeps reasons readable when commands are long.

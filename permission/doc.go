@@ -4,22 +4,36 @@
 //
 // # Rules
 //
-// First match wins:
+// First match wins; each id has one action:
 //
 //	guard.cross_agent            DENY  another agent's directory under the agents root
-//	guard.workspace              DENY  a write that resolves outside the workspace, or onto a
-//	                                   file the workspace sandbox protects (.git/hooks, .vscode, ...)
 //	request.invalid_arguments    DENY  arguments not an object, empty command, path not a string
+//	path.outside_workspace       DENY  a path (read, write, glob prefix) that resolves outside the
+//	                                   workspace, or that cannot be resolved
+//	guard.protected_path         DENY  a write inside the workspace to a path the launched policy
+//	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
+//	                                   files when HOME is in the workspace, ...)
+//	policy.denied                DENY  a read or write inside the workspace that the launched policy
+//	                                   denies (credential stores when HOME is in the workspace), or a
+//	                                   glob, grep or list whose tree holds an existing denied root
 //	bash.hard_deny               DENY  sudo, rm -rf, mkfs, dd/redirect onto a device, shutdown, unparsable
-//	path.outside_workspace       DENY  a read or glob that resolves outside the workspace
 //	path.read_allow              ALLOW read_file, glob (and Read, Glob, Grep, LS)
 //	path.write_requires_approval ASK   write_file, edit_file (and Write, Edit, MultiEdit, NotebookEdit)
 //	bash.requires_approval       ASK   any other bash command
 //	default.deny                 DENY  everything else, such as unknown or MCP tools
 //
-// Guards run first and cannot be outranked. Arguments are checked before
-// the guards read them, so in practice request.invalid_arguments is decided
+// The guards cannot be outranked. Arguments are checked before the
+// guards read them, so in practice request.invalid_arguments is decided
 // before a guard can look at a path — there is no path to guard.
+//
+// # One model for both layers
+//
+// File tools run in the agent's own process, outside the sandbox, so the
+// decider answers from the policy the sandbox is launched with
+// ([Config].Policy, by default what `cordon run --workspace` launches): a
+// read that policy denies is never ALLOW, and a write it denies is never
+// ALLOW nor ASK. Bash commands are left to the kernel, which confines them
+// when they run under `cordon run`.
 //
 // # Use
 //

@@ -13,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/guards"
 	"github.com/cordon-sandbox/cordon/permission"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func init() {
@@ -41,8 +43,13 @@ With --audit FILE, PreToolUse decisions and PostToolUse results are appended
 to a hash-chained audit log ('cordon audit verify FILE'); register the hook
 for PostToolUse too for the results.
 
-The workspace is --workspace, else the payload's cwd, else
-$CLAUDE_PROJECT_DIR. A malformed payload, an unknown event or any internal
+The workspace is --workspace, else $CLAUDE_PROJECT_DIR (the project root
+Claude Code names), else the payload's cwd cut back above any .git or
+protected directory in it. Relative paths are taken from the payload's
+cwd, as Claude Code's tools take them; a cwd outside the workspace, inside
+.git or protected is named in the reason. Decisions follow the policy
+'cordon run --workspace DIR' launches (add --allow-read as you would to
+run): what it denies is never allowed. A malformed payload, an unknown event or any internal
 error exits 2 with the reason on stderr, which Claude Code treats as a block:
 cordon never answers allow by accident.
 
@@ -151,16 +158,16 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	if p.ToolName == "" {
 		return hookFail(e, "PreToolUse payload has no tool_name")
 	}
-	if df.workspace == "" {
-		df.workspace = p.Cwd
+	ws, note, err := hookWorkspace(df.workspace, os.Getenv("CLAUDE_PROJECT_DIR"), p.Cwd)
+	if err != nil {
+		return hookFail(e, "%v", err)
 	}
-	if df.workspace == "" {
-		df.workspace = os.Getenv("CLAUDE_PROJECT_DIR")
+	df.workspace = ws
+	cfg, err := df.config(p.Cwd)
+	if err != nil {
+		return hookFail(e, "%v", err)
 	}
-	if df.workspace == "" {
-		return hookFail(e, "no workspace: pass --workspace DIR, or run from Claude Code (payload cwd, CLAUDE_PROJECT_DIR)")
-	}
-	d, err := permission.New(df.config())
+	d, err := permission.New(cfg)
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
@@ -171,9 +178,15 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 		PermissionDecision:       strings.ToLower(string(dec.Action)),
 		PermissionDecisionReason: fmt.Sprintf("cordon %s: %s", dec.RuleID, dec.Reason),
 	}
+	if note == "" {
+		note = cwdNote(d, p.Cwd)
+	}
+	if note != "" {
+		out.PermissionDecisionReason += " [" + note + "]"
+	}
 	if sandboxBash && dec.Action != permission.Deny {
 		if core, _ := permission.CoreName(p.ToolName); core == permission.ToolBash {
-			updated, err := sandboxedInput(p.ToolInput, d.Workspace())
+			updated, err := sandboxedInput(p.ToolInput, df.runArgs(d.Workspace()))
 			if err != nil {
 				return hookFail(e, "--sandbox-bash: %v", err)
 			}
@@ -197,9 +210,87 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	return exitOK
 }
 
+// hookWorkspace picks the workspace: --workspace, else the project root
+// Claude Code names ($CLAUDE_PROJECT_DIR), else the payload's cwd. The cwd
+// is the session's current directory, which the agent moves with cd, so it
+// is the workspace only when nothing else names one, and then never a
+// directory inside .git or a protected name (.claude, .vscode, ...): it is
+// cut back to the directory that holds that component, and note says so.
+// A cwd that is not an absolute path is refused.
+func hookWorkspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
+	if cwd != "" && (!filepath.IsAbs(cwd) || strings.IndexByte(cwd, 0) >= 0) {
+		return "", "", fmt.Errorf("payload cwd %q is not an absolute path", cwd)
+	}
+	switch {
+	case flagDir != "":
+		return flagDir, "", nil
+	case projectDir != "":
+		return projectDir, "", nil
+	case cwd == "":
+		return "", "", errors.New("no workspace: pass --workspace DIR, or run from Claude Code (CLAUDE_PROJECT_DIR, payload cwd)")
+	}
+	real, err := guards.Realpath(cwd)
+	if err != nil {
+		return "", "", fmt.Errorf("payload cwd: %w", err)
+	}
+	if top, name := belowProtectedName(real); top != "" {
+		return top, fmt.Sprintf("workspace %s: payload cwd %s is inside %s, which is never a workspace", top, cwd, name), nil
+	}
+	return cwd, "", nil
+}
+
+// belowProtectedName returns the directory above the first component of
+// p that is .git or an auto-executed name, and that name.
+func belowProtectedName(p string) (top, name string) {
+	protected := map[string]bool{".git": true}
+	for _, n := range policy.AutoExecNames {
+		protected[n] = true
+	}
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if protected[c] && i > 0 {
+			top = strings.Join(parts[:i], "/")
+			if top == "" {
+				top = "/"
+			}
+			return top, c
+		}
+	}
+	return "", ""
+}
+
+// cwdNote says why the payload's cwd is not the workspace when it is not
+// a place the agent may work in: outside the workspace, inside .git, or
+// protected. Relative paths are still taken from it, since Claude Code's
+// tools take them from there; the rules then refuse what leaves the
+// workspace or touches what is protected.
+func cwdNote(d *permission.Decider, cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	real, err := guards.Realpath(cwd)
+	if err != nil {
+		return fmt.Sprintf("workspace %s: payload cwd %s cannot be resolved (%v)", d.Workspace(), cwd, err)
+	}
+	ws := d.Workspace()
+	switch {
+	case !guards.Within(ws, real):
+		return fmt.Sprintf("workspace %s: payload cwd %s is outside it", ws, cwd)
+	case real == ws:
+		return ""
+	}
+	if _, name := belowProtectedName(strings.TrimPrefix(real, ws)); name != "" {
+		return fmt.Sprintf("workspace %s: payload cwd %s is inside %s", ws, cwd, name)
+	}
+	if v := d.Policy().Explain(real); !v.Write {
+		return fmt.Sprintf("workspace %s: payload cwd %s is protected (%s)", ws, cwd, v.Reason)
+	}
+	return ""
+}
+
 // sandboxedInput returns tool_input with its command wrapped in
-// 'cordon run --workspace DIR', every other field kept as it was.
-func sandboxedInput(input json.RawMessage, workspace string) (json.RawMessage, error) {
+// 'cordon run RUNARGS', every other field kept as it was.
+func sandboxedInput(input json.RawMessage, runArgs []runArg) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(input, &fields); err != nil {
 		return nil, fmt.Errorf("tool_input is not an object: %w", err)
@@ -215,7 +306,7 @@ func sandboxedInput(input json.RawMessage, workspace string) (json.RawMessage, e
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	if fields["command"], err = marshalPlain(sandboxCommand(exe, workspace, command)); err != nil {
+	if fields["command"], err = marshalPlain(sandboxCommand(exe, runArgs, command)); err != nil {
 		return nil, err
 	}
 	return marshalPlain(fields)
@@ -238,13 +329,17 @@ func marshalPlain(v any) (json.RawMessage, error) {
 // backticks, newlines and heredocs reach the inner shell untouched. The
 // inner shell is bash when the host has it, because Claude Code's Bash tool
 // speaks bash ([[ ]], arrays, brace expansion), and /bin/sh otherwise.
-func sandboxCommand(exe, workspace, command string) string {
+func sandboxCommand(exe string, runArgs []runArg, command string) string {
 	shell := "/bin/sh"
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	return strings.Join([]string{singleQuote(exe), "run", "--workspace", singleQuote(workspace),
-		"--", shell, "-c", singleQuote(command)}, " ")
+	words := []string{singleQuote(exe), "run"}
+	for _, a := range runArgs {
+		words = append(words, a.flag, singleQuote(a.value))
+	}
+	words = append(words, "--", shell, "-c", singleQuote(command))
+	return strings.Join(words, " ")
 }
 
 // singleQuote wraps s in single quotes. A quote inside is written as
