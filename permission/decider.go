@@ -125,6 +125,7 @@ type subject struct {
 	shell    guards.ShellVerdict
 	verdict  policy.Verdict // the launched policy on Resolved (inside only)
 	below    string         // existing denied roots below a descending tool's target
+	cleaned  string         // the resolved cleaned reading, when it is what refuses
 }
 
 func (s *subject) write() bool {
@@ -199,13 +200,52 @@ func (d *Decider) prepare(req Request) *subject {
 		s.resErr = err
 	}
 	s.call.Resolved = resolved
-	if s.inside && s.resErr == nil {
-		s.verdict = d.kernel.Explain(resolved)
-		if s.tool.recursive {
-			s.below = d.deniedBelow(resolved)
-		}
+	if !s.inside || s.resErr != nil {
+		return s
+	}
+	s.verdict = d.kernel.Explain(resolved)
+	if s.tool.recursive {
+		s.below = d.deniedBelow(resolved)
+	}
+	if hasDotDot(from) {
+		d.alsoCleaned(s)
 	}
 	return s
+}
+
+// alsoCleaned checks the other reading of a path with "..": a tool that
+// cleans a path before opening it (as Node's path.resolve does) drops the
+// component before each ".." instead of climbing from where a symlink led.
+// Both readings must be inside the workspace and allowed.
+func (d *Decider) alsoCleaned(s *subject) {
+	clean, inside, err := d.scope.Resolve(s.lexical)
+	if err != nil || !inside {
+		s.inside, s.cleaned = false, clean
+		if err != nil {
+			s.resErr = fmt.Errorf("cleaned to %s: %w", s.lexical, err)
+		}
+		return
+	}
+	if clean == s.call.Resolved {
+		return
+	}
+	v := d.kernel.Explain(clean)
+	if s.verdict.Read && !v.Read || s.verdict.Write && !v.Write {
+		v.Read, v.Write = v.Read && s.verdict.Read, v.Write && s.verdict.Write
+		s.verdict, s.cleaned = v, clean
+	}
+	if s.tool.recursive && s.below == "" {
+		s.below = d.deniedBelow(clean)
+	}
+}
+
+func hasDotDot(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // deniedBelow lists the existing denied roots strictly below dir: a tool
@@ -230,6 +270,10 @@ func (d *Decider) outsideReason(s *subject) string {
 			s.req.Name, s.target, s.resErr, d.scope.Dir())
 	}
 	how := ""
+	if s.cleaned != "" {
+		return fmt.Sprintf("%s: %q resolves to %s, but a tool that cleans \"..\" first would open %s, outside the workspace %s",
+			s.req.Name, s.target, s.call.Resolved, s.cleaned, d.scope.Dir())
+	}
 	if s.call.Resolved != s.lexical {
 		how = fmt.Sprintf(" resolves to %s, which is", s.call.Resolved)
 	} else {
@@ -241,6 +285,9 @@ func (d *Decider) outsideReason(s *subject) string {
 // resolvedTo names where the request's path really points when that
 // differs from its spelling.
 func (d *Decider) resolvedTo(s *subject) string {
+	if s.cleaned != "" {
+		return " (cleaned of \"..\" as some tools do, " + s.cleaned + ")"
+	}
 	if s.call.Resolved == s.lexical {
 		return ""
 	}
