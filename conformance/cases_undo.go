@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 // Class 7: undoing the sandbox — unmount, remount, nested user namespaces,
@@ -95,7 +97,7 @@ func undoCases() []Case {
 				rodir := h.Mkdir("rodir")
 				den := h.Write("denied.lock", "")
 				snap := h.Snapshot()
-				rt := filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", h.User.Uid))
+				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)
 				forged := fmt.Sprintf(`{"stubs":[{"path":%q,"dir":false},{"path":%q,"dir":true},{"path":%q,"dir":false}]}`, ro, rodir, den)
 				o := h.Sandbox(Policy{Readonly: []string{ro, rodir}, Deny: []string{den}},
 					`printf '%s' "$J" > "$RT/stubs/999999-1-1.json" && ok FORGED`,
@@ -111,7 +113,7 @@ func undoCases() []Case {
 		{Name: "undo-stall-launches", Class: 7, Backends: bwrapOnly, Summary: "hold the lock of cordon's stub registry from inside, so every later launch of this user waits for the sandbox to end",
 			Run: func(h *H) {
 				_, p := h.ws()
-				rt := filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", h.User.Uid))
+				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)
 				o := h.Sandbox(p, `cat "$RT/stubs/lock" >/dev/null 2>&1 && ok OPENED; ls "$RT/stubs" 2>/dev/null | grep -q . && ok LISTED`, "RT="+rt)
 				h.Refuse(o, "OPENED", "LISTED")
 			}},

@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		modelCases(), seatbeltCases(),
+		stateCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

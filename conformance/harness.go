@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -330,7 +331,7 @@ func (h *H) forgetTmp(p Policy) {
 		return
 	}
 	mine := policy.PrivateTmpDir(ws)
-	t := filepath.Join(filepath.Dir(filepath.Dir(mine)), fmt.Sprintf("cordon-%d", h.User.Uid), filepath.Base(mine))
+	t := filepath.Join(state.PathFor(h.User.Uid), state.Tmp, filepath.Base(mine))
 	h.Cleanup(func() { os.RemoveAll(t) })
 }
 
@@ -340,6 +341,7 @@ func (h *H) env(extra []string) []string {
 		"PATH=" + sandboxPath,
 		"HOME=" + h.Home, "LANG=C", "LC_ALL=C", "TERM=dumb",
 		"XDG_CACHE_HOME=" + h.Cache,
+		"CORDON_STATE_DIR=" + h.stateOverride(),
 		"ATTACK=" + h.Attack(), "FIX=" + h.Dir,
 		"GIT_CONFIG_NOSYSTEM=1", // the harness (root) runs git in fixtures the user owns:
 		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*",
@@ -552,4 +554,15 @@ func (h *H) Listen(path string) func() int {
 		defer mu.Unlock()
 		return n
 	}
+}
+
+// stateOverride is the CORDON_STATE_DIR the case's commands get: the
+// suite's own when the case runs as the invoker (a mutant's private state
+// directory), else none, so cordon finds the user's usual one. Either way
+// it is state.PathFor(h.User.Uid) as seen from this process.
+func (h *H) stateOverride() string {
+	if h.User.Invoker {
+		return os.Getenv(state.EnvDir)
+	}
+	return ""
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -50,6 +51,8 @@ import (
 //	                by the seccomp filter, so tty-tiocsti alone would not
 //	                notice)
 //	seccomp         proc-unix-socket-host
+//	state-deny      undo-runtime-state, undo-stall-launches,
+//	                cross-state-dir-open-mode, cross-state-dir-writable-parent
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
@@ -68,6 +71,7 @@ type mutation struct {
 	args     func([]string) []string
 	closeFds bool // skip the launcher's close-on-exec pass
 	seccomp  bool // launch without the seccomp filter
+	state    bool // leave cordon's state directory open inside
 	rootOnly bool // only a root launcher keeps what the step removes
 	catchers []string
 }
@@ -95,6 +99,8 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
+		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -109,10 +115,9 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, err)
 		defer pty.Close()
 		out := filepath.Join(t.TempDir(), "report.json")
-		// Each mutant gets a TMPDIR of its own, hence a cordon runtime
-		// directory of its own: a weakened sandbox may damage cordon's
-		// shared state (a writable mask), which must not leak into the
-		// unmutated run or into later runs.
+		// Each mutant gets a TMPDIR and a cordon state directory of its
+		// own: a weakened sandbox may damage cordon's state (a writable
+		// mask), which must not leak into the unmutated run or later runs.
 		// Short: fixtures put Unix sockets in it (108 bytes at most).
 		tmp, err := os.MkdirTemp("", "cm")
 		require.NoError(t, err)
@@ -120,7 +125,7 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp)
+			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "state"))
 		cmd.Stdin = pty.Slave
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
@@ -197,6 +202,7 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		testhook.SkipStateDeny = m.state
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 // cacheFormat changes whenever the probe or this file's layout does, so
@@ -62,18 +64,11 @@ func currentKey(b string) (cacheKey, bool) {
 	return k, true
 }
 
-// cachePath is $XDG_CACHE_HOME/cordon/detect-<b>.json, else under
-// ~/.cache; "" when neither is an absolute directory name.
+// cachePath is detect-<b>.json in cordon's state directory, which every
+// sandbox has denied (internal/state): a verdict a sandbox could edit would
+// let it turn off the next launch's sandbox.
 func cachePath(b string) string {
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if !filepath.IsAbs(dir) {
-		home := os.Getenv("HOME")
-		if !filepath.IsAbs(home) {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(dir, "cordon", "detect-"+b+".json")
+	return filepath.Join(state.Path(), "detect-"+b+".json")
 }
 
 // loadCache returns the cached verdict if its key equals k. Anything odd
@@ -94,7 +89,10 @@ func loadCache(b string, k cacheKey) (Result, bool) {
 		return Result{}, false
 	}
 	var e cacheEntry
-	if json.Unmarshal(data, &e) != nil || e.Key != k ||
+	// Nesting is never read from disk: it is decided live, from a sentinel
+	// only a real enclosing sandbox can show (nested). A verdict that says
+	// otherwise was not written by cordon; probe again.
+	if json.Unmarshal(data, &e) != nil || e.Key != k || e.Result.Nested ||
 		e.Result.Backend != b || e.Result.Path != k.BinPath || !e.Result.Usable {
 		return Result{}, false
 	}
@@ -107,7 +105,7 @@ func loadCache(b string, k cacheKey) (Result, bool) {
 // afford the few milliseconds of a new probe. A stale entry is removed.
 func storeCache(b string, k cacheKey, r Result) {
 	name := cachePath(b)
-	if !r.Usable {
+	if !r.Usable || r.Nested {
 		_ = os.Remove(name)
 		return
 	}
@@ -115,8 +113,8 @@ func storeCache(b string, k cacheKey, r Result) {
 	if err != nil {
 		return
 	}
-	dir := filepath.Dir(name)
-	if os.MkdirAll(dir, 0o700) != nil {
+	dir, err := state.Dir()
+	if err != nil || dir != filepath.Dir(name) {
 		return // unwritable cache: detection still works, in process only
 	}
 	tmp, err := os.CreateTemp(dir, ".detect-"+b+"-*.tmp")

@@ -7,29 +7,43 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 func TestCachePath(t *testing.T) {
-	tests := []struct {
-		name, xdg, home, want string
-	}{
-		{"xdg", "/x/cache", "/home/u", "/x/cache/cordon/detect-bwrap.json"},
-		{"home", "", "/home/u", "/home/u/.cache/cordon/detect-bwrap.json"},
-		{"relative xdg ignored", "rel", "/home/u", "/home/u/.cache/cordon/detect-bwrap.json"},
-		{"no home", "", "", ""},
-		{"relative home", "", "home", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("XDG_CACHE_HOME", tc.xdg)
-			t.Setenv("HOME", tc.home)
-			require.Equal(t, tc.want, cachePath("bwrap"))
-		})
-	}
+	// The place never follows XDG_CACHE_HOME or HOME, which differ between
+	// launches and which a sandbox may own.
+	t.Setenv(state.EnvDir, "")
+	t.Setenv("XDG_CACHE_HOME", "/x/cache")
+	t.Setenv("HOME", "/home/u")
+	require.Equal(t, filepath.Join(state.Path(), "detect-bwrap.json"), cachePath("bwrap"))
+	require.NotContains(t, cachePath("bwrap"), "/x/cache")
+
+	t.Setenv(state.EnvDir, "/s/cordon")
+	require.Equal(t, "/s/cordon/detect-bwrap.json", cachePath("bwrap"))
+}
+
+func TestCacheNeverSaysNested(t *testing.T) {
+	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
+	k := cacheKey{Format: cacheFormat, Backend: "bwrap", UID: os.Getuid(), BinPath: "/usr/bin/bwrap"}
+	nested := Result{Backend: "bwrap", Path: "/usr/bin/bwrap", Usable: true, Nested: true}
+	storeCache("bwrap", k, nested)
+	_, err := os.Stat(cachePath("bwrap"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a nested verdict was written")
+
+	// A planted verdict saying "nested" is a miss: the caller probes.
+	data, err := json.Marshal(cacheEntry{Key: k, Result: nested})
+	require.NoError(t, err)
+	_, err = state.Dir()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cachePath("bwrap"), data, 0o600))
+	_, hit := loadCache("bwrap", k)
+	require.False(t, hit)
 }
 
 func TestCacheRoundTrip(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
 	name := cachePath("bwrap")
 	k := cacheKey{Format: cacheFormat, Backend: "bwrap", UID: os.Getuid(), BinPath: "/usr/bin/bwrap",
 		BinSize: 72080, BinMtime: 1, BinCtime: 2, BinIno: 3, Kernel: "6.8.0", Boot: "b", Policy: "p"}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ func isolate(t testing.TB) (cacheDir, probeLog string) {
 	t.Helper()
 	dir := t.TempDir()
 	cacheDir, probeLog = filepath.Join(dir, "cache"), filepath.Join(dir, "probes.log")
-	t.Setenv("XDG_CACHE_HOME", cacheDir)
+	t.Setenv(state.EnvDir, filepath.Join(cacheDir, "cordon"))
 	t.Setenv(detect.EnvProbeLog, probeLog)
 	t.Setenv(detect.EnvSandbox, "")
 	t.Setenv(detect.EnvBwrap, "")

@@ -23,7 +23,8 @@
 // # Caching
 //
 // [Detect] answers from memory, then from
-// $XDG_CACHE_HOME/cordon/detect-<backend>.json (else ~/.cache/cordon/...),
+// detect-<backend>.json in cordon's state directory (internal/state,
+// denied inside every sandbox), never recording a nested verdict,
 // and probes only when neither matches. The file's key holds the backend
 // binary's path, size, mtime, ctime and inode, the kernel release and boot
 // id, the user-namespace sysctls and the uid; any change re-probes. Only

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/state"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -81,31 +83,36 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
 }
 
-// canonicalize is policy.Canonicalize plus two rules of cordon's own: its
-// stub registry is denied inside a sandbox, and its runtime directory
-// (stub registry, masks, the empty file) is never writable there. A sandbox that could write there could make
-// the next launch delete files, or unmask denied ones. Adding a read-only
-// root only where the model would allow writes never widens the policy;
-// the private TMPDIRs below it stay writable, being deeper roots.
+// canonicalize is policy.Canonicalize plus one rule of cordon's own: its
+// state directory (internal/state: detection verdict, scan cache, stub
+// registry, masks, audit key) is denied inside every sandbox, whatever the
+// policy. A sandbox that could write there could turn off the next launch's
+// sandbox, make it delete files or unmask denied ones; one that could only
+// read the registry's lock file could hold it and stall every later launch
+// (FINDINGS F7). The private TMPDIRs below it stay writable where the
+// policy names them, being deeper roots. Adding a denied root never widens
+// the policy.
 func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
-	rt, rtErr := policy.Resolve(runtimeDirPath())
-	if rtErr == nil {
-		// The stub registry is denied: a sandbox that could open its lock
-		// file, even read-only, could hold the lock and stall every launch
-		// of this user for as long as it runs (FINDINGS F7).
-		p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), filepath.Join(rt, "stubs"))
-	}
-	c, err := policy.Canonicalize(p)
+	// Created first, so that the deny is a mount over a real directory
+	// rather than a stub.
+	dir, err := state.Dir()
 	if err != nil {
 		return nil, err
 	}
-	if rtErr != nil || !c.Access(rt, policy.Write) {
-		return c, nil
+	sd, err := policy.Resolve(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cordon state directory %s: %w", dir, err)
 	}
-	if r, ok := c.Decider(rt); ok && r.Path == rt {
-		return nil, fmt.Errorf("%s %s: cordon's runtime directory cannot be a writable root", r.Kind.Field(), rt)
+	for _, l := range [][]string{p.BaseWritableRoots, p.DeniedRoots, p.ReadonlyRoots, p.WritableRoots} {
+		for _, r := range l {
+			if rr, err := policy.Resolve(r); err == nil && rr == sd {
+				return nil, fmt.Errorf("root %s: cordon's state directory cannot be a root of a policy; it is always denied inside the sandbox", r)
+			}
+		}
 	}
-	p.ReadonlyRoots = append(append([]string(nil), p.ReadonlyRoots...), rt)
+	if !testhook.SkipStateDeny {
+		p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
+	}
 	return policy.Canonicalize(p)
 }
 

@@ -2,64 +2,45 @@ package launcher
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
-// runtimeDir is the caller's private directory for cordon's own files (the
-// stub registry, the empty mask file). It sits beside the private TMPDIRs
-// of the workspace preset and must be owned by the caller and closed to
-// others: a directory someone else made first is refused, not used.
-func runtimeDir() (string, error) {
-	dir := runtimeDirPath()
-	if err := ensurePrivateDir(dir); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
+// runtimeDir is the caller's private directory for the launcher's own files
+// (the stub registry, masks, the empty mask file): a subdirectory of
+// cordon's per-user state directory (internal/state), which every sandbox
+// has denied.
+func runtimeDir() (string, error) { return state.Sub(state.Run) }
 
-func runtimeDirPath() string { return filepath.Dir(policy.PrivateTmpDir("/")) }
+func runtimeDirPath() string { return filepath.Join(state.Path(), state.Run) }
 
 func emptyFilePath() string { return filepath.Join(runtimeDirPath(), "empty") }
 
 func maskRootPath() string { return filepath.Join(runtimeDirPath(), "masks") }
 
-// ensurePrivateDir creates dir (and its parent when that is the runtime
-// dir) with mode 0700 and checks it is a real directory owned by us.
+// ensurePrivateDir creates dir, and its missing parents, with mode 0700 and
+// checks each is a real directory owned by us; a loosened mode is repaired
+// (a sandbox may chmod its own TMPDIR; that must not fail later launches).
 func ensurePrivateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := ensurePrivateDir(filepath.Dir(dir)); err != nil {
-				return err
-			}
-			return ensurePrivateDir(dir)
+	if _, err := os.Lstat(filepath.Dir(dir)); errors.Is(err, fs.ErrNotExist) {
+		if err := ensurePrivateDir(filepath.Dir(dir)); err != nil {
+			return err
 		}
-		return fmt.Errorf("private dir: %w", err)
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("private dir: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("private dir %s: not a directory owned by uid %d with mode 0700; remove it and retry", dir, os.Getuid())
-	}
-	return nil
+	return state.Private(dir)
 }
 
 // ScanCacheDir is where the workspace preset may keep its scan for nested
 // repositories between launches (policy.WorkspaceOptions.ScanCache): inside
-// cordon's private runtime directory, which no sandbox can write. "" when
-// that directory cannot be had; the preset then scans every time.
+// cordon's state directory, which no sandbox can write. "" when that
+// directory cannot be had; the preset then scans every time.
 func ScanCacheDir() string {
-	rt, err := runtimeDir()
+	d, err := state.Sub(state.Scan)
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(rt, "scan")
+	return d
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 func TestAccessMostSpecificRootWins(t *testing.T) {
@@ -179,7 +181,7 @@ func TestWorkspacePreset(t *testing.T) {
 	require.False(t, c.Access(filepath.Join(rhome, ".ssh", "id_ed25519"), Read))
 	require.True(t, c.Access(filepath.Join(rhome, ".aws", "credentials"), Read), "--allow-read keeps it readable")
 	require.True(t, c.Access(PrivateTmpDir(rws)+"/x", Write))
-	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), os.TempDir()))
+	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), state.Path()+"/"))
 }
 
 func TestAgentsPreset(t *testing.T) {

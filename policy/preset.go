@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 // Names at the top of a writable root that tools run or trust later, outside
@@ -156,11 +158,13 @@ func noLinks(r resolver, paths []string) error {
 }
 
 // PrivateTmpDir is the TMPDIR given to sandboxes of one workspace: private
-// to the user (the launcher creates it 0700 and checks its owner) and kept
-// out of the workspace so temp files never show up in a diff.
+// to the user, inside cordon's state directory (internal/state; the
+// launcher creates it 0700 and checks its owner) so no other user can
+// create it first, and kept out of the workspace so temp files never show
+// up in a diff.
 func PrivateTmpDir(workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("cordon-%d", os.Getuid()), "tmp-"+hex.EncodeToString(sum[:6]))
+	return filepath.Join(state.Path(), state.Tmp, hex.EncodeToString(sum[:6]))
 }
 
 // protect lists the read-only roots that guard root's auto-executed files.

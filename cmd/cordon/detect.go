@@ -24,7 +24,8 @@ names the cause and the fix: bubblewrap not installed, unprivileged user
 namespaces disabled by a sysctl, Ubuntu's AppArmor restriction, a
 container's seccomp profile, a setuid/file-caps misconfiguration.
 
-The answer is cached in ~/.cache/cordon (or $XDG_CACHE_HOME/cordon) and
+The answer is cached in cordon's state directory (~/.local/state/cordon,
+which no sandbox can read or write) and
 reused until the bwrap binary, the kernel, a relevant sysctl or your uid
 changes, so 'cordon run' pays for no probe. bwrap is taken from
 /usr/bin, /usr/local/bin or /bin (or $CORDON_BWRAP), never from PATH.

@@ -18,3 +18,7 @@ var SkipCloseOnExec bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
+
+// SkipStateDeny, when true, stops the launcher denying cordon's state
+// directory inside the sandbox.
+var SkipStateDeny bool
