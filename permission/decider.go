@@ -24,8 +24,8 @@ type Config struct {
 	Cwd string
 	// Policy is the filesystem policy the agent's sandbox is launched
 	// with. File tools run outside that sandbox, so the decider never
-	// allows what it denies (see docs/design.md, "one model for both
-	// layers"). Nil means what `cordon run --workspace WORKSPACE
+	// allows what it denies (docs/design.md §5). Nil means what
+	// `cordon run --workspace WORKSPACE
 	// [--agents-root ROOT --agent ID --parent ID]` launches: the workspace
 	// preset with HOME from the environment, plus the agents preset.
 	Policy *policy.FsSandboxPolicy
