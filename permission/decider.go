@@ -42,6 +42,7 @@ type Decider struct {
 	// file tools run outside the sandbox.
 	kernel *policy.Canonical
 	denied []string // the kernel's denied roots, for tools that descend
+	strict []string // its denied and read-only roots, for case variants
 }
 
 // New resolves the workspace, the agents root and the launched policy
@@ -82,6 +83,9 @@ func New(cfg Config) (*Decider, error) {
 	for _, r := range d.kernel.Roots() {
 		if r.Kind == policy.Denied {
 			d.denied = append(d.denied, r.Path)
+		}
+		if r.Kind == policy.Denied || r.Kind == policy.Readonly {
+			d.strict = append(d.strict, r.Path)
 		}
 	}
 	return d, nil
@@ -126,6 +130,7 @@ type subject struct {
 	verdict  policy.Verdict // the launched policy on Resolved (inside only)
 	below    string         // existing denied roots below a descending tool's target
 	cleaned  string         // the resolved cleaned reading, when it is what refuses
+	links    uint64         // other hard links of a write's target
 }
 
 func (s *subject) write() bool {
@@ -203,7 +208,10 @@ func (d *Decider) prepare(req Request) *subject {
 	if !s.inside || s.resErr != nil {
 		return s
 	}
-	s.verdict = d.kernel.Explain(resolved)
+	s.verdict = d.explain(resolved)
+	if s.write() {
+		s.links = extraNames(resolved)
+	}
 	if s.tool.recursive {
 		s.below = d.deniedBelow(resolved)
 	}
@@ -229,7 +237,7 @@ func (d *Decider) alsoCleaned(s *subject) {
 	if clean == s.call.Resolved {
 		return
 	}
-	v := d.kernel.Explain(clean)
+	v := d.explain(clean)
 	if s.verdict.Read && !v.Read || s.verdict.Write && !v.Write {
 		v.Read, v.Write = v.Read && s.verdict.Read, v.Write && s.verdict.Write
 		s.verdict, s.cleaned = v, clean
@@ -254,7 +262,7 @@ func hasDotDot(p string) bool {
 func (d *Decider) deniedBelow(dir string) string {
 	var below []string
 	for _, r := range d.denied {
-		if r != dir && guards.Within(dir, r) {
+		if r != dir && d.withinFold(dir, r) {
 			if _, err := os.Lstat(r); err == nil {
 				below = append(below, r)
 			}

@@ -26,6 +26,8 @@ func homeFixture(t *testing.T) (home string, d *Decider) {
 		require.NoError(t, os.WriteFile(filepath.Join(home, name), []byte(data), 0o600))
 	}
 	require.NoError(t, os.Symlink(".ssh", home+"/keys"))
+	require.NoError(t, os.WriteFile(home+"/.git/config", []byte("[core]\n"), 0o644))
+	require.NoError(t, os.Link(home+"/.git/config", home+"/src/cfg"))
 	require.NoError(t, os.Symlink(filepath.Dir(home), home+"/up"))
 	t.Setenv("HOME", home)
 	d, err = New(Config{Workspace: home})
@@ -59,6 +61,7 @@ func TestRuleIDs(t *testing.T) {
 		{RuleProtectedPath, Deny, "git hook", d, req("Write", map[string]string{"file_path": home + "/.git/hooks/pre-commit", "content": "x"})},
 		{RuleProtectedPath, Deny, "git config", d, req("edit_file", map[string]string{"path": ".git/config"})},
 		{RuleProtectedPath, Deny, "shell rc file in a HOME workspace", d, req("Edit", map[string]string{"file_path": home + "/.bashrc"})},
+		{RuleProtectedPath, Deny, "a file with another hard link (here to .git/config)", d, req("Edit", map[string]string{"file_path": home + "/src/cfg"})},
 		{RulePolicyDenied, Deny, "read of a credential store in a HOME workspace", d, req("Read", map[string]string{"file_path": home + "/.ssh/id_ed25519"})},
 		{RulePolicyDenied, Deny, "read through a link into it", d, req("read_file", map[string]string{"path": "keys/id_ed25519"})},
 		{RulePolicyDenied, Deny, "write into it", d, req("Write", map[string]string{"file_path": home + "/.ssh/authorized_keys", "content": "x"})},
@@ -124,4 +127,34 @@ func TestCwdIsTheBaseOfRelativePaths(t *testing.T) {
 	require.Equal(t, RuleProtectedPath, got.RuleID, got.Reason)
 	_, err = New(Config{Workspace: home, Cwd: "src"})
 	require.ErrorContains(t, err, "not absolute")
+}
+
+// On a case-insensitive volume (macOS by default) a path spelled in
+// another case opens the protected or denied file; it gets that file's
+// answer.
+func TestCaseVariantsOfProtectedPaths(t *testing.T) {
+	home, d := homeFixture(t)
+	defer func(old bool) { caseInsensitive = old }(caseInsensitive)
+	for _, insensitive := range []bool{false, true} {
+		caseInsensitive = insensitive
+		for _, c := range []struct {
+			req  Request
+			rule string
+		}{
+			{req("Read", map[string]string{"file_path": home + "/.SSH/id_ed25519"}), RulePolicyDenied},
+			{req("Grep", map[string]string{"pattern": "KEY", "path": home + "/.Ssh"}), RulePolicyDenied},
+			{req("Write", map[string]string{"file_path": home + "/.GIT/hooks/pre-commit", "content": "x"}), RuleProtectedPath},
+			{req("Write", map[string]string{"file_path": home + "/.VSCode/tasks.json", "content": "x"}), RuleProtectedPath},
+			{req("Edit", map[string]string{"file_path": home + "/.BASHRC"}), RuleProtectedPath},
+		} {
+			got := d.Decide(c.req)
+			if !insensitive {
+				// Here (Linux, case-sensitive) these are other, ordinary names.
+				require.NotEqual(t, Deny, got.Action, "%s %s: %s", c.req.Name, c.req.Arguments, got.Reason)
+				continue
+			}
+			require.Equal(t, c.rule, got.RuleID, "%s %s: %s", c.req.Name, c.req.Arguments, got.Reason)
+			require.Contains(t, got.Reason, "case-insensitive")
+		}
+	}
 }

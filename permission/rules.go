@@ -39,6 +39,12 @@ var rules = []rule{
 		return d.outsideReason(s), true
 	}},
 	{RuleProtectedPath, Deny, func(d *Decider, s *subject) (string, bool) {
+		if s.write() && s.verdict.Write && s.links > 0 {
+			// A link made before a later launch protected the other name
+			// (a repository's config, say) still writes it.
+			return fmt.Sprintf("%s: %q has %d other hard link(s): a write changes the file under every name, and cordon cannot see whether one is protected; remove the extra links (or copy the file) first",
+				s.req.Name, s.target, s.links), true
+		}
 		if !s.write() || s.verdict.Write || s.verdict.Field != policy.Readonly.Field() {
 			return "", false
 		}
