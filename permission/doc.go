@@ -12,7 +12,8 @@
 //	                                   workspace, or that cannot be resolved
 //	guard.protected_path         DENY  a write inside the workspace to a path the launched policy
 //	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
-//	                                   files when HOME is in the workspace, ...)
+//	                                   files when HOME is in the workspace, ...), or to a file with
+//	                                   other hard links (one of them may be protected)
 //	policy.denied                DENY  a read or write inside the workspace that the launched policy
 //	                                   denies (credential stores when HOME is in the workspace), or a
 //	                                   glob, grep or list whose tree holds an existing denied root
@@ -34,6 +35,15 @@
 // read that policy denies is never ALLOW, and a write it denies is never
 // ALLOW nor ASK. Bash commands are left to the kernel, which confines them
 // when they run under `cordon run`.
+//
+// A path is judged the way the tool will open it, in every reading that
+// differs: relative to [Config].Cwd; with symlinks followed and ".."
+// applied after them (the kernel), and also with ".." removed first (a tool
+// that cleans paths); and, where names may fold case (macOS), under the
+// root it matches ignoring case. Each reading must be inside the workspace
+// and allowed. What is not covered: a path swapped for a symlink between
+// the decision and the tool's open, and tools that follow symlinks while
+// descending (Grep, Glob and LS are assumed not to, as ripgrep does not).
 //
 // # Use
 //
