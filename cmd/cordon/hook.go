@@ -44,8 +44,8 @@ to a hash-chained audit log ('cordon audit verify FILE'); register the hook
 for PostToolUse too for the results.
 
 The workspace is --workspace, else $CLAUDE_PROJECT_DIR (the project root
-Claude Code names), else the payload's cwd cut back above any .git or
-protected directory in it. Relative paths are taken from the payload's
+Claude Code names), else the payload's cwd; one inside .git is cut back to
+the work tree that holds it. Relative paths are taken from the payload's
 cwd, as Claude Code's tools take them; a cwd outside the workspace, inside
 .git or protected is named in the reason. Decisions follow the policy
 'cordon run --workspace DIR' launches (add --allow-read as you would to
@@ -213,30 +213,45 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 // hookWorkspace picks the workspace: --workspace, else the project root
 // Claude Code names ($CLAUDE_PROJECT_DIR), else the payload's cwd. The cwd
 // is the session's current directory, which the agent moves with cd, so it
-// is the workspace only when nothing else names one, and then never a
-// directory inside .git or a protected name (.claude, .vscode, ...): it is
-// cut back to the directory that holds that component, and note says so.
-// A cwd that is not an absolute path is refused.
+// is the workspace only when nothing else names one. Neither it nor the
+// project root is ever a directory inside .git: it is cut back to the work
+// tree that holds .git, and note says so. A cwd inside another protected
+// name (.claude, .vscode, ...) is refused when nothing else names the
+// project, and so is a cwd that is not an absolute path.
 func hookWorkspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
 	if cwd != "" && (!filepath.IsAbs(cwd) || strings.IndexByte(cwd, 0) >= 0) {
 		return "", "", fmt.Errorf("payload cwd %q is not an absolute path", cwd)
 	}
+	dir, from := cwd, "payload cwd"
 	switch {
 	case flagDir != "":
-		return flagDir, "", nil
+		return flagDir, "", nil // the user's explicit choice, as for 'cordon run'
 	case projectDir != "":
-		return projectDir, "", nil
+		dir, from = projectDir, "CLAUDE_PROJECT_DIR"
 	case cwd == "":
 		return "", "", errors.New("no workspace: pass --workspace DIR, or run from Claude Code (CLAUDE_PROJECT_DIR, payload cwd)")
 	}
-	real, err := guards.Realpath(cwd)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", "", fmt.Errorf("payload cwd: %w", err)
+		return "", "", fmt.Errorf("%s %q: %w", from, dir, err)
 	}
-	if top, name := belowProtectedName(real); top != "" {
-		return top, fmt.Sprintf("workspace %s: payload cwd %s is inside %s, which is never a workspace", top, cwd, name), nil
+	real, err := guards.Realpath(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", from, err)
 	}
-	return cwd, "", nil
+	top, name := belowProtectedName(real)
+	switch {
+	case name == ".git":
+		// A workspace inside .git would leave that repository's hooks
+		// and config writable (protections apply below a workspace); the
+		// work tree that holds it is the project.
+		return top, fmt.Sprintf("workspace %s: %s %s is inside .git, which is never a workspace", top, from, dir), nil
+	case name != "" && from == "payload cwd":
+		// Cutting back could widen the workspace far beyond the project
+		// (a project under ~/.vscode would become HOME): refuse instead.
+		return "", "", fmt.Errorf("payload cwd %s is inside %s, which is never a workspace, and no project root is named: pass --workspace DIR or set CLAUDE_PROJECT_DIR", dir, name)
+	}
+	return dir, "", nil
 }
 
 // belowProtectedName returns the directory above the first component of

@@ -180,10 +180,23 @@ func TestHookCwd(t *testing.T) {
 			require.Contains(t, reason, "cordon guard.protected_path: ")
 		})
 	}
-	t.Run("cwd in .claude, no project", func(t *testing.T) {
-		_, reason, command := decide(t, "", ws+"/.claude", "Bash", bash)
+	t.Run("project root in .git", func(t *testing.T) {
+		_, reason, command := decide(t, ws+"/.git/hooks", ws+"/.git/hooks", "Bash", bash)
 		require.Contains(t, command, " run --workspace '"+ws+"' -- ")
-		require.Contains(t, reason, "inside .claude")
+		require.Contains(t, reason, "CLAUDE_PROJECT_DIR "+ws+"/.git/hooks is inside .git")
+	})
+	t.Run("cwd in .claude, no project", func(t *testing.T) {
+		t.Setenv("CLAUDE_PROJECT_DIR", "")
+		code, out, errs := pipeCLI(t, payload(ws+"/.claude", "Bash", bash), "hook", "claude-code")
+		require.Equal(t, exitHookBlock, code)
+		require.Empty(t, out)
+		require.Contains(t, errs, "inside .claude, which is never a workspace, and no project root is named")
+	})
+	t.Run("cwd in .claude, project named", func(t *testing.T) {
+		decision, reason, command := decide(t, ws, ws+"/.claude", "Bash", bash)
+		require.Equal(t, "ask", decision)
+		require.Contains(t, command, " run --workspace '"+ws+"' -- ")
+		require.Contains(t, reason, "payload cwd "+ws+"/.claude is inside .claude")
 	})
 	t.Run("cwd outside the project", func(t *testing.T) {
 		decision, reason, _ := decide(t, ws, outside, "Grep", map[string]any{"pattern": "s"})
