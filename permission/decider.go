@@ -71,7 +71,7 @@ func New(cfg Config) (*Decider, error) {
 	}
 	p := cfg.Policy
 	if p == nil {
-		lp, err := LaunchPolicy(scope.Dir(), cfg.AgentsRoot, cfg.Agent, cfg.Parent)
+		lp, err := launchPolicy(scope.Dir(), cfg.AgentsRoot, cfg.Agent, cfg.Parent)
 		if err != nil {
 			return nil, fmt.Errorf("new decider: %w", err)
 		}
@@ -91,10 +91,10 @@ func New(cfg Config) (*Decider, error) {
 	return d, nil
 }
 
-// LaunchPolicy is the policy `cordon run --workspace WORKSPACE` launches,
+// launchPolicy is the policy `cordon run --workspace WORKSPACE` launches,
 // merged with the agents preset when agentsRoot is set: the kernel view a
 // Decider answers from when Config.Policy is nil.
-func LaunchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
+func launchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
 	p, err := policy.Workspace(workspace, policy.WorkspaceOptions{})
 	if err != nil {
 		return p, err
