@@ -110,6 +110,10 @@ func genWorld(t testing.TB, rng *rand.Rand, layout int) (*world, error) {
 		".git/hooks", ".git/config", w.ws + "/.git", "src", "nowhere/x", w.home, "/etc",
 		"deep/a", w.ws + "/deep/a", "home/.ssh",
 	}
+	// A link to a deeper directory is where ".." after the link and ".."
+	// cleaned away part ways: l5/../../x is ws/x to the kernel, ../x to a
+	// tool that cleans first.
+	link("deep/a", filepath.Join(w.ws, "l5"))
 	linkNames := []string{"l1", "l2", "src/l3", "deep/a/l4"}
 	for _, n := range linkNames {
 		if rng.Intn(3) > 0 {
@@ -120,7 +124,7 @@ func genWorld(t testing.TB, rng *rand.Rand, layout int) (*world, error) {
 	w.names = []string{
 		".", "..", "src", "main.go", "new.txt", ".git", "hooks", "pre-commit", "config", "objects",
 		".ssh", "id_ed25519", ".aws", "credentials", ".kube", ".bashrc", ".vscode", "settings.json",
-		"lib", "sub", "home", "proj", "l1", "l2", "l3", "deep", "a", "l4", "nowhere", "secret", "outside",
+		"lib", "sub", "home", "proj", "l1", "l2", "l3", "deep", "a", "l4", "l5", "nowhere", "secret", "outside",
 		"*", "**", "*.go", "id_*", "{src,.ssh}", "?", "[a-z]*",
 	}
 	lp, err := policy.Workspace(w.ws, policy.WorkspaceOptions{Home: w.home})
@@ -158,7 +162,7 @@ func (w *world) genPath(rng *rand.Rand, glob bool) string {
 		case k < 2: // climbing is where resolvers disagree
 			c = ".."
 		case k < 4: // and symlinks
-			c = []string{"l1", "l2", "src/l3", "deep/a/l4", "deep/a"}[rng.Intn(5)]
+			c = []string{"l1", "l2", "src/l3", "deep/a/l4", "deep/a", "l5", "l5/../.."}[rng.Intn(7)]
 		default:
 			c = w.names[rng.Intn(len(w.names))]
 			for !glob && strings.ContainsAny(c, "*?[{") {
@@ -351,6 +355,45 @@ func (w *world) check(r Request, dec Decision, write, recursive bool, p, real st
 	return bad
 }
 
+// propertyRun is the outcome of checking generated decisions.
+type propertyRun struct {
+	checked, skipped, refused int
+	counts                    map[string]int
+	violation                 string // the first, "" when none
+}
+
+// runProperty generates seeds workspaces and 80 requests in each, and
+// stops at the first decision that exceeds the launched policy.
+func runProperty(t *testing.T, seeds int) propertyRun {
+	run := propertyRun{counts: map[string]int{}}
+	for seed := 1; seed <= seeds; seed++ {
+		rng := rand.New(rand.NewSource(int64(seed)))
+		w, err := genWorld(t, rng, -1)
+		if err != nil {
+			run.refused++
+			continue
+		}
+		for i := 0; i < 80; i++ {
+			cwd := w.cwds[rng.Intn(len(w.cwds))]
+			r := w.genRequest(rng)
+			dec := w.d[cwd].Decide(r)
+			run.counts[dec.RuleID]++
+			why, skip := w.violation(cwd, r, dec)
+			if skip {
+				run.skipped++
+				continue
+			}
+			run.checked++
+			if why != "" {
+				run.violation = fmt.Sprintf("seed %d (ws %s, home %s, cwd %q): %s %s -> %s %s: %s\nreason: %s",
+					seed, w.ws, w.home, cwd, r.Name, r.Arguments, dec.Action, dec.RuleID, why, dec.Reason)
+				return run
+			}
+		}
+	}
+	return run
+}
+
 // TestDecideNeverExceedsKernel: for generated workspaces and requests, a
 // decision never allows a read, nor allows or asks a write, that the policy
 // `cordon run --workspace` launches for that workspace denies, and never
@@ -360,36 +403,38 @@ func TestDecideNeverExceedsKernel(t *testing.T) {
 	if testing.Short() {
 		seeds = min(seeds, 20)
 	}
-	checked, skipped, refused := 0, 0, 0
-	counts := map[string]int{}
-	for seed := 1; seed <= seeds; seed++ {
-		rng := rand.New(rand.NewSource(int64(seed)))
-		w, err := genWorld(t, rng, -1)
-		if err != nil {
-			refused++
-			continue
-		}
-		for i := 0; i < 80; i++ {
-			cwd := w.cwds[rng.Intn(len(w.cwds))]
-			r := w.genRequest(rng)
-			dec := w.d[cwd].Decide(r)
-			counts[dec.RuleID]++
-			why, skip := w.violation(cwd, r, dec)
-			if skip {
-				skipped++
-				continue
-			}
-			checked++
-			if why != "" {
-				t.Fatalf("seed %d (ws %s, home %s, cwd %q): %s %s -> %s %s: %s\nreason: %s",
-					seed, w.ws, w.home, cwd, r.Name, r.Arguments, dec.Action, dec.RuleID, why, dec.Reason)
-			}
-		}
-	}
-	t.Logf("checked %d decisions, %d unresolvable paths skipped, %d workspaces cordon refused; by rule: %v", checked, skipped, refused, counts)
-	require.Greater(t, checked, seeds*40, "too few decisions checked")
+	run := runProperty(t, seeds)
+	require.Empty(t, run.violation)
+	t.Logf("checked %d decisions, %d unresolvable paths skipped, %d workspaces cordon refused; by rule: %v",
+		run.checked, run.skipped, run.refused, run.counts)
+	require.Greater(t, run.checked, seeds*40, "too few decisions checked")
 	for _, id := range []string{RulePolicyDenied, RuleProtectedPath, RuleOutsideWorkspace, RuleReadAllow, RuleWriteApproval} {
-		require.Positive(t, counts[id], "the generator never reached %s", id)
+		require.Positive(t, run.counts[id], "the generator never reached %s", id)
+	}
+}
+
+// TestPropertyCatchesMutations removes one defence of the decider at a
+// time; the property test must then find a violation, or it would not be
+// testing that defence.
+func TestPropertyCatchesMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the property test once per mutation")
+	}
+	for _, m := range []struct {
+		name string
+		set  *bool
+	}{
+		{"no kernel view", &mutation.noKernel},
+		{"no cleaned reading of ..", &mutation.noCleaned},
+		{"no denied roots below a descending tool", &mutation.noBelow},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			*m.set = true
+			defer func() { *m.set = false }()
+			run := runProperty(t, *propertySeeds)
+			require.NotEmpty(t, run.violation, "the property test missed the mutation %q", m.name)
+			t.Log(run.violation)
+		})
 	}
 }
 
@@ -403,7 +448,7 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		cwd  uint8
 	}{
 		{0, ".ssh/id_ed25519", 0}, {1, ".aws/../l2", 0}, {2, "l1/../../outside/secret", 0},
-		{3, "deep/a/l4/../../x", 1}, {4, "hooks/pre-commit", 2}, {5, "../outside/*", 3},
+		{3, "deep/a/l4/../../x", 1}, {3, "l5/../../../outside/secret", 0}, {4, "hooks/pre-commit", 2}, {5, "../outside/*", 3},
 		{6, "{src,.ssh}/*", 0}, {7, ".git/config", 0}, {8, "src/../.bashrc", 4},
 	} {
 		f.Add(seed.tool, seed.path, seed.cwd)
