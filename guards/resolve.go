@@ -166,7 +166,9 @@ func (s *Scope) Resolve(p string) (resolved string, inside bool, err error) {
 	if err := checkPath(p); err != nil {
 		return "", false, err
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
+	if strings.HasPrefix(p, "~") {
+		// A tool may expand "~" or "~user" where cordon would not: the
+		// two would mean different files.
 		return "", false, fmt.Errorf("resolve %q: \"~\" is not expanded; give the path relative to the workspace", p)
 	}
 	switch {

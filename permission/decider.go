@@ -192,9 +192,10 @@ func (d *Decider) prepare(req Request) *subject {
 		}
 	}
 	// A relative path is taken from the cwd, joined without cleaning so
-	// that ".." applies after the symlinks before it, as in the kernel.
+	// that ".." applies after the symlinks before it, as in the kernel. A
+	// "~" stays first, where the scope refuses it: tools expand it.
 	from := s.target
-	if !filepath.IsAbs(from) && d.cwd != d.scope.Dir() {
+	if !filepath.IsAbs(from) && (!strings.HasPrefix(from, "~") || mutation.noTilde) && d.cwd != d.scope.Dir() {
 		from = d.cwd + "/" + from
 	}
 	s.lexical = d.scope.Lexical(from)
@@ -226,7 +227,7 @@ func (d *Decider) prepare(req Request) *subject {
 
 // mutation removes one defence at a time, for the test that proves the
 // property test notices; every field is false outside that test.
-var mutation struct{ noKernel, noCleaned, noBelow bool }
+var mutation struct{ noKernel, noCleaned, noBelow, noTilde bool }
 
 // alsoCleaned checks the other reading of a path with "..": a tool that
 // cleans a path before opening it (as Node's path.resolve does) drops the

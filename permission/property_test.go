@@ -148,13 +148,15 @@ func genWorld(t testing.TB, rng *rand.Rand, layout int) (*world, error) {
 // generated directories, with globs only when glob is true.
 func (w *world) genPath(rng *rand.Rand, glob bool) string {
 	var parts []string
-	switch rng.Intn(5) {
+	switch rng.Intn(6) {
 	case 0:
 		parts = append(parts, w.ws)
 	case 1:
 		parts = append(parts, w.home)
 	case 2:
 		parts = append(parts, w.base)
+	case 3:
+		parts = append(parts, "~") // tools expand it to HOME
 	}
 	for n := 1 + rng.Intn(4); n > 0; n-- {
 		var c string
@@ -300,6 +302,9 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 	if target == "" {
 		target = "."
 	}
+	if target == "~" || strings.HasPrefix(target, "~/") {
+		target = w.home + target[1:]
+	}
 	if !filepath.IsAbs(target) {
 		from := cwd
 		if from == "" {
@@ -427,6 +432,7 @@ func TestPropertyCatchesMutations(t *testing.T) {
 		{"no kernel view", &mutation.noKernel},
 		{"no cleaned reading of ..", &mutation.noCleaned},
 		{"no denied roots below a descending tool", &mutation.noBelow},
+		{"~ taken from the cwd", &mutation.noTilde},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			*m.set = true

@@ -125,6 +125,10 @@ func TestCwdIsTheBaseOfRelativePaths(t *testing.T) {
 	require.NoError(t, err)
 	got = d.Decide(req("write_file", map[string]string{"path": "hooks/post-checkout"}))
 	require.Equal(t, RuleProtectedPath, got.RuleID, got.Reason)
+	for _, p := range []string{"~/.ssh/id_ed25519", "~", "~root/x"} {
+		got = d.Decide(req("Read", map[string]string{"file_path": p}))
+		require.Equal(t, RuleOutsideWorkspace, got.RuleID, "%s: %s", p, got.Reason)
+	}
 	_, err = New(Config{Workspace: home, Cwd: "src"})
 	require.ErrorContains(t, err, "not absolute")
 }
