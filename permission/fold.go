@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -37,13 +38,24 @@ func (d *Decider) explain(p string) policy.Verdict {
 }
 
 // foldPrefix reports whether root equals or contains p ignoring case but
-// not exactly, and the length of p's part that spells root.
+// not exactly, and the length in bytes of p's part that spells root (it
+// may differ from len(root): "ſ" folds to "s", "K" to "k").
 func foldPrefix(root, p string) (int, bool) {
-	n := len(root)
-	if len(p) < n || !strings.EqualFold(p[:n], root) || p[:n] == root {
+	n := 0
+	for _, r := range root {
+		if n >= len(p) {
+			return 0, false
+		}
+		q, size := utf8.DecodeRuneInString(p[n:])
+		if r != q && !strings.EqualFold(string(r), string(q)) {
+			return 0, false
+		}
+		n += size
+	}
+	if p[:n] == root {
 		return 0, false
 	}
-	return n, len(p) == n || p[n] == '/' || root == "/"
+	return n, n == len(p) || p[n] == '/' || root == "/"
 }
 
 // sameFold reports whether a and b, equal but for case, may be one file.

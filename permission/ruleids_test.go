@@ -150,6 +150,7 @@ func TestCaseVariantsOfProtectedPaths(t *testing.T) {
 			{req("Write", map[string]string{"file_path": home + "/.GIT/hooks/pre-commit", "content": "x"}), RuleProtectedPath},
 			{req("Write", map[string]string{"file_path": home + "/.VSCode/tasks.json", "content": "x"}), RuleProtectedPath},
 			{req("Edit", map[string]string{"file_path": home + "/.BASHRC"}), RuleProtectedPath},
+			{req("Read", map[string]string{"file_path": home + "/.ſſh/id_ed25519"}), RulePolicyDenied}, // ſ folds to s
 		} {
 			got := d.Decide(c.req)
 			if !insensitive {
