@@ -22,3 +22,12 @@ var SkipSeccomp bool
 // SkipStateDeny, when true, stops the launcher denying cordon's state
 // directory inside the sandbox.
 var SkipStateDeny bool
+
+// SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
+// does, following symlinks anywhere, and write files in place through
+// whatever the name points at.
+var SafeFSFollow bool
+
+// StubsByPath, when true, makes the launcher create and remove mount stubs
+// by path (os.Mkdir, os.Remove), following links in their parents.
+var StubsByPath bool
