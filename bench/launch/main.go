@@ -584,7 +584,7 @@ func seccompFile(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(bwrap.Seccomp(true)); err != nil {
+	if _, err := f.Write(bwrap.Seccomp(bwrap.SocketsFor(false))); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -32,7 +32,8 @@ Examples:
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
-error (bad policy, no backend); 126 not executable or denied; 127 not found.
+error (bad policy, no backend, macOS: sandbox-exec could not apply the
+profile); 126 not executable or denied; 127 not found.
 Inside the sandbox CORDON_SANDBOX names the backend. On Linux cordon
 execs bwrap in its own place: the pid you started is the sandbox's, and
 the sandbox ends with the process that started cordon (under nohup,

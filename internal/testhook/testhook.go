@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// Seccomp, when non-nil, replaces the seccomp program of a launch with the
+// network on or off.
+var Seccomp func(network bool) []byte
+
 // SkipStateDeny, when true, stops the launcher denying cordon's state
 // directory inside the sandbox.
 var SkipStateDeny bool
