@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		stateCases(), raceCases(), kernelCases(), modelCases(), seatbeltCases(),
+		stateCases(), raceCases(), kernelCases(), auditCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

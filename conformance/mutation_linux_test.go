@@ -73,6 +73,15 @@ import (
 //	                still hold)
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
 //	stubs-by-path   race-stubs
+//	audit-follow    audit-log-planted-symlink (the host's append creates
+//	                the missing ~/.bash_profile the planted log points at;
+//	                the link to ~/.bashrc is still refused by the anchor's
+//	                MAC, which the sandbox cannot forge)
+//	audit-unkeyed   audit-log-rechain
+//	audit-anchor-rename  audit-log-readonly-while-appending (the rename
+//	                detaches the running sandbox's read-only mount of the
+//	                anchor, which it then truncates and removes)
+//	audit-kept-anchor  audit-log-rollback, audit-log-removed
 //
 // The test logs the failing cases of every mutation.
 
@@ -137,6 +146,18 @@ var mutations = []mutation{
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks:    func() { testhook.StubsByPath = true },
 		catchers: []string{"race-stubs"}},
+	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)",
+		hooks:    func() { testhook.AuditFollowLinks = true },
+		catchers: []string{"audit-log-planted-symlink"}},
+	{name: "audit-unkeyed", step: "the audit chain keyed with a secret (a public all-zero key instead)",
+		hooks:    func() { testhook.AuditUnkeyed = true },
+		catchers: []string{"audit-log-rechain"}},
+	{name: "audit-anchor-rename", step: "the audit anchor rewritten in place (replaced by a rename here)",
+		hooks:    func() { testhook.AuditRenameAnchor = true },
+		catchers: []string{"audit-log-readonly-while-appending"}},
+	{name: "audit-kept-anchor", step: "cordon's own copy of a named audit log's anchor, in its state directory",
+		hooks:    func() { testhook.AuditNoKeptAnchor = true },
+		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once

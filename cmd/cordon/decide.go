@@ -58,6 +58,7 @@ flags, 125 for an unreadable request or workspace.
 type decideFlags struct {
 	workspace, agentsRoot, agent, parent string
 	allowRead                            []string
+	readonly                             []string // not a flag: what the hook protects (its audit log)
 }
 
 func (f *decideFlags) register(fs *flag.FlagSet) {
@@ -74,7 +75,8 @@ func (f *decideFlags) register(fs *flag.FlagSet) {
 // config is the decider's configuration, with the policy that 'cordon run'
 // builds from the same flags: one function composes both.
 func (f *decideFlags) config(cwd string) (permission.Config, error) {
-	pf := policyFlags{workspace: f.workspace, allowRead: f.allowRead, agentsRoot: f.agentsRoot, agent: f.agent, parent: f.parent}
+	pf := policyFlags{workspace: f.workspace, allowRead: f.allowRead, readonly: f.readonly,
+		agentsRoot: f.agentsRoot, agent: f.agent, parent: f.parent}
 	p, _, err := pf.build()
 	if err != nil {
 		return permission.Config{}, err
@@ -92,6 +94,9 @@ func (f *decideFlags) runArgs(workspace string) []runArg {
 	args := []runArg{{"--workspace", workspace}}
 	for _, p := range f.allowRead {
 		args = append(args, runArg{"--allow-read", p})
+	}
+	for _, p := range f.readonly {
+		args = append(args, runArg{"--readonly", p})
 	}
 	if f.agentsRoot != "" {
 		root, err := filepath.Abs(f.agentsRoot) // the command may run from another directory

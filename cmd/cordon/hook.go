@@ -23,7 +23,7 @@ func init() {
 }
 
 const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--agents-root DIR --agent ID [--parent ID]]
-                              [--sandbox-bash] [--audit FILE]
+                              [--sandbox-bash] [--audit FILE | --no-audit]
 
 A Claude Code hook. Claude Code runs it before each tool call with a JSON
 payload on stdin; cordon decides the call with its rules and answers on
@@ -50,9 +50,12 @@ With --sandbox-bash, a Bash call that is not denied comes back with its
 command rewritten to run inside 'cordon run --workspace DIR', so the kernel
 confines it; the decision (allow or ask) is unchanged.
 
-With --audit FILE, PreToolUse decisions and PostToolUse results are appended
-to a hash-chained audit log ('cordon audit verify FILE'); register the hook
-for PostToolUse too for the results.
+Every PreToolUse request and decision, and every PostToolUse result, is
+appended to a keyed, hash-chained audit log: by default cordon's own (see
+'cordon audit path'; no sandbox can reach it), or --audit FILE, which is then
+read-only (with FILE.head) in the sandbox --sandbox-bash wraps commands in.
+Register the hook for PostToolUse too for the results; check the log with
+'cordon audit verify [FILE]'. --no-audit keeps no log.
 
 The workspace is --workspace, else $CLAUDE_PROJECT_DIR (the project root
 Claude Code names), else the payload's cwd; one inside .git is cut back to
@@ -108,7 +111,8 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 	var df decideFlags
 	df.register(fs)
 	sandboxBash := fs.Bool("sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
-	auditPath := fs.String("audit", "", "append decisions and PostToolUse results to the audit log `FILE`")
+	auditPath := fs.String("audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+	noAudit := fs.Bool("no-audit", false, "keep no audit log")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, hookHelp, "Flags:\n")
 		fs.PrintDefaults()
@@ -139,10 +143,12 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 		return hookFail(e, "payload is not a JSON object: %v", err)
 	}
 	var log *audit.Log
-	if *auditPath != "" {
-		if log, err = audit.Open(*auditPath); err != nil {
-			return hookFail(e, "%v", err)
+	if !*noAudit {
+		if log, err = audit.OpenUser(*auditPath, hookLogName); err != nil {
+			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
+	} else if *auditPath != "" {
+		return hookFail(e, "--audit and --no-audit contradict each other")
 	}
 	switch p.HookEventName {
 	case "PreToolUse":
@@ -174,6 +180,11 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 		return hookFail(e, "%v", err)
 	}
 	df.workspace = ws
+	if log != nil {
+		// The audit log and its anchor are read-only to the sandbox and,
+		// the same policy, to the file tools.
+		df.readonly = append(df.readonly, log.Protect()...)
+	}
 	cfg, err := df.config(p.Cwd)
 	if err != nil {
 		return hookFail(e, "%v", err)
