@@ -22,7 +22,8 @@ func init() {
 	register("hook", "answer Claude Code's PreToolUse hook with cordon's decision", cmdHook)
 }
 
-const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--agents-root DIR --agent ID [--parent ID]]
+const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--allow-read P]...
+                              [--agents-root DIR --agent ID [--parent ID]]
                               [--sandbox-bash] [--audit FILE | --no-audit]
 
 A Claude Code hook. Claude Code runs it before each tool call with a JSON
@@ -61,11 +62,17 @@ The workspace is --workspace, else $CLAUDE_PROJECT_DIR (the project root
 Claude Code names), else the payload's cwd; one inside .git is cut back to
 the work tree that holds it. Relative paths are taken from the payload's
 cwd, as Claude Code's tools take them; a cwd outside the workspace, inside
-.git or protected is named in the reason. Decisions follow the policy
-'cordon run --workspace DIR' launches (add --allow-read as you would to
-run): what it denies is never allowed. A malformed payload, an unknown event or any internal
-error exits 2 with the reason on stderr, which Claude Code treats as a block:
-cordon never answers allow by accident.
+.git or protected is named in the reason.
+
+Decisions follow the policy 'cordon run --workspace DIR' launches with the
+same flags (see 'cordon profile --workspace DIR'), because Read, Write,
+Edit, Grep, Glob and LS run outside the sandbox: what it denies (~/.ssh
+when Claude Code runs in ~, say) is never allowed, and what it keeps
+read-only is never written. --sandbox-bash launches with those flags.
+
+A malformed payload, an unknown event or any internal error exits 2 with
+the reason on stderr, which Claude Code treats as a block: cordon never
+answers allow by accident.
 
 Example (.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
