@@ -19,7 +19,8 @@ var ErrLoop = errors.New("too many levels of symbolic links")
 // Realpath resolves an absolute path the way the kernel does: each existing
 // component's symlink is followed (also a dangling one, because writing
 // through it creates its target), ".." applies to the resolved parent, and
-// the part that does not exist yet is appended as is.
+// the part that does not exist yet is appended as is. A ".." below a
+// missing component is an error, as it is for the kernel.
 func Realpath(p string) (string, error) {
 	if err := checkPath(p); err != nil {
 		return "", err
@@ -58,6 +59,12 @@ func walk(base, rest string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
+			if missing {
+				// The kernel fails this lookup (ENOENT); a tool that
+				// cleans the path first would instead land on whatever
+				// the rest names, which was never looked at.
+				return "", fmt.Errorf("resolve: \"..\" after %s, which does not exist: %w", resolved, fs.ErrNotExist)
+			}
 			resolved = filepath.Dir(resolved)
 			continue
 		}
@@ -159,7 +166,9 @@ func (s *Scope) Resolve(p string) (resolved string, inside bool, err error) {
 	if err := checkPath(p); err != nil {
 		return "", false, err
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
+	if strings.HasPrefix(p, "~") {
+		// A tool may expand "~" or "~user" where cordon would not: the
+		// two would mean different files.
 		return "", false, fmt.Errorf("resolve %q: \"~\" is not expanded; give the path relative to the workspace", p)
 	}
 	switch {

@@ -62,7 +62,7 @@ func TestScopeResolveErrors(t *testing.T) {
 	ws, _ := workspace(t)
 	s, err := NewScope(ws)
 	require.NoError(t, err)
-	for _, in := range []string{"", "a\x00b", "loop/x", "src/main.go/x", "~/.ssh/id_rsa"} {
+	for _, in := range []string{"", "a\x00b", "loop/x", "src/main.go/x", "~/.ssh/id_rsa", "~root/.ssh/id_rsa", "~", "missing/../link-out/x", "src/a/b/../../main.go"} {
 		t.Run(in, func(t *testing.T) {
 			_, inside, err := s.Resolve(in)
 			require.Error(t, err)

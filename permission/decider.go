@@ -2,6 +2,8 @@ package permission
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/guards"
@@ -15,33 +17,49 @@ type Config struct {
 	AgentsRoot string
 	Agent      string
 	Parent     string
+	// Cwd, when set, is the absolute directory relative paths are taken
+	// from (Claude Code's session directory, which may differ from the
+	// workspace); "" means the workspace. The scope is the workspace
+	// either way: a relative path that leaves it is outside.
+	Cwd string
+	// Policy is the filesystem policy the agent's sandbox is launched
+	// with. File tools run outside that sandbox, so the decider never
+	// allows what it denies (docs/design.md §5). Nil means what
+	// `cordon run --workspace WORKSPACE
+	// [--agents-root ROOT --agent ID --parent ID]` launches: the workspace
+	// preset with HOME from the environment, plus the agents preset.
+	Policy *policy.FsSandboxPolicy
 }
 
 // Decider applies the ordered rules. It is built once from Config and is
 // safe for concurrent use.
 type Decider struct {
 	scope  *guards.Scope
+	cwd    string             // resolved base of relative paths
 	agents *guards.CrossAgent // nil without an agents root
-	// kernel is the workspace preset's policy, the one `cordon run
-	// --workspace` enforces: a write the sandbox would refuse (.git/hooks,
-	// .vscode, ...) is refused here too, since file tools run outside it.
+	// kernel is the launched policy: a read it denies is never allowed and
+	// a write it denies is never allowed nor asked, since the handlers of
+	// file tools run outside the sandbox.
 	kernel *policy.Canonical
+	denied []string // the kernel's denied roots, for tools that descend
+	strict []string // its denied and read-only roots, for case variants
 }
 
-// New resolves the workspace and agents root once, so Decide only resolves
-// the request's own path.
+// New resolves the workspace, the agents root and the launched policy
+// once, so Decide only resolves the request's own path.
 func New(cfg Config) (*Decider, error) {
 	scope, err := guards.NewScope(cfg.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("new decider: %w", err)
 	}
-	d := &Decider{scope: scope}
-	wp, err := policy.Workspace(scope.Dir(), policy.WorkspaceOptions{})
-	if err == nil {
-		d.kernel, err = policy.Canonicalize(wp)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("new decider: %w", err)
+	d := &Decider{scope: scope, cwd: scope.Dir()}
+	if cfg.Cwd != "" {
+		if !filepath.IsAbs(cfg.Cwd) {
+			return nil, fmt.Errorf("new decider: cwd %q is not absolute", cfg.Cwd)
+		}
+		if d.cwd, err = guards.Realpath(cfg.Cwd); err != nil {
+			return nil, fmt.Errorf("new decider: cwd: %w", err)
+		}
 	}
 	switch {
 	case cfg.AgentsRoot != "":
@@ -51,11 +69,51 @@ func New(cfg Config) (*Decider, error) {
 	case cfg.Agent != "" || cfg.Parent != "":
 		return nil, fmt.Errorf("new decider: agent %q given without an agents root", cfg.Agent)
 	}
+	p := cfg.Policy
+	if p == nil {
+		lp, err := launchPolicy(scope.Dir(), cfg.AgentsRoot, cfg.Agent, cfg.Parent)
+		if err != nil {
+			return nil, fmt.Errorf("new decider: %w", err)
+		}
+		p = &lp
+	}
+	if d.kernel, err = policy.Canonicalize(*p); err != nil {
+		return nil, fmt.Errorf("new decider: launched policy: %w", err)
+	}
+	for _, r := range d.kernel.Roots() {
+		if r.Kind == policy.Denied {
+			d.denied = append(d.denied, r.Path)
+		}
+		if r.Kind == policy.Denied || r.Kind == policy.Readonly {
+			d.strict = append(d.strict, r.Path)
+		}
+	}
 	return d, nil
+}
+
+// launchPolicy is the policy `cordon run --workspace WORKSPACE` launches,
+// merged with the agents preset when agentsRoot is set: the kernel view a
+// Decider answers from when Config.Policy is nil.
+func launchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
+	p, err := policy.Workspace(workspace, policy.WorkspaceOptions{})
+	if err != nil {
+		return p, err
+	}
+	if agentsRoot != "" {
+		ag, err := policy.Agents(agentsRoot, agent, parent)
+		if err != nil {
+			return p, err
+		}
+		p.Merge(ag)
+	}
+	return p, nil
 }
 
 // Workspace is the resolved workspace directory.
 func (d *Decider) Workspace() string { return d.scope.Dir() }
+
+// Policy is the launched policy the decider answers from.
+func (d *Decider) Policy() *policy.Canonical { return d.kernel }
 
 // subject is a request prepared for the rules: parsed once, resolved once.
 type subject struct {
@@ -69,6 +127,10 @@ type subject struct {
 	inside   bool
 	resErr   error
 	shell    guards.ShellVerdict
+	verdict  policy.Verdict // the launched policy on Resolved (inside only)
+	below    string         // existing denied roots below a descending tool's target
+	cleaned  string         // the resolved cleaned reading, when it is what refuses
+	links    uint64         // other hard links of a write's target
 }
 
 func (s *subject) write() bool {
@@ -129,15 +191,92 @@ func (d *Decider) prepare(req Request) *subject {
 			s.target = "."
 		}
 	}
-	s.lexical = d.scope.Lexical(s.target)
+	// A relative path is taken from the cwd, joined without cleaning so
+	// that ".." applies after the symlinks before it, as in the kernel. A
+	// "~" stays first, where the scope refuses it: tools expand it.
+	from := s.target
+	if !filepath.IsAbs(from) && (!strings.HasPrefix(from, "~") || mutation.noTilde) && d.cwd != d.scope.Dir() {
+		from = d.cwd + "/" + from
+	}
+	s.lexical = d.scope.Lexical(from)
 	var resolved string
 	var err error
-	resolved, s.inside, err = d.scope.Resolve(s.target)
+	resolved, s.inside, err = d.scope.Resolve(from)
 	if s.resErr == nil {
 		s.resErr = err
 	}
 	s.call.Resolved = resolved
+	if !s.inside || s.resErr != nil {
+		return s
+	}
+	s.verdict = d.explain(resolved)
+	if mutation.noKernel {
+		s.verdict.Read, s.verdict.Write = true, true
+	}
+	if s.write() {
+		s.links = extraNames(resolved)
+	}
+	if s.tool.recursive && !mutation.noBelow {
+		s.below = d.deniedBelow(resolved)
+	}
+	if hasDotDot(from) && !mutation.noCleaned {
+		d.alsoCleaned(s)
+	}
 	return s
+}
+
+// mutation removes one defence at a time, for the test that proves the
+// property test notices; every field is false outside that test.
+var mutation struct{ noKernel, noCleaned, noBelow, noTilde bool }
+
+// alsoCleaned checks the other reading of a path with "..": a tool that
+// cleans a path before opening it (as Node's path.resolve does) drops the
+// component before each ".." instead of climbing from where a symlink led.
+// Both readings must be inside the workspace and allowed.
+func (d *Decider) alsoCleaned(s *subject) {
+	clean, inside, err := d.scope.Resolve(s.lexical)
+	if err != nil || !inside {
+		s.inside, s.cleaned = false, clean
+		if err != nil {
+			s.resErr = fmt.Errorf("cleaned to %s: %w", s.lexical, err)
+		}
+		return
+	}
+	if clean == s.call.Resolved {
+		return
+	}
+	v := d.explain(clean)
+	if s.verdict.Read && !v.Read || s.verdict.Write && !v.Write {
+		v.Read, v.Write = v.Read && s.verdict.Read, v.Write && s.verdict.Write
+		s.verdict, s.cleaned = v, clean
+	}
+	if s.tool.recursive && s.below == "" {
+		s.below = d.deniedBelow(clean)
+	}
+}
+
+func hasDotDot(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// deniedBelow lists the existing denied roots strictly below dir: a tool
+// that descends from dir (glob, grep, list) would read them, outside the
+// sandbox. A denied root that does not exist has nothing to read.
+func (d *Decider) deniedBelow(dir string) string {
+	var below []string
+	for _, r := range d.denied {
+		if r != dir && d.withinFold(dir, r) {
+			if _, err := os.Lstat(r); err == nil {
+				below = append(below, r)
+			}
+		}
+	}
+	return strings.Join(below, ", ")
 }
 
 // outsideReason explains a path that is not inside the workspace.
@@ -147,12 +286,28 @@ func (d *Decider) outsideReason(s *subject) string {
 			s.req.Name, s.target, s.resErr, d.scope.Dir())
 	}
 	how := ""
+	if s.cleaned != "" {
+		return fmt.Sprintf("%s: %q resolves to %s, but a tool that cleans \"..\" first would open %s, outside the workspace %s",
+			s.req.Name, s.target, s.call.Resolved, s.cleaned, d.scope.Dir())
+	}
 	if s.call.Resolved != s.lexical {
 		how = fmt.Sprintf(" resolves to %s, which is", s.call.Resolved)
 	} else {
 		how = " is"
 	}
 	return fmt.Sprintf("%s: %q%s outside the workspace %s", s.req.Name, s.target, how, d.scope.Dir())
+}
+
+// resolvedTo names where the request's path really points when that
+// differs from its spelling.
+func (d *Decider) resolvedTo(s *subject) string {
+	if s.cleaned != "" {
+		return " (cleaned of \"..\" as some tools do, " + s.cleaned + ")"
+	}
+	if s.call.Resolved == s.lexical {
+		return ""
+	}
+	return " (resolves to " + s.call.Resolved + ")"
 }
 
 // short keeps reasons readable when commands are long.

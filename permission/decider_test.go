@@ -77,9 +77,11 @@ func TestDecide(t *testing.T) {
 		{"Write", req("Write", map[string]string{"file_path": f.ws + "/a.txt", "content": ""}), Ask, RuleWriteApproval},
 		{"MultiEdit", req("MultiEdit", map[string]any{"file_path": "src/main.go", "edits": []any{}}), Ask, RuleWriteApproval},
 		{"NotebookEdit", req("NotebookEdit", map[string]any{"notebook_path": "n.ipynb", "new_source": ""}), Ask, RuleWriteApproval},
-		{"write dotdot", req("write_file", map[string]string{"path": "../outside/x", "content": ""}), Deny, RuleWorkspace},
-		{"write symlink escape", req("write_file", map[string]string{"path": "escape/x", "content": ""}), Deny, RuleWorkspace},
-		{"Edit absolute outside", req("Edit", map[string]string{"file_path": "/etc/hosts"}), Deny, RuleWorkspace},
+		{"write dotdot", req("write_file", map[string]string{"path": "../outside/x", "content": ""}), Deny, RuleOutsideWorkspace},
+		{"write symlink escape", req("write_file", map[string]string{"path": "escape/x", "content": ""}), Deny, RuleOutsideWorkspace},
+		{"Edit absolute outside", req("Edit", map[string]string{"file_path": "/etc/hosts"}), Deny, RuleOutsideWorkspace},
+		{"write git hook", req("write_file", map[string]string{"path": ".git/hooks/pre-commit", "content": "x"}), Deny, RuleProtectedPath},
+		{"Write .vscode", req("Write", map[string]string{"file_path": f.ws + "/.vscode/tasks.json", "content": "x"}), Deny, RuleProtectedPath},
 		{"glob inside", req("glob", map[string]string{"pattern": "src/**/*.go"}), Allow, RuleReadAllow},
 		{"glob prefix outside", req("glob", map[string]string{"pattern": "../outside/*"}), Deny, RuleOutsideWorkspace},
 		{"glob through symlink", req("glob", map[string]string{"pattern": "escape/*"}), Deny, RuleOutsideWorkspace},
@@ -184,8 +186,8 @@ func TestDecisionJSON(t *testing.T) {
 	b, err := json.Marshal(Decision{ToolUseID: "t", Action: Ask, RuleID: RuleBashApproval, Reason: "r"})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"tool_use_id":"t","action":"ASK","rule_id":"bash.requires_approval","reason":"r"}`, string(b))
-	require.Equal(t, []string{RuleCrossAgent, RuleWorkspace, RuleInvalidArguments, RuleHardDeny, RuleOutsideWorkspace,
-		RuleReadAllow, RuleWriteApproval, RuleBashApproval, RuleDefaultDeny}, Rules())
+	require.Equal(t, []string{RuleCrossAgent, RuleInvalidArguments, RuleOutsideWorkspace, RuleProtectedPath, RulePolicyDenied,
+		RuleHardDeny, RuleReadAllow, RuleWriteApproval, RuleBashApproval, RuleDefaultDeny}, Rules())
 }
 
 // Files that tools run later outside the sandbox are refused to the file
@@ -197,7 +199,7 @@ func TestProtectedWritesAreDenied(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			d := f.d.Decide(req("write_file", map[string]string{"path": p, "content": "x"}))
 			require.Equal(t, Deny, d.Action, d.Reason)
-			require.Equal(t, RuleWorkspace, d.RuleID)
+			require.Equal(t, RuleProtectedPath, d.RuleID)
 			require.Contains(t, d.Reason, "protected")
 			require.Contains(t, d.Reason, p)
 		})

@@ -4,22 +4,46 @@
 //
 // # Rules
 //
-// First match wins:
+// First match wins; each id has one action:
 //
 //	guard.cross_agent            DENY  another agent's directory under the agents root
-//	guard.workspace              DENY  a write that resolves outside the workspace, or onto a
-//	                                   file the workspace sandbox protects (.git/hooks, .vscode, ...)
 //	request.invalid_arguments    DENY  arguments not an object, empty command, path not a string
+//	path.outside_workspace       DENY  a path (read, write, glob prefix) that resolves outside the
+//	                                   workspace, or that cannot be resolved
+//	guard.protected_path         DENY  a write inside the workspace to a path the launched policy
+//	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
+//	                                   files when HOME is in the workspace, ...), or to a file with
+//	                                   other hard links (one of them may be protected)
+//	policy.denied                DENY  a read or write inside the workspace that the launched policy
+//	                                   denies (credential stores when HOME is in the workspace), or a
+//	                                   glob, grep or list whose tree holds an existing denied root
 //	bash.hard_deny               DENY  sudo, rm -rf, mkfs, dd/redirect onto a device, shutdown, unparsable
-//	path.outside_workspace       DENY  a read or glob that resolves outside the workspace
 //	path.read_allow              ALLOW read_file, glob (and Read, Glob, Grep, LS)
 //	path.write_requires_approval ASK   write_file, edit_file (and Write, Edit, MultiEdit, NotebookEdit)
 //	bash.requires_approval       ASK   any other bash command
 //	default.deny                 DENY  everything else, such as unknown or MCP tools
 //
-// Guards run first and cannot be outranked. Arguments are checked before
-// the guards read them, so in practice request.invalid_arguments is decided
+// The guards cannot be outranked. Arguments are checked before the
+// guards read them, so in practice request.invalid_arguments is decided
 // before a guard can look at a path — there is no path to guard.
+//
+// # One model for both layers
+//
+// File tools run in the agent's own process, outside the sandbox, so the
+// decider answers from the policy the sandbox is launched with
+// ([Config].Policy, by default what `cordon run --workspace` launches): a
+// read that policy denies is never ALLOW, and a write it denies is never
+// ALLOW nor ASK. Bash commands are left to the kernel, which confines them
+// when they run under `cordon run`.
+//
+// A path is judged the way the tool will open it, in every reading that
+// differs: relative to [Config].Cwd; with symlinks followed and ".."
+// applied after them (the kernel), and also with ".." removed first (a tool
+// that cleans paths); and, where names may fold case (macOS), under the
+// root it matches ignoring case. Each reading must be inside the workspace
+// and allowed. What is not covered: a path swapped for a symlink between
+// the decision and the tool's open, and tools that follow symlinks while
+// descending (Grep, Glob and LS are assumed not to, as ripgrep does not).
 //
 // # Use
 //

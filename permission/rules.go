@@ -3,6 +3,8 @@ package permission
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // rule is one step of the ordered pipeline; match returns the reason when
@@ -24,35 +26,55 @@ func Rules() []string {
 
 var rules = []rule{
 	{RuleCrossAgent, Deny, crossAgent},
-	{RuleWorkspace, Deny, func(d *Decider, s *subject) (string, bool) {
-		if !s.write() {
-			return "", false
-		}
-		if !s.inside || s.resErr != nil {
-			return d.outsideReason(s) + "; writes there are never allowed", true
-		}
-		if v := d.kernel.Explain(s.call.Resolved); !v.Write {
-			return fmt.Sprintf("%s: %q is protected: tools outside the sandbox run or trust it (%s)", s.req.Name, s.target, v.Reason), true
-		}
-		return "", false
-	}},
 	{RuleInvalidArguments, Deny, func(d *Decider, s *subject) (string, bool) {
 		if s.parseErr == nil {
 			return "", false
 		}
 		return s.parseErr.Error(), true
 	}},
-	{RuleHardDeny, Deny, func(d *Decider, s *subject) (string, bool) {
-		if !s.shell.Deny {
-			return "", false
-		}
-		return fmt.Sprintf("%s: %s", s.req.Name, s.shell.Reason), true
-	}},
 	{RuleOutsideWorkspace, Deny, func(d *Decider, s *subject) (string, bool) {
 		if !s.hasPath() || s.inside && s.resErr == nil {
 			return "", false
 		}
 		return d.outsideReason(s), true
+	}},
+	{RuleProtectedPath, Deny, func(d *Decider, s *subject) (string, bool) {
+		if s.write() && s.verdict.Write && s.links > 0 {
+			// A link made before a later launch protected the other name
+			// (a repository's config, say) still writes it.
+			return fmt.Sprintf("%s: %q has %d other hard link(s): a write changes the file under every name, and cordon cannot see whether one is protected; remove the extra links (or copy the file) first",
+				s.req.Name, s.target, s.links), true
+		}
+		if !s.write() || s.verdict.Write || s.verdict.Field != policy.Readonly.Field() {
+			return "", false
+		}
+		return fmt.Sprintf("%s: %q is protected: the sandbox keeps it read-only because tools outside it run or trust it (%s)",
+			s.req.Name, s.target, s.verdict.Reason), true
+	}},
+	{RulePolicyDenied, Deny, func(d *Decider, s *subject) (string, bool) {
+		if !s.hasPath() {
+			return "", false
+		}
+		op := "read"
+		allowed := s.verdict.Read
+		if s.write() {
+			op, allowed = "write", s.verdict.Write
+		}
+		if !allowed {
+			return fmt.Sprintf("%s: %q%s: the sandbox's policy denies this %s (%s), and %s runs outside the sandbox",
+				s.req.Name, s.target, d.resolvedTo(s), op, s.verdict.Reason, s.req.Name), true
+		}
+		if s.below != "" {
+			return fmt.Sprintf("%s: %q%s contains %s, which the sandbox's policy denies (no read, no write); %s would descend into it outside the sandbox: give a path that does not contain what is denied",
+				s.req.Name, s.target, d.resolvedTo(s), s.below, s.req.Name), true
+		}
+		return "", false
+	}},
+	{RuleHardDeny, Deny, func(d *Decider, s *subject) (string, bool) {
+		if !s.shell.Deny {
+			return "", false
+		}
+		return fmt.Sprintf("%s: %s", s.req.Name, s.shell.Reason), true
 	}},
 	{RuleReadAllow, Allow, func(d *Decider, s *subject) (string, bool) {
 		if !s.hasPath() || s.write() {

@@ -16,13 +16,15 @@ const (
 	Deny  Action = "DENY"
 )
 
-// Rule ids are stable: audit logs, tests and users refer to them.
+// Rule ids are stable: audit logs, metrics, tests and users refer to them.
+// Each id has one action; the package doc says when each fires.
 const (
 	RuleCrossAgent       = "guard.cross_agent"
-	RuleWorkspace        = "guard.workspace"
 	RuleInvalidArguments = "request.invalid_arguments"
-	RuleHardDeny         = "bash.hard_deny"
 	RuleOutsideWorkspace = "path.outside_workspace"
+	RuleProtectedPath    = "guard.protected_path"
+	RulePolicyDenied     = "policy.denied"
+	RuleHardDeny         = "bash.hard_deny"
 	RuleReadAllow        = "path.read_allow"
 	RuleWriteApproval    = "path.write_requires_approval"
 	RuleBashApproval     = "bash.requires_approval"

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/permission"
 )
@@ -15,11 +16,17 @@ func init() {
 	register("decide", "decide one tool call (JSON on stdin) and print the decision", cmdDecide)
 }
 
-const decideHelp = `Usage: cordon decide --workspace DIR [--agents-root DIR --agent ID [--parent ID]] < request.json
+const decideHelp = `Usage: cordon decide --workspace DIR [--allow-read P]... [--agents-root DIR --agent ID [--parent ID]]
+                     < request.json
 
 Reads one tool call as JSON on stdin and prints the decision as JSON:
 ALLOW, ASK or DENY, the id of the rule that decided and why. Nothing is
 run and nobody is asked; this is the rule pipeline on its own.
+
+File tools run outside the sandbox, so the decision follows the policy
+'cordon run' launches with the same flags (see 'cordon profile
+--workspace DIR'): what that policy denies is never ALLOW, and a write it
+denies is never ASK.
 
 Request:  {"tool_use_id": "t1", "name": "bash", "arguments": {"command": "ls -la"}}
 Decision: {"tool_use_id": "t1", "action": "ASK", "rule_id": "bash.requires_approval", "reason": "..."}
@@ -28,10 +35,10 @@ Tools: bash{command} read_file{path} write_file{path,content} edit_file{path,...
 glob{pattern}, and Claude Code's Bash, Read, Write, Edit, MultiEdit,
 NotebookEdit, Glob, Grep, LS with their own argument names.
 
-Rules, first match wins: guard.cross_agent, guard.workspace,
-request.invalid_arguments, bash.hard_deny, path.outside_workspace,
-path.read_allow, path.write_requires_approval, bash.requires_approval,
-default.deny.
+Rules, first match wins: guard.cross_agent, request.invalid_arguments,
+path.outside_workspace, guard.protected_path, policy.denied,
+bash.hard_deny, path.read_allow, path.write_requires_approval,
+bash.requires_approval, default.deny.
 
 Examples:
   echo '{"tool_use_id":"1","name":"bash","arguments":{"command":"sudo make install"}}' \
@@ -46,20 +53,62 @@ flags, 125 for an unreadable request or workspace.
 
 `
 
-// decideFlags are shared by decide and hook.
+// decideFlags are shared by decide and hook: the subset of run's policy
+// flags that describes an agent's sandbox.
 type decideFlags struct {
 	workspace, agentsRoot, agent, parent string
+	allowRead                            []string
+	readonly                             []string // not a flag: what the hook protects (its audit log)
 }
 
 func (f *decideFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", "", "the agent's workspace `DIR`; relative paths are taken from it")
+	fs.Func("allow-read", "as for run: leave credential store `PATH` readable (repeatable)", func(s string) error {
+		f.allowRead = append(f.allowRead, s)
+		return nil
+	})
 	fs.StringVar(&f.agentsRoot, "agents-root", "", "`DIR` holding one directory per agent; others' are off limits")
 	fs.StringVar(&f.agent, "agent", "", "this agent's `ID` (its directory under --agents-root)")
 	fs.StringVar(&f.parent, "parent", "", "the parent agent's `ID`, readable but not writable")
 }
 
-func (f *decideFlags) config() permission.Config {
-	return permission.Config{Workspace: f.workspace, AgentsRoot: f.agentsRoot, Agent: f.agent, Parent: f.parent}
+// config is the decider's configuration, with the policy that 'cordon run'
+// builds from the same flags: one function composes both.
+func (f *decideFlags) config(cwd string) (permission.Config, error) {
+	pf := policyFlags{workspace: f.workspace, allowRead: f.allowRead, readonly: f.readonly,
+		agentsRoot: f.agentsRoot, agent: f.agent, parent: f.parent}
+	p, _, err := pf.build()
+	if err != nil {
+		return permission.Config{}, err
+	}
+	return permission.Config{Workspace: f.workspace, AgentsRoot: f.agentsRoot, Agent: f.agent, Parent: f.parent,
+		Cwd: cwd, Policy: &p}, nil
+}
+
+// runArg is one flag of 'cordon run' and its value.
+type runArg struct{ flag, value string }
+
+// runArgs are the flags of 'cordon run' that launch the policy config
+// answers from.
+func (f *decideFlags) runArgs(workspace string) []runArg {
+	args := []runArg{{"--workspace", workspace}}
+	for _, p := range f.allowRead {
+		args = append(args, runArg{"--allow-read", p})
+	}
+	for _, p := range f.readonly {
+		args = append(args, runArg{"--readonly", p})
+	}
+	if f.agentsRoot != "" {
+		root, err := filepath.Abs(f.agentsRoot) // the command may run from another directory
+		if err != nil {
+			root = f.agentsRoot
+		}
+		args = append(args, runArg{"--agents-root", root}, runArg{"--agent", f.agent})
+		if f.parent != "" {
+			args = append(args, runArg{"--parent", f.parent})
+		}
+	}
+	return args
 }
 
 func cmdDecide(_ context.Context, e *env, args []string) int {
@@ -83,7 +132,11 @@ func cmdDecide(_ context.Context, e *env, args []string) int {
 	if df.workspace == "" {
 		return errorf(e, exitUsage, "decide: --workspace DIR is required")
 	}
-	d, err := permission.New(df.config())
+	cfg, err := df.config("")
+	if err != nil {
+		return errorf(e, exitCordonError, "decide: %v", err)
+	}
+	d, err := permission.New(cfg)
 	if err != nil {
 		return errorf(e, exitCordonError, "decide: %v", err)
 	}

@@ -13,14 +13,17 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/guards"
 	"github.com/cordon-sandbox/cordon/permission"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func init() {
 	register("hook", "answer Claude Code's PreToolUse hook with cordon's decision", cmdHook)
 }
 
-const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--agents-root DIR --agent ID [--parent ID]]
+const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--allow-read P]...
+                              [--agents-root DIR --agent ID [--parent ID]]
                               [--sandbox-bash] [--audit FILE | --no-audit]
 
 A Claude Code hook. Claude Code runs it before each tool call with a JSON
@@ -55,10 +58,21 @@ read-only (with FILE.head) in the sandbox --sandbox-bash wraps commands in.
 Register the hook for PostToolUse too for the results; check the log with
 'cordon audit verify [FILE]'. --no-audit keeps no log.
 
-The workspace is --workspace, else the payload's cwd, else
-$CLAUDE_PROJECT_DIR. A malformed payload, an unknown event or any internal
-error exits 2 with the reason on stderr, which Claude Code treats as a block:
-cordon never answers allow by accident.
+The workspace is --workspace, else $CLAUDE_PROJECT_DIR (the project root
+Claude Code names), else the payload's cwd; one inside .git is cut back to
+the work tree that holds it. Relative paths are taken from the payload's
+cwd, as Claude Code's tools take them; a cwd outside the workspace, inside
+.git or protected is named in the reason.
+
+Decisions follow the policy 'cordon run --workspace DIR' launches with the
+same flags (see 'cordon profile --workspace DIR'), because Read, Write,
+Edit, Grep, Glob and LS run outside the sandbox: what it denies (~/.ssh
+when Claude Code runs in ~, say) is never allowed, and what it keeps
+read-only is never written. --sandbox-bash launches with those flags.
+
+A malformed payload, an unknown event or any internal error exits 2 with
+the reason on stderr, which Claude Code treats as a block: cordon never
+answers allow by accident.
 
 Example (.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
@@ -168,16 +182,21 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	if p.ToolName == "" {
 		return hookFail(e, "PreToolUse payload has no tool_name")
 	}
-	if df.workspace == "" {
-		df.workspace = p.Cwd
+	ws, note, err := hookWorkspace(df.workspace, os.Getenv("CLAUDE_PROJECT_DIR"), p.Cwd)
+	if err != nil {
+		return hookFail(e, "%v", err)
 	}
-	if df.workspace == "" {
-		df.workspace = os.Getenv("CLAUDE_PROJECT_DIR")
+	df.workspace = ws
+	if log != nil {
+		// The audit log and its anchor are read-only to the sandbox and,
+		// the same policy, to the file tools.
+		df.readonly = append(df.readonly, log.Protect()...)
 	}
-	if df.workspace == "" {
-		return hookFail(e, "no workspace: pass --workspace DIR, or run from Claude Code (payload cwd, CLAUDE_PROJECT_DIR)")
+	cfg, err := df.config(p.Cwd)
+	if err != nil {
+		return hookFail(e, "%v", err)
 	}
-	d, err := permission.New(df.config())
+	d, err := permission.New(cfg)
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
@@ -188,13 +207,15 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 		PermissionDecision:       strings.ToLower(string(dec.Action)),
 		PermissionDecisionReason: fmt.Sprintf("cordon %s: %s", dec.RuleID, dec.Reason),
 	}
+	if note == "" {
+		note = cwdNote(d, p.Cwd)
+	}
+	if note != "" {
+		out.PermissionDecisionReason += " [" + note + "]"
+	}
 	if sandboxBash && dec.Action != permission.Deny {
 		if core, _ := permission.CoreName(p.ToolName); core == permission.ToolBash {
-			var protect []string
-			if log != nil {
-				protect = log.Protect()
-			}
-			updated, err := sandboxedInput(p.ToolInput, d.Workspace(), protect)
+			updated, err := sandboxedInput(p.ToolInput, df.runArgs(d.Workspace()))
 			if err != nil {
 				return hookFail(e, "--sandbox-bash: %v", err)
 			}
@@ -218,10 +239,102 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	return exitOK
 }
 
+// hookWorkspace picks the workspace: --workspace, else the project root
+// Claude Code names ($CLAUDE_PROJECT_DIR), else the payload's cwd. The cwd
+// is the session's current directory, which the agent moves with cd, so it
+// is the workspace only when nothing else names one. Neither it nor the
+// project root is ever a directory inside .git: it is cut back to the work
+// tree that holds .git, and note says so. A cwd inside another protected
+// name (.claude, .vscode, ...) is refused when nothing else names the
+// project, and so is a cwd that is not an absolute path.
+func hookWorkspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
+	if cwd != "" && (!filepath.IsAbs(cwd) || strings.IndexByte(cwd, 0) >= 0) {
+		return "", "", fmt.Errorf("payload cwd %q is not an absolute path", cwd)
+	}
+	dir, from := cwd, "payload cwd"
+	switch {
+	case flagDir != "":
+		return flagDir, "", nil // the user's explicit choice, as for 'cordon run'
+	case projectDir != "":
+		dir, from = projectDir, "CLAUDE_PROJECT_DIR"
+	case cwd == "":
+		return "", "", errors.New("no workspace: pass --workspace DIR, or run from Claude Code (CLAUDE_PROJECT_DIR, payload cwd)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("%s %q: %w", from, dir, err)
+	}
+	real, err := guards.Realpath(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", from, err)
+	}
+	top, name := belowProtectedName(real)
+	switch {
+	case name == ".git":
+		// A workspace inside .git would leave that repository's hooks
+		// and config writable (protections apply below a workspace); the
+		// work tree that holds it is the project.
+		return top, fmt.Sprintf("workspace %s: %s %s is inside .git, which is never a workspace", top, from, dir), nil
+	case name != "" && from == "payload cwd":
+		// Cutting back could widen the workspace far beyond the project
+		// (a project under ~/.vscode would become HOME): refuse instead.
+		return "", "", fmt.Errorf("payload cwd %s is inside %s, which is never a workspace, and no project root is named: pass --workspace DIR or set CLAUDE_PROJECT_DIR", dir, name)
+	}
+	return dir, "", nil
+}
+
+// belowProtectedName returns the directory above the first component of
+// p that is .git or an auto-executed name, and that name.
+func belowProtectedName(p string) (top, name string) {
+	protected := map[string]bool{".git": true}
+	for _, n := range policy.AutoExecNames {
+		protected[n] = true
+	}
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if protected[c] && i > 0 {
+			top = strings.Join(parts[:i], "/")
+			if top == "" {
+				top = "/"
+			}
+			return top, c
+		}
+	}
+	return "", ""
+}
+
+// cwdNote says why the payload's cwd is not the workspace when it is not
+// a place the agent may work in: outside the workspace, inside .git, or
+// protected. Relative paths are still taken from it, since Claude Code's
+// tools take them from there; the rules then refuse what leaves the
+// workspace or touches what is protected.
+func cwdNote(d *permission.Decider, cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	real, err := guards.Realpath(cwd)
+	if err != nil {
+		return fmt.Sprintf("workspace %s: payload cwd %s cannot be resolved (%v)", d.Workspace(), cwd, err)
+	}
+	ws := d.Workspace()
+	switch {
+	case !guards.Within(ws, real):
+		return fmt.Sprintf("workspace %s: payload cwd %s is outside it", ws, cwd)
+	case real == ws:
+		return ""
+	}
+	if _, name := belowProtectedName(strings.TrimPrefix(real, ws)); name != "" {
+		return fmt.Sprintf("workspace %s: payload cwd %s is inside %s", ws, cwd, name)
+	}
+	if v := d.Policy().Explain(real); !v.Write {
+		return fmt.Sprintf("workspace %s: payload cwd %s is protected (%s)", ws, cwd, v.Reason)
+	}
+	return ""
+}
+
 // sandboxedInput returns tool_input with its command wrapped in
-// 'cordon run --workspace DIR', every other field kept as it was; protect
-// (the audit log and its anchor) is made read-only in that sandbox.
-func sandboxedInput(input json.RawMessage, workspace string, protect []string) (json.RawMessage, error) {
+// 'cordon run RUNARGS', every other field kept as it was.
+func sandboxedInput(input json.RawMessage, runArgs []runArg) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(input, &fields); err != nil {
 		return nil, fmt.Errorf("tool_input is not an object: %w", err)
@@ -237,7 +350,7 @@ func sandboxedInput(input json.RawMessage, workspace string, protect []string) (
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	if fields["command"], err = marshalPlain(sandboxCommand(exe, workspace, command, protect)); err != nil {
+	if fields["command"], err = marshalPlain(sandboxCommand(exe, runArgs, command)); err != nil {
 		return nil, err
 	}
 	return marshalPlain(fields)
@@ -260,16 +373,17 @@ func marshalPlain(v any) (json.RawMessage, error) {
 // backticks, newlines and heredocs reach the inner shell untouched. The
 // inner shell is bash when the host has it, because Claude Code's Bash tool
 // speaks bash ([[ ]], arrays, brace expansion), and /bin/sh otherwise.
-func sandboxCommand(exe, workspace, command string, protect []string) string {
+func sandboxCommand(exe string, runArgs []runArg, command string) string {
 	shell := "/bin/sh"
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	argv := []string{singleQuote(exe), "run", "--workspace", singleQuote(workspace)}
-	for _, p := range protect {
-		argv = append(argv, "--readonly", singleQuote(p))
+	words := []string{singleQuote(exe), "run"}
+	for _, a := range runArgs {
+		words = append(words, a.flag, singleQuote(a.value))
 	}
-	return strings.Join(append(argv, "--", shell, "-c", singleQuote(command)), " ")
+	words = append(words, "--", shell, "-c", singleQuote(command))
+	return strings.Join(words, " ")
 }
 
 // singleQuote wraps s in single quotes. A quote inside is written as
