@@ -95,18 +95,12 @@ func New(cfg Config) (*Decider, error) {
 // merged with the agents preset when agentsRoot is set: the kernel view a
 // Decider answers from when Config.Policy is nil.
 func launchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
-	p, err := policy.Workspace(workspace, policy.WorkspaceOptions{})
+	comp, err := policy.Compose(policy.Spec{Workspace: workspace, AgentsRoot: agentsRoot, Agent: agent, Parent: parent,
+		Executables: policy.Executables(), Path: os.Getenv("PATH")})
 	if err != nil {
-		return p, err
+		return policy.FsSandboxPolicy{}, err
 	}
-	if agentsRoot != "" {
-		ag, err := policy.Agents(agentsRoot, agent, parent)
-		if err != nil {
-			return p, err
-		}
-		p.Merge(ag)
-	}
-	return p, nil
+	return comp.Policy, nil
 }
 
 // Workspace is the resolved workspace directory.

@@ -75,14 +75,14 @@ func (f *decideFlags) register(fs *flag.FlagSet) {
 // config is the decider's configuration, with the policy that 'cordon run'
 // builds from the same flags: one function composes both.
 func (f *decideFlags) config(cwd string) (permission.Config, error) {
-	pf := policyFlags{workspace: f.workspace, allowRead: f.allowRead, readonly: f.readonly,
+	pf := policyFlags{workspace: f.workspace, allowRead: f.allowRead,
 		agentsRoot: f.agentsRoot, agent: f.agent, parent: f.parent}
-	p, _, err := pf.build()
+	comp, err := pf.compose(f.readonly)
 	if err != nil {
 		return permission.Config{}, err
 	}
 	return permission.Config{Workspace: f.workspace, AgentsRoot: f.agentsRoot, Agent: f.agent, Parent: f.parent,
-		Cwd: cwd, Policy: &p}, nil
+		Cwd: cwd, Policy: &comp.Policy}, nil
 }
 
 // runArg is one flag of 'cordon run' and its value.
