@@ -243,7 +243,7 @@ func sandboxCommand(exe, workspace, command string) string {
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	return strings.Join([]string{singleQuote(exe), "run", "--workspace", singleQuote(workspace),
+	return strings.Join([]string{singleQuote(exe), "run", "--no-tty", "--workspace", singleQuote(workspace),
 		"--", shell, "-c", singleQuote(command)}, " ")
 }
 
