@@ -85,7 +85,8 @@ func (p *Pty) Raw() bool {
 	return err == nil && t.Lflag&(unix.ECHO|unix.ICANON) == 0
 }
 
-// AttachPty uses an existing terminal (the process's controlling one).
+// AttachPty uses an existing terminal (the process's controlling one),
+// and its master side when $EnvCttyMaster names a descriptor open on it.
 func AttachPty(path string) (*Pty, error) {
 	s, err := os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
@@ -95,7 +96,13 @@ func AttachPty(path string) (*Pty, error) {
 		s.Close()
 		return nil, err
 	}
-	return &Pty{Slave: s}, nil
+	p := &Pty{Slave: s}
+	if fd, err := strconv.Atoi(os.Getenv(EnvCttyMaster)); err == nil {
+		if m, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
+			p.Master = os.NewFile(uintptr(m), "ptmx")
+		}
+	}
+	return p, nil
 }
 
 func makeRaw(fd int) error {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // A terminal of its own for the sandbox (Cmd.Tty), as ssh -t and docker
@@ -103,6 +105,9 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 		return fail(err)
 	}
 	sub := c.ttyFds()
+	if testhook.SkipTtyPty {
+		sub = [3]bool{}
+	}
 	std := []any{c.Stdin, c.Stdout, c.Stderr}
 	forced := sub == [3]bool{true, true, true} && !IsTerminal(c.Stdin) && !IsTerminal(c.Stdout) && !IsTerminal(c.Stderr)
 	if forced {
@@ -424,10 +429,16 @@ func (t *ttySession) finish() {
 	t.finishedOnce.Do(func() {
 		unix.Write(t.ctlOut[1], []byte{'d'})
 		<-t.outDone
-		unix.Close(t.stopIn[1])
-		t.stopIn[1] = -1
-		if t.inDone != nil {
-			<-t.inDone
+		if testhook.TtyKeepReading {
+			t.stopIn = [2]int{-1, -1}
+		}
+		if t.stopIn[1] >= 0 {
+			// The relay takes no keystroke typed from here on.
+			unix.Close(t.stopIn[1])
+			t.stopIn[1] = -1
+			if t.inDone != nil {
+				<-t.inDone
+			}
 		}
 		signal.Stop(t.sigs)
 		close(t.sigs)

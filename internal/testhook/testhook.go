@@ -22,3 +22,11 @@ var SkipSeccomp bool
 // SkipStateDeny, when true, stops the launcher denying cordon's state
 // directory inside the sandbox.
 var SkipStateDeny bool
+
+// SkipTtyPty, when true, stops the launcher's interactive mode (Cmd.Tty)
+// giving the sandbox a pty of its own: it gets the caller's terminal.
+var SkipTtyPty bool
+
+// TtyKeepReading, when true, leaves the interactive mode's relay reading
+// the caller's terminal after the command ended.
+var TtyKeepReading bool
