@@ -3,11 +3,15 @@
 package launcher
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,10 +74,12 @@ type ttySession struct {
 	term     int           // the caller's terminal: sizes, modes (-1: none)
 	saved    *unix.Termios // term's modes before raw, restored at the end
 	raw      bool
-	inFd     int       // read from the caller's terminal (-1: not)
-	inReader io.Reader // or copied from this reader
-	outFd    int       // the caller's terminal written to (-1: not)
-	out      io.Writer // or this writer
+	keepRaw  bool         // raw for the whole run (the relay reads the terminal)
+	stopped  atomic.Int64 // session inside stopped by suspend, to continue
+	inFd     int          // read from the caller's terminal (-1: not)
+	inReader io.Reader    // or copied from this reader
+	outFd    int          // the caller's terminal written to (-1: not)
+	out      io.Writer    // or this writer
 
 	stopIn       [2]int // closed write end stops the input relay
 	ctlOut       [2]int // 'd' drain and end, 'h' hang up
@@ -162,6 +168,7 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 		if err := t.makeRaw(); err != nil {
 			return fail(err)
 		}
+		t.keepRaw = true
 	}
 	return t, nil
 }
@@ -177,9 +184,16 @@ func (t *ttySession) start() {
 	go func() {
 		defer close(t.sigDone)
 		for s := range t.sigs {
-			if s == syscall.SIGCONT && t.raw {
+			if s == syscall.SIGCONT {
 				// Back from a stop (fg): the shell may have reset the modes.
-				t.makeRaw()
+				if t.keepRaw {
+					t.makeRaw()
+				}
+				t.resize()
+				if sid := t.stopped.Swap(0); sid > 0 {
+					unix.Kill(-int(sid), syscall.SIGCONT)
+				}
+				continue
 			}
 			t.resize()
 		}
@@ -277,7 +291,15 @@ func (t *ttySession) relayIn() {
 			continue
 		}
 		if n > 0 {
-			if t.writeMaster(buf[:n]) != nil {
+			b := buf[:n]
+			if i := t.suspendKey(b); i >= 0 {
+				if t.writeMaster(b[:i]) != nil {
+					return
+				}
+				t.suspend()
+				b = b[i+1:]
+			}
+			if t.writeMaster(b) != nil {
 				return
 			}
 			continue
@@ -286,6 +308,80 @@ func (t *ttySession) relayIn() {
 		t.hangup()
 		return
 	}
+}
+
+// suspendKey is where in b the suspend key (Ctrl-Z) is, when typing it
+// would do nothing inside but should, as outside, stop the command and
+// give the user's shell back: the command runs in the foreground, without
+// a shell's job control (the process group is then orphaned, and the
+// kernel discards SIGTSTP), and does not ignore or catch SIGTSTP itself.
+// -1 otherwise: the key goes to the pty as typed.
+func (t *ttySession) suspendKey(b []byte) int {
+	if !t.keepRaw || bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 }) < 0 || !canStopSelf() {
+		return -1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master < 0 {
+		return -1
+	}
+	tio, err := unix.IoctlGetTermios(t.master, ioctlGetTermios)
+	if err != nil || tio.Lflag&unix.ISIG == 0 || tio.Cc[unix.VSUSP] == 0 {
+		return -1
+	}
+	i := bytes.IndexByte(b, tio.Cc[unix.VSUSP])
+	if i < 0 {
+		return -1
+	}
+	pgrp, err1 := unix.IoctlGetInt(t.master, unix.TIOCGPGRP)
+	sid, err2 := unix.IoctlGetInt(t.master, tiocgsid)
+	if err1 != nil || err2 != nil || tiocgsid == 0 || pgrp != sid || !defaultAction(sid, syscall.SIGTSTP) {
+		return -1
+	}
+	t.stopped.Store(int64(sid))
+	return i
+}
+
+// suspend stops the command (SIGSTOP: the kernel would discard SIGTSTP),
+// gives the user's terminal back as it was, and stops the launcher the
+// way Ctrl-Z would have; SIGCONT (fg, bg) undoes it all.
+func (t *ttySession) suspend() {
+	sid := int(t.stopped.Load())
+	unix.Kill(-sid, syscall.SIGSTOP)
+	t.restore()
+	unix.Kill(0, syscall.SIGTSTP)
+}
+
+// canStopSelf: the launcher's process group is a job of a shell (its
+// parent leads another group of the same session), so a stop is seen and
+// can be undone with fg.
+func canStopSelf() bool {
+	pp := os.Getppid()
+	ppg, err1 := unix.Getpgid(pp)
+	psid, err2 := unix.Getsid(pp)
+	sid, err3 := unix.Getsid(0)
+	return err1 == nil && err2 == nil && err3 == nil && ppg != unix.Getpgrp() && psid == sid
+}
+
+// defaultAction reports whether process pid neither ignores nor catches
+// sig (/proc/PID/status).
+func defaultAction(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	bit := uint64(1) << (uint(sig) - 1)
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "SigIgn" && k != "SigCgt") {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil || mask&bit != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // copyIn copies a non-terminal Stdin to the pty and ends it with the

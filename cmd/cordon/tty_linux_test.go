@@ -76,9 +76,15 @@ type session struct {
 
 func (tu ttyUser) start(t *testing.T, args ...string) *session {
 	t.Helper()
+	return tu.startOnTerminal(t, append([]string{tu.bin, "run", "--workspace", tu.ws, "--"}, args...)...)
+}
+
+// startOnTerminal runs argv as the session leader of a new terminal.
+func (tu ttyUser) startOnTerminal(t *testing.T, argv ...string) *session {
+	t.Helper()
 	pty, err := conformance.OpenTerminal()
 	require.NoError(t, err)
-	cmd := exec.Command(tu.bin, append([]string{"run", "--workspace", tu.ws, "--"}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = tu.ws
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tu.home, "TERM=xterm", "CORDON_STUB_LINGER=0", "PS1=$ "}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pty.Slave, pty.Slave, pty.Slave
@@ -283,5 +289,28 @@ echo READY; while :; do sleep 0.05; done`)
 				require.False(t, s.pty.Raw())
 			})
 		}
+	})
+}
+
+// Ctrl-Z on a command run directly (no shell inside to take it) stops
+// cordon for the user's shell, as it would stop the command outside; fg
+// brings both back.
+func TestTtySuspendToTheUsersShell(t *testing.T) {
+	forUsers(t, func(t *testing.T, tu ttyUser) {
+		s := tu.startOnTerminal(t, "bash", "--norc", "--noprofile", "-i")
+		s.expect("$ ")
+		s.send(tu.bin + ` run --workspace . -- sh -c 'echo RE""ADY; read x; echo "go""t[$x]"'` + "\r")
+		s.expect("READY")
+		time.Sleep(100 * time.Millisecond)
+		s.send("\x1a")
+		s.expect("Stopped")
+		s.expect("$ ")
+		s.send("fg\r")
+		time.Sleep(300 * time.Millisecond)
+		s.send("abc\r")
+		s.expect("got[abc]")
+		s.expect("$ ")
+		s.send("exit 6\r")
+		require.Equal(t, 6, s.wait(), s.output())
 	})
 }
