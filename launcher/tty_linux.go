@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -124,13 +125,28 @@ func ttyHelper(canon *policy.Canonical) (string, error) {
 	return exe, nil
 }
 
-// ttyArgv is argv as bwrap runs it: behind the helper when the command is
-// to get the pty as its controlling terminal. Without the helper the
+// setsidPaths are util-linux's setsid(1), whose --ctty does what
+// ttyExecMain does (setsid, TIOCSCTTY on stdin, exec) for a third of the
+// start-up time of a Go program, when the pty is the command's stdin.
+// --wait matters only if it must fork (the command already leads its
+// process group): it then passes on the command's exit status.
+var setsidPaths = []string{"/usr/bin/setsid", "/bin/setsid"}
+
+// ttyArgv is argv as bwrap runs it: behind a helper that makes the pty the
+// controlling terminal of the command's session. Without a helper the
 // command still gets the pty, but no controlling terminal; a warning says
 // so.
 func (c *Cmd) ttyArgv(canon *policy.Canonical, argv []string) []string {
 	if !c.Tty {
 		return argv
+	}
+	fd := c.ttyCtty()
+	if fd == 0 && !testhook.SkipTtySetsid {
+		for _, p := range setsidPaths {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && canon.Access(p, policy.Read) {
+				return append([]string{p, "--ctty", "--wait"}, argv...)
+			}
+		}
 	}
 	exe, err := ttyHelper(canon)
 	if err != nil {
@@ -141,7 +157,7 @@ func (c *Cmd) ttyArgv(canon *policy.Canonical, argv []string) []string {
 		fmt.Fprintf(w, "cordon: warning: no controlling terminal inside the sandbox (Ctrl-C, resizes and /dev/tty will not work): %v\n", err)
 		return argv
 	}
-	return append([]string{exe, ttyExecArg, strconv.Itoa(c.ttyCtty()), argv[0]}, argv...)
+	return append([]string{exe, ttyExecArg, strconv.Itoa(fd), argv[0]}, argv...)
 }
 
 func cloexecPipe(p []int) error { return unix.Pipe2(p, unix.O_CLOEXEC) }

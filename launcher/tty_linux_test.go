@@ -8,14 +8,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // With no terminal among its stdio, Cmd.Tty gives the command a pty fed
 // from Stdin and copied to Stdout: a controlling one, since this test
 // binary (which links the launcher) is readable inside.
+// Both helpers are tried: setsid(1), and this program's own.
 func TestTtyWithoutACallerTerminal(t *testing.T) {
 	testenv.RequireBwrap(t)
+	for _, own := range []bool{false, true} {
+		t.Run(map[bool]string{false: "setsid", true: "own-helper"}[own], func(t *testing.T) {
+			testhook.SkipTtySetsid = own
+			defer func() { testhook.SkipTtySetsid = false }()
+			ttyWithoutACallerTerminal(t)
+		})
+	}
+}
+
+func ttyWithoutACallerTerminal(t *testing.T) {
 	ws := t.TempDir()
 	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `test -t 0 && test -t 1 && test -t 2 && echo ALLTTY
 exec 3</dev/tty && echo DEVTTY
@@ -30,10 +42,13 @@ read -r x; echo "got[$x]"; stty size; exit 4`)
 	require.NotContains(t, out.String(), "warning")
 }
 
-// Where the launching program is not readable inside, the command still
+// Where the launching program is not readable inside (and setsid(1) is
+// not used: stdin is not the pty, or it is not there), the command still
 // gets the pty, without a controlling terminal, and a warning says so.
 func TestTtyHelperDenied(t *testing.T) {
 	testenv.RequireBwrap(t)
+	testhook.SkipTtySetsid = true
+	defer func() { testhook.SkipTtySetsid = false }()
 	ws := t.TempDir()
 	p := workspacePolicy(t, ws)
 	exe, err := ttyHelper(mustCanon(t, p))

@@ -30,3 +30,7 @@ var SkipTtyPty bool
 // TtyKeepReading, when true, leaves the interactive mode's relay reading
 // the caller's terminal after the command ended.
 var TtyKeepReading bool
+
+// SkipTtySetsid, when true, makes interactive mode use its own helper
+// rather than setsid(1), so that tests cover both.
+var SkipTtySetsid bool
