@@ -243,7 +243,10 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 //
 // Where it cannot, Exec runs the command like Run, passing SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT on to it, and returns what Run returns;
-// ProcessState is nil only when the command did not start.
+// ProcessState is nil only when the command did not start. With Tty it
+// always does so, relaying the terminal, and passes signals on as a
+// terminal would: SIGINT and SIGQUIT to the foreground job inside,
+// SIGTERM to the command, SIGHUP as a hang-up of its terminal.
 func (c *Cmd) Exec() error {
 	inner, release, err := c.prepareOnce()
 	if err != nil {

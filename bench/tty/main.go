@@ -8,7 +8,12 @@
 // emulator's is. Then:
 //
 //	launch: N alternations of 'cordon run --no-tty' and 'cordon run --tty'
-//	        (--workspace W -- /bin/true), wall time of Start+Wait each
+//	        (--workspace W -- /bin/true), wall time of Start+Wait each;
+//	        --no-tty execs bwrap in cordon's place, --tty starts it as a
+//	        child and waits
+//	inproc: N alternations of launcher.Cmd.Run in this process with the
+//	        terminal as stdio, Tty false and true: both start bwrap as a
+//	        child, so the difference is the pty, relay and helper alone
 //	echo:   K round trips of one byte: written to the terminal's master,
 //	        read back once 'cat' in raw mode has echoed it; cat run
 //	        directly on the terminal, and inside 'cordon run' (whose relay
@@ -29,6 +34,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func main() {
@@ -69,6 +77,31 @@ func main() {
 	}
 	report("launch --no-tty", plain)
 	report("launch --tty", tty)
+
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: dir})
+	check(err)
+	inproc := func(tty bool) time.Duration {
+		m, s := openPty()
+		defer m.Close()
+		defer s.Close()
+		go drain(m)
+		cmd := launcher.Command(p, "/bin/true")
+		cmd.Dir = ws
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+		cmd.Tty = tty
+		t0 := time.Now()
+		check(cmd.Run())
+		return time.Since(t0)
+	}
+	plain, tty = nil, nil
+	for i := 0; i < *n+3; i++ {
+		a, b := inproc(false), inproc(true)
+		if i >= 3 {
+			plain, tty = append(plain, a), append(tty, b)
+		}
+	}
+	report("launcher.Cmd.Run, Tty false", plain)
+	report("launcher.Cmd.Run, Tty true", tty)
 
 	echo := func(argv ...string) []time.Duration {
 		m, s := openPty()
