@@ -94,15 +94,22 @@ type Cmd struct {
 	// command's session: Ctrl-C, Ctrl-Z and Ctrl-\ signal the foreground
 	// job inside, resizes arrive as SIGWINCH, /dev/tty opens. From Start
 	// to Wait the launcher relays between the two terminals, with the
-	// caller's in raw mode when Stdin is one (restored by Wait, or by
-	// Exec on any way out). The caller's terminal never enters the
-	// sandbox: nothing inside can type into it or read from it. When none
-	// of the three is a terminal, all three are the new one, fed from
-	// Stdin (ended by an end-of-file character) and copied to Stdout.
-	// Under bwrap the session needs this program readable inside the
-	// sandbox (it sets the controlling terminal, then execs the command);
-	// when it is not, the command gets the terminal without it being
-	// controlling, and a warning says so on Stderr.
+	// caller's in raw mode when it is read from (Stdin, or else a Stdout
+	// or Stderr terminal open for reading), restored by Wait, or by Exec
+	// on any way out. The caller's terminal never enters the sandbox:
+	// nothing inside can type into it or read from it. When none of the
+	// three is a terminal, all three are the new one, fed from Stdin
+	// (ended by an end-of-file character) and copied to Stdout.
+	//
+	// Ctrl-Z typed for a command that runs with no job-control shell
+	// inside stops it and the caller's process group, as the key would
+	// outside, when the caller is a shell's job; fg resumes both.
+	//
+	// Under bwrap the command's session gets its terminal from setsid(1)
+	// (when the pty is stdin) or from this program, run inside as a
+	// helper before the command; when neither is readable there, the
+	// command gets the terminal without it being controlling, and a
+	// warning says so on Stderr.
 	Tty bool
 
 	// Cancel and WaitDelay mean what they mean in os/exec; Cancel's

@@ -98,6 +98,13 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Non-blocking: a command that reads no input must not leave the
+	// relay blocked in a write with the lock held.
+	if err := unix.SetNonblock(m, true); err != nil {
+		unix.Close(m)
+		s.Close()
+		return nil, err
+	}
 	t := &ttySession{master: m, slave: s, term: -1, inFd: -1, outFd: -1,
 		stopIn: [2]int{-1, -1}, ctlOut: [2]int{-1, -1}, outDone: make(chan struct{})}
 	fail := func(err error) (*ttySession, error) {
@@ -142,6 +149,14 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 			t.outFd = int(c.Stderr.(*os.File).Fd())
 		default:
 			t.outFd = t.inFd // a terminal is open for writing too, as a rule
+		}
+		if t.inFd < 0 {
+			// Stdin is a file or pipe, but keystrokes still come from the
+			// terminal, as they would to a program reading /dev/tty (less,
+			// fzf): when it is open for reading, as a shell opens it.
+			if fl, err := unix.FcntlInt(uintptr(t.outFd), unix.F_GETFL, 0); err == nil && fl&unix.O_ACCMODE == unix.O_RDWR {
+				t.inFd = t.outFd
+			}
 		}
 	}
 	if t.term >= 0 {
