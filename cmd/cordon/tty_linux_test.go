@@ -314,3 +314,17 @@ func TestTtySuspendToTheUsersShell(t *testing.T) {
 		require.Equal(t, 6, s.wait(), s.output())
 	})
 }
+
+// With stdin a pipe, the command reads it as it is, and keystrokes still
+// reach it through /dev/tty, as with 'seq 100 | less' outside.
+func TestTtyStdinPipedKeysFromTerminal(t *testing.T) {
+	forUsers(t, func(t *testing.T, tu ttyUser) {
+		s := tu.startOnTerminal(t, "sh", "-c", `echo piped | "$0" run --workspace "$1" -- sh -c 'read -r p; echo "stdin[$p]"; test -t 0 || echo "NOT""TTY0"; printf "key? " >/dev/tty; read -r k </dev/tty; echo "k[$k]"'`, tu.bin, tu.ws)
+		s.expect("stdin[piped]")
+		s.expect("NOTTTY0")
+		s.expect("key? ")
+		s.send("z\r")
+		s.expect("k[z]")
+		require.Equal(t, 0, s.wait(), s.output())
+	})
+}
