@@ -15,5 +15,15 @@ echo "== go vet"
 go vet ./...
 echo "== macOS cross-build"
 GOOS=darwin go build ./... && GOOS=darwin go vet ./...
+echo "== go mod tidy -diff"
+go mod tidy -diff
+echo "== staticcheck (linux, darwin)"
+# Pinned, installed into a private bin directory (built once per Go cache),
+# then run for both targets.
+bin=$(mktemp -d)
+GOBIN=$bin GOOS= GOARCH= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck=$bin/staticcheck
+"$staticcheck" ./...
+GOOS=darwin "$staticcheck" ./...
 echo "== go test"
 go test -count=1 ./... "$@"

@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
@@ -33,8 +34,11 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 				if _, err := os.Stat(filepath.Join(sd, state.Run, "stubs")); err != nil {
 					h.Errorf("host: cordon's stub registry is gone: %v", err)
 				}
-				if _, err := os.Lstat(sd + ".moved"); err == nil {
-					h.Errorf("host: %s was moved away", sd)
+				for _, d := range []string{sd, filepath.Dir(sd)} {
+					if _, err := os.Lstat(d + ".moved"); err == nil {
+						os.Rename(d+".moved", d) // put it back for the cases that follow
+						h.Errorf("host: %s was moved away", d)
+					}
 				}
 				// The victim: a later launch must be confined (the harness
 				// fails a script that runs without CORDON_SANDBOX) and the
@@ -46,6 +50,9 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 		{Name: "cross-state-dir-writable-parent", Class: CrossLaunch, Summary: "with the state directory's parent given as a writable root (a build that wants ~/.local writable), write a verdict there",
 			Run: func(h *H) {
 				sd := state.PathFor(h.User.Uid)
+				if filepath.Dir(sd) == "/tmp" {
+					h.NotApplicable("%s has no home directory, so its state lives in %s; a writable /tmp is open mode, which cross-state-dir-open-mode covers", h.User.Name, sd)
+				}
 				_, p := h.ws()
 				p.Writable = []string{filepath.Dir(sd)}
 				o := h.Sandbox(p, `echo '{}' > "$S/detect-bwrap.json" && ok VERDICT; touch "$S/new" && ok CREATE; ls "$S" >/dev/null 2>&1 && ok LIST; mv "$S" "$S.moved" 2>/dev/null && ok MOVE`, "S="+sd)
@@ -71,6 +78,26 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 				if fi, err := os.Lstat(tmp); err != nil || fi.Mode().Perm() != 0o700 {
 					h.Errorf("host: the private TMPDIR %s is not 0700 after the next launch (%v)", tmp, err)
 				}
+			}},
+		{Name: "dos-squat-tmp", Class: DoS, Summary: "another local user creates /tmp/cordon-<uid> first (where cordon once kept its state); launches must still work",
+			Run: func(h *H) {
+				if os.Getuid() != 0 {
+					h.NotApplicable("making a directory owned by another user needs a root harness")
+				}
+				squat := filepath.Join("/tmp", "cordon-"+strconv.Itoa(h.User.Uid))
+				if state.PathFor(h.User.Uid) == squat {
+					h.NotApplicable("%s has no home directory, so its state lives in %s, where a squat is refused with the fix (docs/threat-model.md)", h.User.Name, squat)
+				}
+				if err := os.Mkdir(squat, 0o755); err != nil {
+					h.NotApplicable("%s exists already (%v); the case needs to create it", squat, err)
+				}
+				h.Cleanup(func() { os.Remove(squat) })
+				if err := os.Chown(squat, 65534, 65534); err != nil {
+					h.Fatalf("fixture: chown %s: %v", squat, err)
+				}
+				_, p := h.ws()
+				o := h.Sandbox(p, `mktemp >/dev/null && ok MKTEMP`)
+				h.Expect(o, "MKTEMP")
 			}},
 	}
 }

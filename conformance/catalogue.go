@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		stateCases(), modelCases(), seatbeltCases(),
+		stateCases(), raceCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

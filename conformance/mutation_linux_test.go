@@ -60,6 +60,8 @@ import (
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
 //	                (the nested namespace is created; the locked mounts
 //	                still hold)
+//	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
+//	stubs-by-path   race-stubs
 //
 // The test logs the failing cases of every mutation.
 
@@ -73,12 +75,11 @@ type mutation struct {
 	name     string
 	step     string // the hardening step removed
 	args     func([]string) []string
-	closeFds bool // skip the launcher's close-on-exec pass
-	seccomp  bool // launch without the seccomp filter
-	state    bool // leave cordon's state directory open inside
-	ttyPty   bool // interactive mode hands the sandbox the caller's terminal
-	ttyRead  bool // interactive mode's relay reads on after the command
-	rootOnly bool // only a root launcher keeps what the step removes
+	closeFds bool   // skip the launcher's close-on-exec pass
+	seccomp  bool   // launch without the seccomp filter
+	state    bool   // leave cordon's state directory open inside
+	hooks    func() // sets other testhooks
+	rootOnly bool   // only a root launcher keeps what the step removes
 	catchers []string
 }
 
@@ -105,12 +106,20 @@ var mutations = []mutation{
 		catchers: []string{"proc-unix-socket-host"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
-	{name: "tty-pty", step: "interactive mode's own pty for the sandbox (it gets the caller's terminal)", ttyPty: true,
+	{name: "tty-pty", step: "interactive mode's own pty for the sandbox (it gets the caller's terminal)",
+		hooks:    func() { testhook.SkipTtyPty = true },
 		catchers: []string{"tty-interactive-modes"}},
-	{name: "tty-relay-stop", step: "interactive mode's relay ceasing to read the caller's terminal when the command ends", ttyRead: true,
+	{name: "tty-relay-stop", step: "interactive mode's relay ceasing to read the caller's terminal when the command ends",
+		hooks:    func() { testhook.TtyKeepReading = true },
 		catchers: []string{"tty-interactive-keystrokes-after-exit"}},
 	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
+	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",
+		hooks:    func() { testhook.SafeFSFollow = true },
+		catchers: []string{"race-filetools-write", "race-filetools-read"}},
+	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
+		hooks:    func() { testhook.StubsByPath = true },
+		catchers: []string{"race-stubs"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -128,6 +137,8 @@ func TestMutations(t *testing.T) {
 		// Each mutant gets a TMPDIR and a cordon state directory of its
 		// own: a weakened sandbox may damage cordon's state (a writable
 		// mask), which must not leak into the unmutated run or later runs.
+		// The state directory's parent holds nothing else, as a home's
+		// .local/state would (a case makes that parent writable).
 		// Short: fixtures put Unix sockets in it (108 bytes at most).
 		tmp, err := os.MkdirTemp("", "cm")
 		require.NoError(t, err)
@@ -135,7 +146,7 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "state"))
+			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		cmd.ExtraFiles = []*os.File{pty.Master}
 		var logb bytes.Buffer
@@ -214,8 +225,9 @@ func mutantMain(name string) int {
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
 		testhook.SkipStateDeny = m.state
-		testhook.SkipTtyPty = m.ttyPty
-		testhook.TtyKeepReading = m.ttyRead
+		if m.hooks != nil {
+			m.hooks()
+		}
 	}
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")
@@ -228,9 +240,16 @@ func mutantMain(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// CORDON_MUTANT_CASES (a regexp) narrows the catalogue, for a quick
+	// look at one mutation by hand; the check itself runs every case.
+	cases, err := Filter(Catalogue(), os.Getenv("CORDON_MUTANT_CASES"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	rep, err := Run(context.Background(), Config{
 		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
-		Users:    us, BaseDir: base, Workers: 4,
+		Users:    us, BaseDir: base, Workers: 4, Cases: cases,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -42,7 +42,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		err = ensureMasks(plan.Masks)
 	}
 	if err == nil {
-		err = reg.acquire(plan.Stubs, c.StubLinger)
+		err = reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -86,6 +86,18 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Dir = "" // bwrap's --chdir decides inside
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
 	return cmd, func() { filter.Close(); args.Close(); release() }, nil
+}
+
+// writableRoots lists the roots a sandbox of canon can write: the places
+// where it may have swapped a parent of a stub for a link.
+func writableRoots(canon *policy.Canonical) []string {
+	var out []string
+	for _, r := range canon.Roots() {
+		if r.Kind == policy.Writable || r.Kind == policy.BaseWritable {
+			out = append(out, r.Path)
+		}
+	}
+	return out
 }
 
 // checkArgCount refuses, with the numbers, a sandbox bwrap would refuse

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/safefs"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -61,6 +64,11 @@ type stubRecord struct {
 	// a removed stub's inode number to the next directory made, so this
 	// narrows the mistake; it cannot rule it out.
 	Ino uint64 `json:"ino"`
+	// Root is the directory the stub was made beneath (the deepest
+	// writable root of the launch above it, else "/"): the stub is made,
+	// checked and removed relative to it opened, one component at a time,
+	// never through a link (internal/safefs). "" means "/".
+	Root string `json:"root,omitempty"`
 }
 
 // DefaultStubLinger is how long mount stubs stay after the last sandbox
@@ -205,8 +213,24 @@ func (r *registry) stat(host bwrap.StatFunc) bwrap.StatFunc {
 
 // acquire creates the stubs (and any missing parents, as stubs of their
 // own), adopts those the registry already has, and records them all.
-func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
+// writable lists the launch's writable roots: each stub is made beneath
+// the deepest one above it.
+func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []string) error {
 	seen := map[string]bool{} // parents known to exist
+	// The directories this launch made its stubs in, held open: a launch
+	// that fails removes what it made through them, also when a parent
+	// has been swapped for a link since (then no path leads there).
+	made := map[string]madeStub{}
+	defer func() {
+		for _, m := range made {
+			m.parent.Close()
+		}
+	}()
+	fail := func(err error) error {
+		r.undo(made)
+		r.removeMine()
+		return err
+	}
 	for _, s := range stubs {
 		if r.adopt(s.Path) {
 			continue
@@ -222,15 +246,18 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
 				// Gone since (then made again below), or replaced by
 				// someone: then it is theirs, and bwrap mounts onto it.
 			}
-			if _, err := os.Lstat(p); err == nil {
+			root := stubRoot(p, writable)
+			ino, parent, err := createStub(root, p, isDir)
+			if errors.Is(err, fs.ErrExist) {
 				continue // made by someone else meanwhile: not ours
 			}
-			ino, err := createStub(p, isDir)
 			if err != nil {
-				r.removeMine()
-				return err
+				return fail(err)
 			}
-			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino}
+			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino, Root: root}
+			if parent != nil {
+				made[p] = madeStub{parent: parent, base: filepath.Base(p)}
+			}
 		}
 	}
 	if len(r.mine) == 0 {
@@ -241,11 +268,36 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration) error {
 		h.Stubs = append(h.Stubs, s)
 	}
 	if err := writeHolder(filepath.Join(r.dir, r.me), h); err != nil {
-		r.removeMine()
-		return fmt.Errorf("stub registry: %w", err)
+		return fail(fmt.Errorf("stub registry: %w", err))
 	}
 	r.reaped = ensureReaper(r.dir) == nil
 	return nil
+}
+
+// madeStub is a stub this launch made: its parent directory, open, and
+// its name there.
+type madeStub struct {
+	parent *safefs.Root
+	base   string
+}
+
+// undo removes, deepest first, the stubs this launch made, from the
+// directories it made them in, while each is still what it made.
+func (r *registry) undo(made map[string]madeStub) {
+	paths := make([]string, 0, len(made))
+	for p := range made {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int { return policy.Depth(b) - policy.Depth(a) })
+	for _, p := range paths {
+		rec := r.mine[p]
+		if _, held := r.live[p]; held {
+			continue
+		}
+		m := made[p]
+		m.parent.RemoveIf(m.base, func(in safefs.Info) bool { return isStub(rec, in) })
+		delete(r.mine, p)
+	}
 }
 
 // adopt takes over a stub the registry has, intact, with the parents that
@@ -364,8 +416,81 @@ func (r *registry) missingParents(p string, seen map[string]bool) []string {
 	return out
 }
 
-// createStub makes an empty directory (or file) at p and returns its inode.
-func createStub(p string, dir bool) (uint64, error) {
+// stubRoot is the deepest of the writable roots that lies above p, else
+// "/". A stub below a writable root is where a sandbox can have swapped a
+// parent for a link; making it relative to that root opened keeps it
+// there.
+func stubRoot(p string, writable []string) string {
+	best := "/"
+	for _, w := range writable {
+		if w != "/" && strings.HasPrefix(p, w+"/") && len(w) > len(best) {
+			best = w
+		}
+	}
+	return best
+}
+
+// beneath opens s's root and returns s's path relative to it.
+func beneath(root, p string) (*safefs.Root, string, error) {
+	if root == "" {
+		root = "/"
+	}
+	rel := strings.TrimPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	if rel == p || rel == "" {
+		return nil, "", fmt.Errorf("mount stub %s: not beneath %s", p, root)
+	}
+	r, err := safefs.OpenRoot(root)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, rel, nil
+}
+
+// createStub makes an empty directory (or file) at p, in its parent
+// opened beneath root without following a link, and returns its inode
+// and the parent, open (nil under the StubsByPath mutation). A link
+// anywhere on the way fails the launch: the policy's paths were resolved,
+// so one found now was swapped in since, and the stub would land wherever
+// it points. fs.ErrExist means something is there already.
+func createStub(root, p string, dir bool) (uint64, *safefs.Root, error) {
+	if testhook.StubsByPath {
+		ino, err := createStubByPath(p, dir)
+		return ino, nil, err
+	}
+	r, rel, err := beneath(root, p)
+	if err != nil {
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
+	}
+	defer r.Close()
+	parent, err := r.OpenRoot(path.Dir(rel))
+	if err != nil {
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
+	}
+	base := path.Base(rel)
+	if dir {
+		err = parent.Mkdir(base, 0o755)
+	} else {
+		var f *os.File
+		if f, err = parent.CreateExcl(base, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	var in safefs.Info
+	if err == nil {
+		in, err = parent.Lstat(base)
+	}
+	if err != nil {
+		parent.Close()
+		return 0, nil, fmt.Errorf("create mount stub: %w", err)
+	}
+	return in.Ino, parent, nil
+}
+
+// createStubByPath is the mutation check's weakened createStub.
+func createStubByPath(p string, dir bool) (uint64, error) {
+	if _, err := os.Lstat(p); err == nil {
+		return 0, fs.ErrExist
+	}
 	if dir {
 		if err := os.Mkdir(p, 0o755); err != nil {
 			return 0, fmt.Errorf("create mount stub: %w", err)
@@ -384,27 +509,52 @@ func createStub(p string, dir bool) (uint64, error) {
 	return inode(fi), nil
 }
 
-// stubIntact reports whether the stub is still what cordon made: the same
+// isStub reports whether in is still what cordon made for s: the same
 // inode, an empty directory or an empty regular file.
-func stubIntact(s stubRecord) bool {
-	fi, err := os.Lstat(s.Path)
-	if err != nil || s.Ino == 0 || inode(fi) != s.Ino {
+func isStub(s stubRecord, in safefs.Info) bool {
+	if s.Ino == 0 || in.Ino != s.Ino {
 		return false
 	}
-	return (s.Dir && fi.IsDir()) || (!s.Dir && fi.Mode().IsRegular() && fi.Size() == 0)
+	return (s.Dir && in.IsDir()) || (!s.Dir && in.Mode.IsRegular() && in.Size == 0)
 }
 
-// removeStub removes a stub only while it is still what cordon made.
-// Anything else belongs to someone.
+// stubIntact reports whether the stub is still what cordon made, looked
+// at beneath its root.
+func stubIntact(s stubRecord) bool {
+	if testhook.StubsByPath {
+		fi, err := os.Lstat(s.Path)
+		return err == nil && isStub(s, safefs.Info{Mode: fi.Mode(), Size: fi.Size(), Ino: inode(fi)})
+	}
+	r, rel, err := beneath(s.Root, s.Path)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	in, err := r.Lstat(rel)
+	return err == nil && isStub(s, in)
+}
+
+// removeStub removes a stub only while it is still what cordon made,
+// from its parent opened beneath its root. Anything else belongs to
+// someone.
 func removeStub(s stubRecord) {
-	if !stubIntact(s) {
+	if testhook.StubsByPath {
+		if stubIntact(s) {
+			if s.Dir {
+				syscall.Rmdir(s.Path)
+			} else {
+				os.Remove(s.Path)
+			}
+		}
 		return
 	}
-	if s.Dir {
-		syscall.Rmdir(s.Path) // fails, as it should, when not empty
-	} else {
-		os.Remove(s.Path)
+	r, rel, err := beneath(s.Root, s.Path)
+	if err != nil {
+		return
 	}
+	defer r.Close()
+	// A directory that is not empty stays (rmdir fails), as it should.
+	r.RemoveIf(rel, func(in safefs.Info) bool { return isStub(s, in) })
 }
 
 func inode(fi os.FileInfo) uint64 {

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 	"github.com/cordon-sandbox/cordon/permission"
 )
 
@@ -24,33 +24,70 @@ const (
 
 // FileHandlers returns the read_file, write_file, edit_file and glob
 // handlers. They act on call.Resolved, the symlink-free path the decision
-// was made on, and refuse to follow a link swapped in since (O_NOFOLLOW).
+// was made on, opened beneath the workspace by the kernel at the moment of
+// the call (internal/safefs): a bash command running in the sandbox at the
+// same time may swap any directory on the path for a link, and the handler
+// then refuses the path instead of following it. decide explains; the
+// kernel's answer at open time decides.
 func FileHandlers(d *permission.Decider) map[string]Handler {
 	return map[string]Handler{
-		permission.ToolReadFile:  readFile,
-		permission.ToolWriteFile: writeFile,
-		permission.ToolEditFile:  editFile,
+		permission.ToolReadFile:  readFile(d),
+		permission.ToolWriteFile: writeFile(d),
+		permission.ToolEditFile:  editFile(d),
 		permission.ToolGlob:      globHandler(d),
 	}
 }
 
-func readFile(_ context.Context, call *permission.Call) (string, error) {
-	f, err := os.OpenFile(call.Resolved, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// beneath opens the workspace and returns call.Resolved relative to it.
+func beneath(d *permission.Decider, call *permission.Call, op string) (*safefs.Root, string, error) {
+	ws := d.Workspace()
+	rel, err := filepath.Rel(ws, call.Resolved)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return nil, "", fmt.Errorf("%s %s: %s is not inside the workspace %s", op, call.Path, call.Resolved, ws)
+	}
+	root, err := safefs.OpenRoot(ws)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", call.Path, err)
+		return nil, "", fmt.Errorf("%s %s: %w", op, call.Path, err)
+	}
+	return root, filepath.ToSlash(rel), nil
+}
+
+func readFile(d *permission.Decider) Handler {
+	return func(_ context.Context, call *permission.Call) (string, error) {
+		return read(d, call, "read")
+	}
+}
+
+func read(d *permission.Decider, call *permission.Call, op string) (string, error) {
+	root, rel, err := beneath(d, call, op)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
+	}
+	switch {
+	case fi.IsDir():
 		names, err := f.Readdirnames(-1)
 		if err != nil {
 			return "", fmt.Errorf("list %s: %w", call.Path, err)
 		}
 		sort.Strings(names)
 		return strings.Join(names, "\n"), nil
+	case !fi.Mode().IsRegular():
+		// A FIFO would block the loop; a device is nobody's source file.
+		return "", fmt.Errorf("%s %s: not a regular file (%s)", op, call.Path, fi.Mode().Type())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", call.Path, err)
+		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
 	if len(b) > MaxReadBytes {
 		return string(b[:MaxReadBytes]) + fmt.Sprintf("\n[cut at %d bytes]", MaxReadBytes), nil
@@ -58,74 +95,85 @@ func readFile(_ context.Context, call *permission.Call) (string, error) {
 	return string(b), nil
 }
 
-func writeFile(_ context.Context, call *permission.Call) (string, error) {
-	content, ok, err := call.String("content")
-	if err != nil {
-		return "", err
+func writeFile(d *permission.Decider) Handler {
+	return func(_ context.Context, call *permission.Call) (string, error) {
+		content, ok, err := call.String("content")
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("write %s: no content given", call.Path)
+		}
+		if err := write(d, call, "write", content); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("wrote %d bytes to %s", len(content), call.Path), nil
 	}
-	if !ok {
-		return "", fmt.Errorf("write %s: no content given", call.Path)
-	}
-	if err := os.MkdirAll(filepath.Dir(call.Resolved), 0o755); err != nil {
-		return "", fmt.Errorf("write %s: %w", call.Path, err)
-	}
-	if err := writeNoFollow(call.Resolved, content); err != nil {
-		return "", fmt.Errorf("write %s: %w", call.Path, err)
-	}
-	return fmt.Sprintf("wrote %d bytes to %s", len(content), call.Path), nil
 }
 
-func writeNoFollow(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+// write creates the missing parents one at a time, each beneath the one
+// before, and replaces the file through a temporary file in its opened
+// parent (safefs.Root.WriteFile).
+func write(d *permission.Decider, call *permission.Call, op, content string) error {
+	root, rel, err := beneath(d, call, op)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer root.Close()
+	dir, base := path.Split(rel)
+	parent, err := root.MkdirAll(strings.TrimSuffix(dir, "/"), 0o755)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
-	return err
+	defer parent.Close()
+	if err := parent.WriteFile(base, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("%s %s: %w", op, call.Path, err)
+	}
+	return nil
 }
 
 // editFile replaces old_string with new_string; old_string must occur
 // exactly once unless replace_all is true, so an edit never lands somewhere
 // the model did not mean.
-func editFile(ctx context.Context, call *permission.Call) (string, error) {
-	oldS, ok, err := call.String("old_string")
-	if err != nil || !ok || oldS == "" {
-		return "", errors.Join(err, fmt.Errorf("edit %s: old_string is required", call.Path))
-	}
-	newS, _, err := call.String("new_string")
-	if err != nil {
-		return "", err
-	}
-	var all bool
-	if raw, ok := call.Args["replace_all"]; ok {
-		if err := json.Unmarshal(raw, &all); err != nil {
-			return "", fmt.Errorf("edit %s: replace_all is not a boolean", call.Path)
+func editFile(d *permission.Decider) Handler {
+	return func(_ context.Context, call *permission.Call) (string, error) {
+		oldS, ok, err := call.String("old_string")
+		if err != nil || !ok || oldS == "" {
+			return "", errors.Join(err, fmt.Errorf("edit %s: old_string is required", call.Path))
 		}
+		newS, _, err := call.String("new_string")
+		if err != nil {
+			return "", err
+		}
+		var all bool
+		if raw, ok := call.Args["replace_all"]; ok {
+			if err := json.Unmarshal(raw, &all); err != nil {
+				return "", fmt.Errorf("edit %s: replace_all is not a boolean", call.Path)
+			}
+		}
+		text, err := read(d, call, "edit")
+		if err != nil {
+			return "", err
+		}
+		n := strings.Count(text, oldS)
+		switch {
+		case n == 0:
+			return "", fmt.Errorf("edit %s: old_string not found", call.Path)
+		case n > 1 && !all:
+			return "", fmt.Errorf("edit %s: old_string occurs %d times; make it unique or set replace_all", call.Path, n)
+		}
+		if err := write(d, call, "edit", strings.Replace(text, oldS, newS, map[bool]int{true: -1, false: 1}[all])); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("replaced %d occurrence(s) in %s", map[bool]int{true: n, false: 1}[all], call.Path), nil
 	}
-	text, err := readFile(ctx, call)
-	if err != nil {
-		return "", err
-	}
-	n := strings.Count(text, oldS)
-	switch {
-	case n == 0:
-		return "", fmt.Errorf("edit %s: old_string not found", call.Path)
-	case n > 1 && !all:
-		return "", fmt.Errorf("edit %s: old_string occurs %d times; make it unique or set replace_all", call.Path, n)
-	}
-	if err := writeNoFollow(call.Resolved, strings.Replace(text, oldS, newS, map[bool]int{true: -1, false: 1}[all])); err != nil {
-		return "", fmt.Errorf("edit %s: %w", call.Path, err)
-	}
-	return fmt.Sprintf("replaced %d occurrence(s) in %s", map[bool]int{true: n, false: 1}[all], call.Path), nil
 }
 
 // globHandler walks from the pattern's static prefix (already decided to be
-// inside the workspace), supports "**", does not descend through symlinks,
-// and keeps only matches that would themselves be allowed as reads: a link
-// inside the workspace pointing out is not listed.
+// inside the workspace), opened beneath the workspace, supports "**", never
+// enters a symlink (each directory is opened from the one above it without
+// following), and keeps only matches that would themselves be allowed as
+// reads: a link inside the workspace pointing out is not listed.
 func globHandler(d *permission.Decider) Handler {
 	return func(ctx context.Context, call *permission.Call) (string, error) {
 		pattern := call.Pattern
@@ -145,31 +193,36 @@ func globHandler(d *permission.Decider) Handler {
 			static++
 		}
 		rest := segs[static:]
-		root := call.Resolved
+		root, start, err := beneath(d, call, "glob")
+		if err != nil {
+			return "", err
+		}
+		defer root.Close()
 		var matches []string
-		err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // unreadable parts are skipped, not fatal
-			}
+		err = root.Walk(start, func(p string, _ fs.FileMode) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			rel, _ := filepath.Rel(root, p)
+			rel := "."
+			if p != start {
+				rel = strings.TrimPrefix(p, strings.TrimPrefix(start+"/", "./"))
+			}
+			abs := filepath.Join(d.Workspace(), p)
 			if rel == "." {
 				if len(rest) == 0 {
-					matches = append(matches, p)
+					matches = append(matches, abs)
 				}
 				return nil
 			}
-			if match(rest, strings.Split(rel, "/")) && allowed(d, p) {
-				matches = append(matches, p)
+			if match(rest, strings.Split(rel, "/")) && allowed(d, abs) {
+				matches = append(matches, abs)
 				if len(matches) >= MaxGlobMatches {
 					return fs.SkipAll
 				}
 			}
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("glob %s: %w", call.Pattern, err)
 		}
 		for i, m := range matches {

@@ -33,6 +33,17 @@ Tools: Bash, Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, LS;
 mcp__* and any other tool are denied (default.deny), so list in the hook's
 matcher only the tools you want cordon to decide.
 
+cordon only answers; Claude Code does the file I/O afterwards. An answer is
+about the path as it is at that instant: if a directory on the path is
+swapped for a symlink between the answer and the I/O, Claude Code follows
+it, so "a symlink pointing out is refused" holds at the instant of the
+answer only. A sandboxed command left running in the background can make
+that swap to race Claude Code's own Read, Write and Edit. Treat the answer
+as advice; what the kernel holds is the sandbox around Bash (--sandbox-bash):
+the commands themselves cannot write outside the workspace or read a denied
+file. cordon's own runner ('cordon demo', the Go API) does the file I/O
+itself and never follows a link at open time.
+
 With --sandbox-bash, a Bash call that is not denied comes back with its
 command rewritten to run inside 'cordon run --workspace DIR', so the kernel
 confines it; the decision (allow or ask) is unchanged.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,4 +27,12 @@ func chmodNoFollow(dir string, fi fs.FileInfo) error {
 		return errors.New("it changed while cordon looked at it")
 	}
 	return os.Chmod("/proc/self/fd/"+strconv.Itoa(fd), 0o700)
+}
+
+// statIDs returns fi's inode and device.
+func statIDs(fi fs.FileInfo) (ino, dev uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino), uint64(st.Dev)
+	}
+	return 0, 0
 }

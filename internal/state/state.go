@@ -140,11 +140,3 @@ func ensure(dir string, parents bool) error {
 	}
 	return nil
 }
-
-// statIDs returns fi's inode and device.
-func statIDs(fi fs.FileInfo) (ino, dev uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino), uint64(st.Dev)
-	}
-	return 0, 0
-}

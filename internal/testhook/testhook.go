@@ -34,3 +34,12 @@ var TtyKeepReading bool
 // SkipTtySetsid, when true, makes interactive mode use its own helper
 // rather than setsid(1), so that tests cover both.
 var SkipTtySetsid bool
+
+// SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
+// does, following symlinks anywhere, and write files in place through
+// whatever the name points at.
+var SafeFSFollow bool
+
+// StubsByPath, when true, makes the launcher create and remove mount stubs
+// by path (os.Mkdir, os.Remove), following links in their parents.
+var StubsByPath bool

@@ -1,0 +1,164 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Attempts per race. The file tools take well under a millisecond per
+// call; a launch takes tens.
+const (
+	raceAttempts      = 900 // 300 of each of three calls
+	raceStubsLaunches = 200
+)
+
+// raceCases race cordon's own work outside the sandbox (the runner's file
+// tools, the launcher's mount stubs) from inside a sandbox of the same
+// workspace, and judge by what changed on the host.
+func raceCases() []Case {
+	return []Case{
+		{Name: "race-filetools-write", Class: Symlink, Backends: bwrapOnly,
+			Summary: "while a sandboxed swapper exchanges ws/dir with a link to HOME (renameat2 RENAME_EXCHANGE in a loop), the runner's write_file and edit_file write dir/.bashrc and dir/new-N/x through the Go API, 900 times",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				h.Write("ws/dir/.bashrc", "decoy token\n")
+				h.Write("home/.bashrc", "original\n")
+				snap := h.Snapshot()
+				b := h.background(p, `ln -s "$HOME" link && "$ATTACK" __attack swap-loop "$PWD/dir" "$PWD/link" "$PWD/.ready" "$PWD/.stop"`)
+				h.waitFor(filepath.Join(ws, ".ready"), b)
+				res := h.runFileToolRace(ws, "write", raceAttempts)
+				touch(filepath.Join(ws, ".stop"))
+				o := h.swapperDone(b)
+				st := countRace(res)
+				h.logRace("race-filetools-write", st, swaps(o))
+				h.Unchanged(snap, "ws")
+				if st.succeeded == 0 || st.denied+st.raced == 0 {
+					h.Errorf("the race did not happen (%s): the case proves nothing", st)
+				}
+				if st.failed > 0 {
+					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
+				}
+			}},
+		{Name: "race-filetools-read", Class: Symlink, Backends: bwrapOnly,
+			Summary: "while a sandboxed swapper exchanges ws/dir with a link to the denied ~/.ssh in a loop, the runner's read_file (a file, a directory) and glob read through dir, 900 times",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				h.Write("ws/dir/secret", "decoy\n")
+				h.WriteMode("home/.ssh/secret", h.Secret, 0o600)
+				h.WriteMode("home/.ssh/"+h.Secret, "", 0o600) // its name is a secret too
+				b := h.background(p, `ln -s "$HOME/.ssh" link && "$ATTACK" __attack swap-loop "$PWD/dir" "$PWD/link" "$PWD/.ready" "$PWD/.stop"`)
+				h.waitFor(filepath.Join(ws, ".ready"), b)
+				res := h.runFileToolRace(ws, "read", raceAttempts)
+				touch(filepath.Join(ws, ".stop"))
+				o := h.swapperDone(b)
+				st := countRace(res)
+				h.logRace("race-filetools-read", st, swaps(o))
+				leaked := 0
+				for _, a := range res {
+					if strings.Contains(a.Output, h.Secret) || strings.Contains(a.Error, h.Secret) {
+						if leaked++; leaked == 1 {
+							h.Errorf("%s read the denied ~/.ssh: %q", a.Tool, clip(a.Output))
+						}
+					}
+				}
+				if leaked > 0 {
+					h.Errorf("%d of %d reads got the denied file (%s)", leaked, len(res), st)
+				}
+				if st.succeeded == 0 || st.denied+st.raced == 0 {
+					h.Errorf("the race did not happen (%s): the case proves nothing", st)
+				}
+				if st.failed > 0 {
+					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
+				}
+			}},
+		{Name: "race-stubs", Class: NotYet, Backends: bwrapOnly,
+			Summary: "200 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				h.Mkdir("ws/d")
+				// A chain of its own for each launch, so that each makes a
+				// stub in d (none adopts the last one's), and a directory
+				// outside where the rest of each chain would land.
+				for i := range raceStubsLaunches {
+					h.Mkdir(fmt.Sprintf("outside/x%d", i))
+				}
+				snap := h.Snapshot()
+				b := h.background(p, `ln -s "$FIX/outside" l && "$ATTACK" __attack swap-on-create "$PWD/d" "$PWD/d" "$PWD/l" 3ms "$PWD/.ready" "$PWD/.stop"`)
+				h.waitFor(filepath.Join(ws, ".ready"), b)
+				var ok, raced, mountRaced, other int
+				var firstOther string
+				for i := range raceStubsLaunches {
+					deny := filepath.Join(ws, fmt.Sprintf("d/x%d/a/b/c", i))
+					ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+					o, err := h.x.Exec(ctx, h.User, Launch{Policy: Policy{Workspace: ws, Deny: []string{deny}},
+						Dir: ws, Env: h.env(nil), Argv: []string{"/bin/sh", "-c", "true"}})
+					cancel()
+					switch {
+					case err == nil && o.Code == 0:
+						ok++
+					case err == nil && strings.Contains(o.Stderr, "symbolic link"):
+						raced++ // the launcher met the link making a stub
+					case err == nil && strings.HasPrefix(o.Stderr, "bwrap: Can't"):
+						// bwrap met it at mount time (the stubs were made
+						// before the swap): no mount target, no launch.
+						mountRaced++
+					default:
+						if other++; other == 1 {
+							firstOther = fmt.Sprintf("%v\n%s", err, o)
+						}
+					}
+				}
+				touch(filepath.Join(ws, ".stop"))
+				o := h.swapperDone(b)
+				st := fmt.Sprintf("launches=%d ok=%d raced-refused=%d bwrap-refused=%d other-failed=%d", raceStubsLaunches, ok, raced, mountRaced, other)
+				h.logRace("race-stubs", stringer(st), swaps(o))
+				h.Unchanged(snap, "ws")
+				if other > 0 {
+					h.Errorf("%d launches failed for another reason (%s), e.g.:\n%s", other, st, firstOther)
+				}
+				if ok == 0 || raced+mountRaced == 0 {
+					h.Errorf("the race did not happen (%s): the case proves nothing", st)
+				}
+			}},
+	}
+}
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
+
+// swapperDone waits for a swapper told to stop and checks that it ran
+// inside a sandbox to its end.
+func (h *H) swapperDone(b *bg) Output {
+	o := b.wait()
+	if Marked(o, "NOSANDBOX") || !Marked(o, "DONE") || !Marked(o, "SWAPPED") {
+		h.Fatalf("the swapper did not run to its end inside a sandbox:\n%s", o)
+	}
+	return o
+}
+
+var exchangesRe = regexp.MustCompile(`exchanges (\d+)(?: failed (\d+))?`)
+
+// swaps is the swapper's count of exchanges, for the record.
+func swaps(o Output) string {
+	if m := exchangesRe.FindStringSubmatch(o.Stdout); m != nil {
+		if m[2] != "" {
+			return "swapper-exchanges=" + m[1] + " swapper-failed=" + m[2]
+		}
+		return "swapper-exchanges=" + m[1]
+	}
+	return ""
+}
+
+func firstOther(as []raceAttempt) string {
+	for _, a := range as {
+		if a.Action != "DENY" && a.Outcome != "SUCCEEDED" && !refusedForLink(a.Error) {
+			return fmt.Sprintf("%s %s %s: %s", a.Tool, a.Action, a.Outcome, a.Error)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,486 @@
+//go:build linux || darwin
+
+package safefs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+)
+
+// Root is an open directory that paths are resolved beneath.
+type Root struct {
+	fd   int
+	name string // for messages only: the path it was opened by
+}
+
+// OpenRoot opens the directory dir (an absolute path) from "/", following
+// no symlink in any component: callers pass paths they resolved
+// themselves, so a link found now was swapped in since.
+func OpenRoot(dir string) (*Root, error) {
+	if !strings.HasPrefix(dir, "/") {
+		return nil, pathErr("open root", dir, errors.New("not an absolute path"))
+	}
+	slash, err := unix.Open("/", dirFlags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open root", "/", err)
+	}
+	defer unix.Close(slash)
+	rel := strings.TrimPrefix(path.Clean(dir), "/")
+	if rel == "" {
+		rel = "."
+	}
+	fd, err := openBeneath(slash, rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, explain("open root", slash, "/", rel, err)
+	}
+	return &Root{fd: fd, name: path.Clean(dir)}, nil
+}
+
+// Close closes the root's descriptor.
+func (r *Root) Close() error { return unix.Close(r.fd) }
+
+// Name is the path the root was opened by.
+func (r *Root) Name() string { return r.name }
+
+func (r *Root) full(rel string) string {
+	if rel == "." || rel == "" {
+		return r.name
+	}
+	return path.Join(r.name, rel)
+}
+
+// open cleans rel and opens it beneath r.
+func (r *Root) open(op, rel string, flags int, mode uint32) (int, string, error) {
+	c, err := clean(rel)
+	if err != nil {
+		return -1, "", pathErr(op, r.full(rel), err)
+	}
+	fd, err := openBeneath(r.fd, c, flags, mode)
+	if err != nil {
+		return -1, c, explain(op, r.fd, r.name, c, err)
+	}
+	return fd, c, nil
+}
+
+// Open opens rel for reading (a file or a directory). It does not block
+// on a FIFO a sandbox put in the file's place.
+func (r *Root) Open(rel string) (*os.File, error) {
+	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.full(c)), nil
+}
+
+// OpenRoot opens the directory rel beneath r as a root of its own.
+func (r *Root) OpenRoot(rel string) (*Root, error) {
+	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{fd: fd, name: r.full(c)}, nil
+}
+
+// Lstat describes rel without following it, its parent opened beneath r.
+func (r *Root) Lstat(rel string) (Info, error) {
+	c, err := clean(rel)
+	if err != nil {
+		return Info{}, pathErr("lstat", r.full(rel), err)
+	}
+	var st unix.Stat_t
+	if c == "." {
+		err = unix.Fstat(r.fd, &st)
+		return info(&st), err
+	}
+	dir, base := split(c)
+	pfd, err := r.parent("lstat", dir)
+	if err != nil {
+		return Info{}, err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Fstatat(pfd, base, &st, statFlags()); err != nil {
+		return Info{}, pathErr("lstat", r.full(c), err)
+	}
+	return info(&st), nil
+}
+
+func statFlags() int {
+	if testhook.SafeFSFollow {
+		return 0
+	}
+	return unix.AT_SYMLINK_NOFOLLOW
+}
+
+// parent opens the directory dir (cleaned) beneath r.
+func (r *Root) parent(op, dir string) (int, error) {
+	fd, err := openBeneath(r.fd, dir, dirFlags, 0)
+	if err != nil {
+		return -1, explain(op, r.fd, r.name, dir, err)
+	}
+	return fd, nil
+}
+
+// Mkdir creates the directory rel (its parent must exist) in its parent
+// opened beneath r. A link at rel is not followed: mkdirat fails with
+// EEXIST.
+func (r *Root) Mkdir(rel string, perm fs.FileMode) error {
+	c, err := clean(rel)
+	if err != nil || c == "." {
+		return pathErr("mkdir", r.full(rel), errors.Join(err, ErrOutside))
+	}
+	dir, base := split(c)
+	pfd, err := r.parent("mkdir", dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, base, uint32(perm.Perm())); err != nil {
+		return pathErr("mkdir", r.full(c), err)
+	}
+	return nil
+}
+
+// MkdirAll creates rel and any missing parents, one component at a time,
+// each made (mkdirat) and then opened without following in the one
+// before, and returns rel opened as a root.
+func (r *Root) MkdirAll(rel string, perm fs.FileMode) (*Root, error) {
+	c, err := clean(rel)
+	if err != nil {
+		return nil, pathErr("mkdir", r.full(rel), err)
+	}
+	cur, err := unix.Dup(r.fd)
+	if err != nil {
+		return nil, pathErr("mkdir", r.name, err)
+	}
+	if c == "." {
+		unix.CloseOnExec(cur)
+		return &Root{fd: cur, name: r.name}, nil
+	}
+	done := ""
+	for _, comp := range strings.Split(c, "/") {
+		done = path.Join(done, comp)
+		next, err := openBeneath(cur, comp, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if errors.Is(err, unix.ENOENT) {
+			if err = unix.Mkdirat(cur, comp, uint32(perm.Perm())); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = openBeneath(cur, comp, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+			}
+		}
+		if err != nil {
+			err = explain("mkdir", cur, r.full(path.Dir(done)), comp, err)
+			unix.Close(cur)
+			return nil, err
+		}
+		unix.Close(cur)
+		cur = next
+	}
+	return &Root{fd: cur, name: r.full(c)}, nil
+}
+
+// CreateExcl creates the regular file rel, which must not exist (a link
+// there counts as existing), in its parent opened beneath r.
+func (r *Root) CreateExcl(rel string, perm fs.FileMode) (*os.File, error) {
+	fd, c, err := r.open("create", rel, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.full(c)), nil
+}
+
+// WriteFile replaces rel with data: a temporary file made in rel's parent
+// (opened beneath r) is renamed over it, so neither a link at rel nor a
+// hard link to rel's old content is written through. An existing file
+// keeps its mode (and, for a root caller, its owner); a new one gets perm
+// less the umask.
+func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
+	c, err := clean(rel)
+	if err != nil || c == "." {
+		return pathErr("write", r.full(rel), errors.Join(err, ErrOutside))
+	}
+	dir, base := split(c)
+	pfd, err := r.parent("write", dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	mode, owner := uint32(perm.Perm()), (*unix.Stat_t)(nil)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return pathErr("write", r.full(c), &linkError{r.full(c)})
+	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return pathErr("write", r.full(c), errors.New("not a regular file"))
+	case err == nil:
+		mode, owner = uint32(st.Mode)&0o7777, &st
+	case !errors.Is(err, unix.ENOENT):
+		return pathErr("write", r.full(c), err)
+	}
+	if testhook.SafeFSFollow {
+		// The mutation writes through whatever the name points at now.
+		fd, err := unix.Openat(pfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, mode)
+		if err != nil {
+			return pathErr("write", r.full(c), err)
+		}
+		f := os.NewFile(uintptr(fd), r.full(c))
+		_, err = f.Write(data)
+		return errors.Join(err, f.Close())
+	}
+	create := mode // a new file: perm less the umask, by the kernel
+	if owner != nil {
+		create = 0o600 // until it has the old file's mode
+	}
+	tmp, fd, err := tempFile(pfd, base, create)
+	if err != nil {
+		return pathErr("write", r.full(c), err)
+	}
+	f := os.NewFile(uintptr(fd), r.full(path.Join(dir, tmp)))
+	_, err = f.Write(data)
+	if err == nil && owner != nil {
+		err = unix.Fchmod(fd, mode)
+		if os.Geteuid() == 0 {
+			unix.Fchown(fd, int(owner.Uid), int(owner.Gid)) // best effort
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return pathErr("write", r.full(c), err)
+	}
+	return nil
+}
+
+// tempFile creates a new file next to base in the directory pfd.
+func tempFile(pfd int, base string, mode uint32) (string, int, error) {
+	prefix := "." + base
+	if len(prefix) > 200 {
+		prefix = prefix[:200]
+	}
+	for range 100 {
+		b := make([]byte, 6)
+		rand.Read(b)
+		name := prefix + ".cordon-" + hex.EncodeToString(b)
+		fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		return name, fd, err
+	}
+	return "", -1, unix.EEXIST
+}
+
+// RemoveIf removes rel (a file, or an empty directory) from its parent
+// opened beneath r, if keep says so of what is there now. It reports
+// whether it removed it.
+func (r *Root) RemoveIf(rel string, ok func(Info) bool) (bool, error) {
+	c, err := clean(rel)
+	if err != nil || c == "." {
+		return false, pathErr("remove", r.full(rel), errors.Join(err, ErrOutside))
+	}
+	dir, base := split(c)
+	pfd, err := r.parent("remove", dir)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, statFlags()); err != nil {
+		return false, pathErr("remove", r.full(c), err)
+	}
+	in := info(&st)
+	if !ok(in) {
+		return false, nil
+	}
+	flags := 0
+	if in.IsDir() {
+		flags = unix.AT_REMOVEDIR // fails, as it should, when not empty
+	}
+	if err := unix.Unlinkat(pfd, base, flags); err != nil {
+		return false, pathErr("remove", r.full(c), err)
+	}
+	return true, nil
+}
+
+// WalkFunc is called for each entry Walk visits, with its path relative
+// to the root and its type (fs.ModeSymlink for a link, which Walk never
+// follows). fs.SkipDir skips a directory, fs.SkipAll ends the walk.
+type WalkFunc func(rel string, typ fs.FileMode) error
+
+// Walk visits rel and, when it is a directory, everything below it in
+// lexical order. Each directory is opened from the one above it without
+// following a link, so a directory swapped for a link during the walk is
+// skipped, never entered. Entries that cannot be read are skipped.
+func (r *Root) Walk(rel string, fn WalkFunc) error {
+	c, err := clean(rel)
+	if err != nil {
+		return pathErr("walk", r.full(rel), err)
+	}
+	in, err := r.Lstat(c)
+	if err != nil {
+		return err
+	}
+	if err := fn(c, in.Mode.Type()); err != nil || !in.IsDir() {
+		if err == fs.SkipDir || err == fs.SkipAll {
+			return nil
+		}
+		return err
+	}
+	fd, err := openBeneath(r.fd, c, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil // swapped since the Lstat
+	}
+	if err := walkDir(fd, c, fn); err != fs.SkipAll {
+		return err
+	}
+	return nil
+}
+
+// walkDir walks the directory fd (which it closes), named rel.
+func walkDir(fd int, rel string, fn WalkFunc) error {
+	f := os.NewFile(uintptr(fd), rel)
+	names, _ := f.Readdirnames(-1)
+	defer f.Close()
+	slices.Sort(names)
+	for _, name := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, statFlags()) != nil {
+			continue
+		}
+		p := path.Join(rel, name)
+		typ := info(&st).Mode.Type()
+		err := fn(p, typ)
+		if err == fs.SkipDir {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !typ.IsDir() {
+			continue
+		}
+		sub, err := openBeneath(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			continue // swapped for a link (or unreadable): not entered
+		}
+		if err := walkDir(sub, p, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func info(st *unix.Stat_t) Info {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch uint32(st.Mode) & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return Info{Mode: m, Size: st.Size, Dev: uint64(st.Dev), Ino: uint64(st.Ino), Uid: int(st.Uid), Gid: int(st.Gid)}
+}
+
+// walk opens rel beneath dirfd one component at a time: every directory
+// on the way with O_NOFOLLOW|O_DIRECTORY, the last with O_NOFOLLOW.
+func walk(dirfd int, rel string, flags int, mode uint32) (int, error) {
+	if rel == "." {
+		return unix.Openat(dirfd, ".", flags|unix.O_CLOEXEC, mode)
+	}
+	comps := strings.Split(rel, "/")
+	cur := dirfd
+	closeCur := func() {
+		if cur != dirfd {
+			unix.Close(cur)
+		}
+	}
+	for _, comp := range comps[:len(comps)-1] {
+		if comp == "." {
+			continue
+		}
+		next, err := unix.Openat(cur, comp, dirFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		closeCur()
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	fd, err := unix.Openat(cur, comps[len(comps)-1], flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	closeCur()
+	return fd, err
+}
+
+// explain wraps an error of opening rel beneath dirfd (named name); when a
+// link is the reason, it names the first component that is one.
+func explain(op string, dirfd int, name, rel string, err error) error {
+	full := path.Join(name, rel)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+		if link := firstLink(dirfd, rel); link != "" {
+			return pathErr(op, full, &linkError{path.Join(name, link)})
+		}
+		if errors.Is(err, unix.ELOOP) {
+			return pathErr(op, full, &linkError{full}) // swapped back since
+		}
+	}
+	return pathErr(op, full, err)
+}
+
+// firstLink finds, for the message only, the first component of rel that
+// is a symlink now.
+func firstLink(dirfd int, rel string) string {
+	cur, err := unix.Dup(dirfd)
+	if err != nil {
+		return ""
+	}
+	defer func() { unix.Close(cur) }()
+	done := ""
+	for _, comp := range strings.Split(rel, "/") {
+		done = path.Join(done, comp)
+		var st unix.Stat_t
+		if unix.Fstatat(cur, comp, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return ""
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return done
+		}
+		next, err := unix.Openat(cur, comp, dirFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return ""
+		}
+		unix.Close(cur)
+		cur = next
+	}
+	return ""
+}

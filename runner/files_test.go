@@ -1,0 +1,75 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/permission"
+)
+
+// TestFileToolsRefuseLinkSwappedAfterDecision swaps a directory on the
+// path for a link out of the workspace while the call waits for approval,
+// as a sandboxed command could: the tools refuse, nothing outside changes.
+func TestFileToolsRefuseLinkSwappedAfterDecision(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(outside, ".bashrc"), []byte("original\n"), 0o644))
+	dir := filepath.Join(ws, "dir")
+	swap := func() {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".bashrc"), []byte("decoy\n"), 0o600))
+		r.Approver = ApproverFunc(func(context.Context, *permission.Call, permission.Decision) (bool, error) {
+			require.NoError(t, os.Rename(dir, dir+".real"))
+			require.NoError(t, os.Symlink(outside, dir))
+			return true, nil
+		})
+	}
+	unswap := func() {
+		require.NoError(t, os.Remove(dir))
+		require.NoError(t, os.RemoveAll(dir+".real"))
+	}
+	ctx := context.Background()
+	for _, req := range []permission.Request{
+		call("write_file", map[string]any{"path": "dir/.bashrc", "content": "pwned\n"}),
+		call("write_file", map[string]any{"path": "dir/new/x", "content": "pwned\n"}),
+		call("edit_file", map[string]any{"path": "dir/.bashrc", "old_string": "decoy", "new_string": "pwned"}),
+	} {
+		swap()
+		res := r.Run(ctx, req)
+		require.Equal(t, Failed, res.Outcome, "%s: %s", req.Name, res.Output)
+		require.Contains(t, res.Error, dir+" is a symbolic link")
+		unswap()
+	}
+	b, _ := os.ReadFile(filepath.Join(outside, ".bashrc"))
+	require.Equal(t, "original\n", string(b))
+	require.NoDirExists(t, filepath.Join(outside, "new"))
+
+	// Reads are allowed without approval: the handler itself meets the link.
+	require.NoError(t, os.Symlink(outside, dir))
+	out, errText := r.execute(ctx, &permission.Call{Tool: permission.ToolReadFile, Path: "dir/.bashrc", Resolved: filepath.Join(dir, ".bashrc")})
+	require.Empty(t, out)
+	require.Contains(t, errText, dir+" is a symbolic link")
+}
+
+func TestWriteKeepsModeAndRefusesFIFO(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	r.Approver = &countingApprover{answer: true}
+	ctx := context.Background()
+	p := filepath.Join(ws, "run.sh")
+	require.NoError(t, os.WriteFile(p, []byte("echo a\n"), 0o750))
+	res := r.Run(ctx, call("write_file", map[string]any{"path": "run.sh", "content": "echo b\n"}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o750), fi.Mode().Perm())
+	require.NoError(t, unix.Mkfifo(filepath.Join(ws, "fifo"), 0o644))
+	res = r.Run(ctx, call("read_file", map[string]any{"path": "fifo"}))
+	require.Equal(t, Failed, res.Outcome)
+	require.Contains(t, res.Error, "not a regular file")
+}
