@@ -25,10 +25,9 @@ import (
 
 // ttyUser is one user's fixture: a cordon binary and a workspace they own.
 type ttyUser struct {
-	u        conformance.User
-	bin, ws  string
-	home     string
-	children []string
+	u       conformance.User
+	bin, ws string
+	home    string
 }
 
 func ttyUsers(t *testing.T) []ttyUser {
