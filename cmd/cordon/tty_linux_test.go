@@ -70,7 +70,9 @@ type session struct {
 	mu   sync.Mutex
 	out  bytes.Buffer
 	seen int // expect has matched up to here
-	done chan struct{}
+	// initial is the terminal's state before the test started anything.
+	initial string
+	done    chan struct{}
 }
 
 func (tu ttyUser) start(t *testing.T, args ...string) *session {
@@ -91,8 +93,10 @@ func (tu ttyUser) startOnTerminal(t *testing.T, argv ...string) *session {
 	if !tu.u.Invoker {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(tu.u.Uid), Gid: uint32(tu.u.Gid), Groups: []uint32{}}
 	}
+	initial, err := pty.State()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	s := &session{t: t, pty: pty, cmd: cmd, done: make(chan struct{})}
+	s := &session{t: t, pty: pty, cmd: cmd, initial: initial, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		buf := make([]byte, 4096)
@@ -203,14 +207,13 @@ func TestTtyPasswordFromDevTty(t *testing.T) {
 		// As ssh, git and gpg ask: on /dev/tty, with echo off, whatever
 		// stdin is.
 		s := tu.start(t, "sh", "-c", `exec </dev/null
-printf 'Password: ' >/dev/tty
 stty -echo </dev/tty
+printf 'Password: ' >/dev/tty
 read -r pw </dev/tty
 stty echo </dev/tty
 echo
 echo "got[$pw]"`)
 		s.expect("Password: ")
-		time.Sleep(50 * time.Millisecond) // stty -echo
 		s.send("s3cret\r")
 		s.expect("got[s3cret]")
 		require.Equal(t, 0, s.wait())
@@ -221,15 +224,13 @@ echo "got[$pw]"`)
 func TestTtyModesRestoredAfterCrash(t *testing.T) {
 	forUsers(t, func(t *testing.T, tu ttyUser) {
 		s := tu.start(t, "sh", "-c", `echo READY; read x; stty raw -echo -isig; printf '\033[?1049h'; kill -9 $$`)
-		before, err := s.pty.State()
-		require.NoError(t, err)
 		s.expect("READY")
 		require.True(t, s.pty.Raw())
 		s.send("go\r")
 		require.Equal(t, 128+int(syscall.SIGKILL), s.wait(), s.output())
 		after, err := s.pty.State()
 		require.NoError(t, err)
-		require.Equal(t, before, after, "the user's terminal modes changed")
+		require.Equal(t, s.initial, after, "the user's terminal modes changed")
 	})
 }
 
@@ -253,12 +254,14 @@ func TestTtyJobControl(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		s.send("\x03")
 		s.expect("$ ")
-		s.send("jobs; tty; kill -9 %2\r")
+		s.send("jobs; tty\r")
 		s.expect("Stopped")
 		s.expect("/dev/")
 		s.expect("$ ")
-		s.send("jobs\r")
-		s.expect("Killed")
+		// Until bash has reaped the killed job (wait returns at once for a
+		// stopped one).
+		s.send("kill -9 %2; while jobs %2 2>/dev/null | grep -q Stopped; do sleep 0.05; done; echo \"re\"\"aped\"\r")
+		s.expect("reaped")
 		s.expect("$ ")
 		s.send("exit 5\r")
 		require.Equal(t, 5, s.wait(), s.output())
