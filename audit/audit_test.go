@@ -12,10 +12,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// testKey is the key of the logs of these tests.
+var testKey = func() *Key {
+	k, err := NewKey()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// tempDir is t.TempDir by its real path: logs are never opened through a
+// symlink (macOS's /var is one).
+func tempDir(t *testing.T) string {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return d
+}
+
 func writeLog(t *testing.T, n int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path)
+	return writeLogKey(t, n, testKey)
+}
+
+func writeLogKey(t *testing.T, n int, k *Key) string {
+	t.Helper()
+	path := filepath.Join(tempDir(t), "audit.jsonl")
+	l, err := Open(path, k)
 	require.NoError(t, err)
 	for i := range n {
 		require.NoError(t, l.Append(KindRequest, "t", map[string]int{"i": i}))
@@ -35,12 +57,12 @@ func rewrite(t *testing.T, path string, ls [][]byte) {
 
 func TestAppendAndVerify(t *testing.T) {
 	path := writeLog(t, 5)
-	recs, err := Verify(path)
+	recs, err := Verify(path, testKey)
 	require.NoError(t, err)
 	require.Len(t, recs, 5)
 	require.Equal(t, uint64(5), recs[4].Seq)
 	require.JSONEq(t, `{"i":4}`, string(recs[4].Data))
-	head, err := ReadHead(HeadPath(path))
+	head, err := ReadAnchor(path)
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), head.Count)
 }
@@ -57,6 +79,11 @@ func TestVerifyNamesFirstBadRecord(t *testing.T) {
 			ls[2] = bytes.Replace(ls[2], []byte(`"i":2`), []byte(`"i":9`), 1)
 			rewrite(t, path, ls)
 		}, 3, "edited"},
+		{"mac swapped", func(t *testing.T, path string) {
+			ls := lines(t, path)
+			ls[1] = bytes.Replace(ls[1], []byte(`"seq":2`), []byte(`"seq":7`), 1)
+			rewrite(t, path, ls)
+		}, 2, "edited"},
 		{"removed", func(t *testing.T, path string) {
 			ls := lines(t, path)
 			rewrite(t, path, append(ls[:1:1], ls[2:]...))
@@ -91,7 +118,7 @@ func TestVerifyNamesFirstBadRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeLog(t, 5)
 			tt.tamper(t, path)
-			_, err := Verify(path)
+			_, err := Verify(path, testKey)
 			var ve *VerifyError
 			require.True(t, errors.As(err, &ve), "got %v", err)
 			require.Equal(t, tt.record, ve.Record, ve.Error())
@@ -106,7 +133,7 @@ func TestVerifyRewrittenChain(t *testing.T) {
 	path := writeLog(t, 3)
 	forged := writeLog(t, 3)
 	require.NoError(t, os.Rename(forged, path))
-	_, err := Verify(path)
+	_, err := Verify(path, testKey)
 	var ve *VerifyError
 	require.True(t, errors.As(err, &ve), "got %v", err)
 	require.Equal(t, uint64(3), ve.Record)
@@ -115,14 +142,14 @@ func TestVerifyRewrittenChain(t *testing.T) {
 func TestVerifyMissingAnchor(t *testing.T) {
 	path := writeLog(t, 2)
 	require.NoError(t, os.Remove(HeadPath(path)))
-	_, err := Verify(path)
+	_, err := Verify(path, testKey)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestAppendRefusesTamperedLog(t *testing.T) {
 	path := writeLog(t, 2)
 	rewrite(t, path, lines(t, path)[:1])
-	l, err := Open(path)
+	l, err := Open(path, testKey)
 	require.NoError(t, err)
 	err = l.Append(KindResult, "t", nil)
 	require.ErrorContains(t, err, "anchor says")
@@ -132,7 +159,7 @@ func TestAppendFailureLeavesNothing(t *testing.T) {
 	path := writeLog(t, 2)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
-	l, err := Open(path)
+	l, err := Open(path, testKey)
 	require.NoError(t, err)
 	require.Error(t, l.Append(KindRequest, "t", func() {})) // not marshalable
 	// The anchor cannot be replaced: its directory is not writable.
@@ -144,18 +171,18 @@ func TestAppendFailureLeavesNothing(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
-	_, err = Verify(path)
+	_, err = Verify(path, testKey)
 	require.NoError(t, err)
 }
 
 func TestAppendConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	path := filepath.Join(tempDir(t), "audit.jsonl")
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := Open(path) // separate Logs, as separate hook processes would be
+			l, err := Open(path, testKey) // separate Logs, as separate hook processes would be
 			require.NoError(t, err)
 			for range 10 {
 				require.NoError(t, l.Append(KindRequest, strings.Repeat("x", i), i))
@@ -163,7 +190,7 @@ func TestAppendConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	recs, err := Verify(path)
+	recs, err := Verify(path, testKey)
 	require.NoError(t, err)
 	require.Len(t, recs, 80)
 }

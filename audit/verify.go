@@ -2,14 +2,19 @@ package audit
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 )
 
-// VerifyError names the first bad record (1-based) of a log.
+// VerifyError names the first bad record (1-based) of a log; Record 0 is
+// the anchor.
 type VerifyError struct {
 	Path   string
 	Record uint64
@@ -17,19 +22,85 @@ type VerifyError struct {
 }
 
 func (e *VerifyError) Error() string {
+	if e.Record == 0 {
+		return fmt.Sprintf("audit log %s: anchor %s: %s", e.Path, HeadPath(e.Path), e.Reason)
+	}
 	return fmt.Sprintf("audit log %s: record %d: %s", e.Path, e.Record, e.Reason)
 }
 
-// Verify checks every record's hash and link and the anchor, and returns
-// the records read. A tampered log yields a *VerifyError.
-func Verify(path string) ([]Record, error) {
-	head, err := ReadHead(HeadPath(path))
+// ErrUnkeyed is wrapped by Verify's error for a log of format 1, whose
+// chain has no secret: anyone who could write it could have rewritten it
+// and re-chained it, so it proves nothing and is never reported verified.
+var ErrUnkeyed = errors.New("unkeyed log (format 1)")
+
+// KeyError says a log was written with another key than the one given.
+type KeyError struct {
+	Path          string
+	LogKey, Given string
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("audit log %s was written with audit key %s, not with key %s: verify it with the key it was written with (--key FILE, from 'cordon audit key export' on the machine that wrote it)", e.Path, e.LogKey, e.Given)
+}
+
+// Verify checks every record's MAC and link and the anchor under key, and
+// returns the records read. A tampered log yields a *VerifyError, a log
+// written with another key a *KeyError, a format 1 log an error wrapping
+// ErrUnkeyed (with the chain's own verdict). The log and its anchor are
+// opened like Append opens them: never through a symlink.
+func Verify(path string, key *Key) ([]Record, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify %q: %w", path, err)
+	}
+	dir, err := openDir(filepath.Dir(abs), false)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	defer dir.Close()
+	f, err := openAt(dir, filepath.Base(abs), rdonly, false)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := checkFile(f, false); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	if err := lock(f, false); err != nil {
+		return nil, fmt.Errorf("verify: lock %s: %w", path, err)
+	}
+	defer unlock(f)
+	hf, err := openAt(dir, filepath.Base(HeadPath(abs)), rdonly, false)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w (the anchor is required)", path, err)
 	}
-	data, err := os.ReadFile(path)
+	defer hf.Close()
+	if err := checkFile(hf, false); err != nil {
+		return nil, fmt.Errorf("verify: anchor: %w", err)
+	}
+	head, err := readHead(hf)
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	if head.V == 0 {
+		recs, err := verifyUnkeyed(path, data, head)
+		if err != nil {
+			return recs, fmt.Errorf("%w: %s: its unkeyed chain is broken too: %w", ErrUnkeyed, path, err)
+		}
+		return recs, fmt.Errorf("%w: %s: its %d records chain by plain SHA-256, which anyone who could write the log can recompute: not verified", ErrUnkeyed, path, len(recs))
+	}
+	if head.V != Format {
+		return nil, fmt.Errorf("verify %s: format %d is not one this cordon knows (%d)", path, head.V, Format)
+	}
+	if key == nil {
+		return nil, fmt.Errorf("verify %s: no audit key given", path)
+	}
+	if head.Key != key.ID() {
+		return nil, &KeyError{Path: path, LogKey: head.Key, Given: key.ID()}
 	}
 	bad := func(n uint64, format string, a ...any) error {
 		return &VerifyError{Path: path, Record: n, Reason: fmt.Sprintf(format, a...)}
@@ -37,43 +108,100 @@ func Verify(path string) ([]Record, error) {
 	var recs []Record
 	prev := ""
 	for n := uint64(1); len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return recs, bad(n, "cut off: the line has no end")
+		l, rest, err := nextLine(data)
+		if err != nil {
+			return recs, bad(n, "%v", err)
 		}
-		text := data[:i]
-		data = data[i+1:]
-		var l line
-		if err := json.Unmarshal(text, &l); err != nil || len(l.Record) == 0 {
-			return recs, bad(n, "not a record line: %s", errText(err))
+		data = rest
+		if l.V != Format || l.Key != key.ID() {
+			return recs, bad(n, "is of format %d with key %q, not format %d with key %s: it was not written with this log", l.V, l.Key, Format, key.ID())
 		}
+		if !hmac.Equal([]byte(key.mac("cordon audit record", l.Record)), []byte(l.MAC)) {
+			return recs, bad(n, "its MAC does not match its contents under this key: the record was edited, or forged by someone without the key")
+		}
+		r, err := link(l.Record, n, prev)
+		if err != nil {
+			return recs, bad(n, "%v", err)
+		}
+		recs = append(recs, r)
+		prev = l.MAC
+	}
+	if !hmac.Equal([]byte(head.sum(key)), []byte(head.MAC)) {
+		return recs, bad(0, "its MAC does not match under this key: it was edited, or forged by someone without the key")
+	}
+	if err := anchored(path, head, recs, prev); err != nil {
+		return recs, err
+	}
+	return recs, checkKept(abs, key, recs, prev)
+}
+
+// nextLine splits the first line off data and decodes it.
+func nextLine(data []byte) (line, []byte, error) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return line{}, nil, errors.New("cut off: the line has no end")
+	}
+	var l line
+	if err := json.Unmarshal(data[:i], &l); err != nil || len(l.Record) == 0 {
+		return line{}, nil, fmt.Errorf("not a record line: %s", errText(err))
+	}
+	return l, data[i+1:], nil
+}
+
+// link decodes record n and checks its place in the chain.
+func link(raw json.RawMessage, n uint64, prev string) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return r, fmt.Errorf("malformed record: %v", err)
+	}
+	if r.Seq != n {
+		return r, fmt.Errorf("has sequence number %d where %d was expected: a record was inserted or removed", r.Seq, n)
+	}
+	if r.Prev != prev {
+		return r, fmt.Errorf("does not chain to record %d: a record was inserted, removed or reordered", n-1)
+	}
+	return r, nil
+}
+
+// anchored checks the anchor against the records read.
+func anchored(path string, head Head, recs []Record, last string) error {
+	n := uint64(len(recs))
+	bad := func(n uint64, format string, a ...any) error {
+		return &VerifyError{Path: path, Record: n, Reason: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case head.Count > n:
+		return bad(n+1, "missing: the anchor counts %d records but the log ends after %d (cut short)", head.Count, n)
+	case head.Count < n:
+		return bad(head.Count+1, "not covered by the anchor, which counts %d records: appended outside cordon", head.Count)
+	case head.Hash != last:
+		return bad(n, "does not match the anchor's last MAC: the log was rewritten")
+	}
+	return nil
+}
+
+// verifyUnkeyed checks a format 1 log's plain chain, for the report only.
+func verifyUnkeyed(path string, data []byte, head Head) ([]Record, error) {
+	var recs []Record
+	prev := ""
+	for n := uint64(1); len(data) > 0; n++ {
+		l, rest, err := nextLine(data)
+		if err != nil {
+			return recs, &VerifyError{Path: path, Record: n, Reason: err.Error()}
+		}
+		data = rest
 		sum := sha256.Sum256(l.Record)
-		if hex.EncodeToString(sum[:]) != l.Hash {
-			return recs, bad(n, "contents do not match its hash: the record was edited")
+		if l.V != 0 || hex.EncodeToString(sum[:]) != l.Hash {
+			return recs, &VerifyError{Path: path, Record: n, Reason: "contents do not match its hash"}
 		}
-		var r Record
-		if err := json.Unmarshal(l.Record, &r); err != nil {
-			return recs, bad(n, "malformed record: %v", err)
-		}
-		if r.Seq != n {
-			return recs, bad(n, "has sequence number %d where %d was expected: a record was inserted or removed", r.Seq, n)
-		}
-		if r.Prev != prev {
-			return recs, bad(n, "does not chain to record %d: a record was inserted, removed or reordered", n-1)
+		r, err := link(l.Record, n, prev)
+		if err != nil {
+			return recs, &VerifyError{Path: path, Record: n, Reason: err.Error()}
 		}
 		recs = append(recs, r)
 		prev = l.Hash
 	}
-	n := uint64(len(recs))
-	switch {
-	case head.Count > n:
-		return recs, bad(n+1, "missing: the anchor counts %d records but the log ends after %d (cut short)", head.Count, n)
-	case head.Count < n:
-		return recs, bad(head.Count+1, "not covered by the anchor, which counts %d records: appended outside cordon", head.Count)
-	case head.Hash != prev:
-		return recs, bad(n, "does not match the anchor's last hash: the log was rewritten")
-	}
-	return recs, nil
+	return recs, anchored(path, head, recs, prev)
 }
 
 func errText(err error) string {
@@ -81,4 +209,15 @@ func errText(err error) string {
 		return "no record"
 	}
 	return err.Error()
+}
+
+// ReadAnchor reads the anchor of the log at path, not following a symlink
+// at its name; for reports and tests.
+func ReadAnchor(path string) (Head, error) {
+	f, err := os.OpenFile(HeadPath(path), os.O_RDONLY|nofollow, 0)
+	if err != nil {
+		return Head{}, fmt.Errorf("read anchor: %w", err)
+	}
+	defer f.Close()
+	return readHead(f)
 }

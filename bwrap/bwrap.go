@@ -36,6 +36,10 @@ type StatFunc func(path string) (exists, dir bool)
 type Options struct {
 	// Network keeps the host network; false unshares it.
 	Network bool
+	// Sockets, when set, is the seccomp socket allowlist; nil means the
+	// one of Network (SocketsFor). A network mode of its own (a proxy)
+	// sets it.
+	Sockets *Sockets
 	// EmptyFile is a host path of an empty file with mode 0000, bound over
 	// denied files. Required when the policy denies a file.
 	EmptyFile string
@@ -72,6 +76,8 @@ type Plan struct {
 	// Seccomp is the filter program the launcher hands bwrap through
 	// --seccomp FD (see Seccomp).
 	Seccomp []byte
+	// Rules are what Seccomp decides, for 'cordon profile'.
+	Rules Rules
 	// Masks are the mask directories the launcher must provide under
 	// Options.MaskRoot before the launch.
 	Masks []Mask
@@ -140,9 +146,31 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	} else {
 		a = append(a, "--ro-bind", "/", "/")
 	}
-	// Fresh /proc and a minimal /dev (null, zero, full, random, urandom,
-	// tty, ptmx, pts, shm), then a private /dev/shm.
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm")
+	// Fresh /proc (some of it read-only or masked, below) and a minimal
+	// /dev (null, zero, full, random, urandom, tty, ptmx, pts, shm), then a
+	// private /dev/shm.
+	a = append(a, "--proc", "/proc")
+	// What /proc offers of the kernel beyond the sandbox's namespaces.
+	// Sysctls are writable by the owner of the file, the host's root, with
+	// no capability: a root launcher's sandbox could set
+	// kernel.core_pattern or kernel.modprobe and have the host's root run
+	// its program. bwrap means to cover these, but skips them when its
+	// access(W_OK) check fails, as it did for /proc/sys. Read-only, as
+	// container runtimes make them.
+	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
+		if ok, _ := opt.Stat(p); ok {
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
+	// The kernel's key list is not per namespace: /proc/keys names every
+	// key the user's processes may view (Kerberos principals, fscrypt and
+	// ecryptfs key ids), whatever the seccomp filter refuses. Masked.
+	for _, p := range []string{"/proc/keys", "/proc/key-users"} {
+		if ok, _ := opt.Stat(p); ok {
+			a = append(a, "--ro-bind", "/dev/null", p)
+		}
+	}
+	a = append(a, "--dev", "/dev", "--tmpfs", "/dev/shm")
 
 	ops, err := plan(c, opt, pl)
 	if err != nil {
@@ -175,8 +203,16 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		a = append(a, "--chdir", opt.Chdir)
 	}
 	pl.Args = a
-	pl.Seccomp = Seccomp(!opt.Network)
+	pl.Rules = RulesFor(opt.sockets())
+	pl.Seccomp = Program(pl.Rules)
 	return pl, nil
+}
+
+func (opt Options) sockets() Sockets {
+	if opt.Sockets != nil {
+		return *opt.Sockets
+	}
+	return SocketsFor(opt.Network)
 }
 
 // plan builds the mount list from the model and records stubs.

@@ -1,16 +1,37 @@
 package bwrap
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+)
 
-// A seccomp filter closes what mounts cannot. With the network unshared, a
-// Unix socket file is still reachable through a read-only mount (connect
-// needs no write access to the mount), and docker.sock, an ssh-agent or the
-// user's D-Bus session bus (systemd-run --user) each run code outside the
-// sandbox. So, when the network is off, the filter refuses to create
-// AF_UNIX sockets, as Seatbelt's (deny network*) does; socketpair and pipes
-// keep working. It also refuses io_uring, which can create and connect
-// sockets without passing through the socket and connect system calls, and
-// the TIOCSTI/TIOCLINUX ioctls that push input into a terminal.
+// A seccomp filter closes what mounts and namespaces cannot
+// (docs/threat-model.md, classes 8, 10 and 13).
+//
+// Sockets are an allowlist per network mode (Sockets): socket(2) may create
+// only the families the mode needs, and AF_NETLINK only with the protocols
+// listed; anything else fails with EAFNOSUPPORT (EPROTONOSUPPORT for a
+// netlink protocol), what a kernel without that family answers, so programs
+// take their usual fallback. An allowlist also stops socket(2) from loading
+// the module of a rarely used family, each of them kernel attack surface.
+// With the network off, AF_UNIX is not on the list: a Unix socket file is
+// reachable through a read-only mount (connect needs no write access), and
+// docker.sock, an ssh-agent or the user's D-Bus session bus each run code
+// outside the sandbox; socketpair(AF_UNIX) and pipes keep working. AF_VSOCK
+// is refused in every mode: it is not confined by the network namespace and
+// reaches the hypervisor host (and WSL's interop service) directly.
+//
+// Some system calls are refused outright (Refusals): io_uring, which can
+// create and connect sockets without passing through socket(2); the kernel
+// keyrings (add_key, keyctl, request_key), because the sandbox inherits
+// the launcher's session keyring, could read its keys and plant keys the
+// host sees afterwards, and request_key makes the kernel run
+// /sbin/request-key on the host; bpf, userfaultfd and syslog, which no
+// ordinary tool needs in a sandbox and which give kernel attack surface or
+// read the host's kernel log. The ioctls TIOCSTI and TIOCLINUX, which push
+// input into a terminal, are refused too.
 //
 // The program is classic BPF over struct seccomp_data, for x86_64 and
 // aarch64. Other system call conventions on those kernels (x32, i386
@@ -19,6 +40,7 @@ import "encoding/binary"
 // BPF opcodes and seccomp constants (linux/filter.h, linux/seccomp.h).
 const (
 	bpfLdWAbs = 0x20 // BPF_LD | BPF_W | BPF_ABS
+	bpfJa     = 0x05 // BPF_JMP | BPF_JA
 	bpfJeqK   = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
 	bpfJgeK   = 0x35 // BPF_JMP | BPF_JGE | BPF_K
 	bpfRetK   = 0x06 // BPF_RET | BPF_K
@@ -30,95 +52,339 @@ const (
 	auditArchAarch64 = 0xc00000b7
 	x32SyscallBit    = 0x40000000
 
-	afUnix    = 1
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
-	eperm        = 1
-	eafnosupport = 97
-
 	offNr   = 0
 	offArch = 4
-	offArg0 = 16 // low 32 bits (little endian)
+	offArg0 = 16 // low 32 bits (little endian): the kernel reads an int
 	offArg1 = 24
+	offArg2 = 32
 )
 
-type sysnums struct{ socket, ioctl, uringSetup, uringEnter, uringRegister uint32 }
+// Errnos, the same on x86_64 and aarch64 (asm-generic/errno*.h).
+const (
+	eperm           = 1
+	enosys          = 38
+	eprotonosupport = 93
+	eafnosupport    = 97
+)
+
+// Address families (linux/socket.h) and netlink protocols
+// (linux/netlink.h) the allowlists and their tests name.
+const (
+	afUnix      = 1
+	afInet      = 2
+	afInet6     = 10
+	afKey       = 15
+	afNetlink   = 16
+	afPacket    = 17
+	afRds       = 21
+	afCan       = 29
+	afTipc      = 30
+	afBluetooth = 31
+	afAlg       = 38
+	afVsock     = 40
+	afXdp       = 44
+	afMax       = 46 // the first family Linux does not know
+
+	netlinkRoute         = 0
+	netlinkSockDiag      = 4
+	netlinkAudit         = 9
+	netlinkKobjectUevent = 15
+	netlinkGeneric       = 16
+)
+
+var familyNames = map[uint32]string{
+	afUnix: "AF_UNIX", afInet: "AF_INET", afInet6: "AF_INET6", afNetlink: "AF_NETLINK",
+}
+
+var netlinkNames = map[uint32]string{netlinkRoute: "NETLINK_ROUTE"}
+
+// Sockets is one network mode's socket allowlist. A new mode (a proxy, an
+// allowlisted network) is a new value of this type; the program needs no
+// other change.
+type Sockets struct {
+	// Mode names the network mode in Describe.
+	Mode string
+	// Families are the address families socket(2) may create; any other
+	// fails with EAFNOSUPPORT.
+	Families []uint32
+	// Netlink are the protocols an AF_NETLINK socket may use (socket's
+	// third argument), when AF_NETLINK is in Families; any other fails
+	// with EPROTONOSUPPORT.
+	Netlink []uint32
+}
 
 var (
-	x8664   = sysnums{socket: 41, ioctl: 16, uringSetup: 425, uringEnter: 426, uringRegister: 427}
-	aarch64 = sysnums{socket: 198, ioctl: 29, uringSetup: 425, uringEnter: 426, uringRegister: 427}
+	// socketsOff is the network off: the sandbox has a network namespace
+	// of its own with only loopback in it. AF_INET and AF_INET6 reach
+	// nothing but the sandbox's own loopback, which tests and servers use.
+	// NETLINK_ROUTE only reads and (without capabilities, it cannot
+	// change) the sandbox's own interfaces and routes: glibc's getaddrinfo
+	// (AI_ADDRCONFIG), getifaddrs, Go's net.Interfaces and 'ip' use it.
+	// Other netlink protocols are not all confined by the namespace (audit,
+	// kernel uevents, crypto, generic families) and no ordinary tool needs
+	// them; 'ss' falls back to /proc/net without NETLINK_SOCK_DIAG.
+	socketsOff = Sockets{Mode: "network off",
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+	// socketsHost is the host's network: Unix sockets as well, and still
+	// nothing else (no AF_VSOCK, AF_PACKET, AF_ALG, Bluetooth, CAN...):
+	// they are not what "network on" means to a user, and AF_VSOCK would
+	// reach the hypervisor host past the host's firewall.
+	socketsHost = Sockets{Mode: "network on",
+		Families: []uint32{afUnix, afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
 )
 
+// SocketsFor is the allowlist of the network on (the host's) or off, a
+// copy the caller may change.
+func SocketsFor(network bool) Sockets {
+	s := socketsOff
+	if network {
+		s = socketsHost
+	}
+	s.Families, s.Netlink = slices.Clone(s.Families), slices.Clone(s.Netlink)
+	return s
+}
+
+// A Refusal is a system call the filter refuses outright, and the errno it
+// answers.
+type Refusal struct {
+	Syscall string
+	Errno   uint32
+}
+
+// Refusals are the system calls every sandbox is refused. Each answers
+// what the kernel answers when the feature is off for the caller, so
+// programs take the path they already have for it: ENOSYS for the keyrings
+// (a kernel built without CONFIG_KEYS), EPERM for bpf, userfaultfd and
+// syslog (their sysctls: unprivileged_bpf_disabled,
+// unprivileged_userfaultfd, dmesg_restrict) and for io_uring
+// (io_uring_disabled).
+func Refusals() []Refusal {
+	return []Refusal{
+		{"io_uring_setup", eperm}, {"io_uring_enter", eperm}, {"io_uring_register", eperm},
+		{"add_key", enosys}, {"keyctl", enosys}, {"request_key", enosys},
+		{"bpf", eperm}, {"userfaultfd", eperm}, {"syslog", eperm},
+	}
+}
+
+// Rules are what a filter program decides.
+type Rules struct {
+	Sockets Sockets
+	Refuse  []Refusal
+}
+
+// RulesFor are the rules of a sandbox whose sockets follow s.
+func RulesFor(s Sockets) Rules { return Rules{Sockets: s, Refuse: Refusals()} }
+
+// arch is one system call convention the filter accepts.
+type arch struct {
+	name  string
+	audit uint32
+	x32   bool // refuse the x32 calls sharing this audit arch
+	nr    map[string]uint32
+}
+
+var archs = []arch{
+	{"x86_64", auditArchX8664, true, map[string]uint32{
+		"socket": 41, "socketpair": 53, "ioctl": 16,
+		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+		"add_key": 248, "request_key": 249, "keyctl": 250,
+		"bpf": 321, "userfaultfd": 323, "syslog": 103,
+	}},
+	{"aarch64", auditArchAarch64, false, map[string]uint32{
+		"socket": 198, "socketpair": 199, "ioctl": 29,
+		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+		"add_key": 217, "request_key": 218, "keyctl": 219,
+		"bpf": 280, "userfaultfd": 282, "syslog": 116,
+	}},
+}
+
+// Seccomp returns the filter program for a sandbox whose sockets follow
+// s, in the binary form bwrap's --seccomp reads.
+func Seccomp(s Sockets) []byte { return Program(RulesFor(s)) }
+
+// Program returns the filter program deciding r. It panics on a system
+// call it has no number for: the rules are the package's own.
+func Program(r Rules) []byte {
+	a := asm{p: make([]insn, 0, 128), labels: make(map[string]int, 16)}
+	a.emit(insn{code: bpfLdWAbs, k: offArch})
+	for _, ar := range archs {
+		// jeq arch, then a 32-bit jump to its block: a block may be longer
+		// than a conditional jump's 255.
+		a.emit(insn{code: bpfJeqK, k: ar.audit, jf: 1})
+		a.emit(insn{code: bpfJa, t: ar.name})
+	}
+	// Any other convention (i386 compat, unknown): refuse every call.
+	a.emit(insn{code: bpfRetK, k: retErrno | eperm})
+	for _, ar := range archs {
+		a.arch(ar, r)
+	}
+	return a.assemble()
+}
+
+// arch emits one architecture's block; it ends in a return on every path.
+func (a *asm) arch(ar arch, r Rules) {
+	l := func(s string) string { return ar.name + "." + s }
+	nr := func(name string) uint32 {
+		n, ok := ar.nr[name]
+		if !ok {
+			panic(fmt.Sprintf("bwrap: seccomp: no %s number for %s", ar.name, name))
+		}
+		return n
+	}
+	ret := func(v uint32) { a.emit(insn{code: bpfRetK, k: v}) }
+	a.label(ar.name)
+	a.emit(insn{code: bpfLdWAbs, k: offNr})
+	if ar.x32 {
+		a.emit(insn{code: bpfJgeK, k: x32SyscallBit, jf: 1})
+		ret(retErrno | eperm)
+	}
+	for _, rf := range r.Refuse {
+		a.emit(insn{code: bpfJeqK, k: nr(rf.Syscall), jf: 1})
+		ret(retErrno | rf.Errno)
+	}
+	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
+	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
+	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
+	ret(retAllow)
+
+	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
+	a.label(l("ioctl"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg1})
+	a.emit(insn{code: bpfJeqK, k: tiocsti, t: l("eperm")})
+	a.emit(insn{code: bpfJeqK, k: tioclinux, t: l("eperm")})
+	ret(retAllow)
+	a.label(l("eperm"))
+	ret(retErrno | eperm)
+
+	// socketpair connects nothing outside, but only AF_UNIX needs it (the
+	// only other family implementing it, AF_TIPC, would load a module).
+	a.label(l("socketpair"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg0})
+	a.emit(insn{code: bpfJeqK, k: afUnix, jf: 1})
+	ret(retAllow)
+	ret(retErrno | eafnosupport)
+
+	// socket: the families, AF_NETLINK last so that its jump is short.
+	netlink := slices.Contains(r.Sockets.Families, afNetlink)
+	a.label(l("socket"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg0})
+	for _, f := range r.Sockets.Families {
+		if f != afNetlink {
+			a.emit(insn{code: bpfJeqK, k: f, t: l("family")})
+		}
+	}
+	if netlink {
+		a.emit(insn{code: bpfJeqK, k: afNetlink, t: l("netlink")})
+	}
+	ret(retErrno | eafnosupport)
+	a.label(l("family"))
+	ret(retAllow)
+	if netlink {
+		a.label(l("netlink"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg2})
+		for _, p := range r.Sockets.Netlink {
+			a.emit(insn{code: bpfJeqK, k: p, t: l("protocol")})
+		}
+		ret(retErrno | eprotonosupport)
+		a.label(l("protocol"))
+		ret(retAllow)
+	}
+}
+
+// insn is one instruction. t and f name the labels a conditional jump goes
+// to when true or false ("" is the offset in jt or jf); t is the target of
+// an unconditional jump.
 type insn struct {
 	code   uint16
 	jt, jf uint8
 	k      uint32
+	t, f   string
 }
 
-// Seccomp returns the filter program in the binary form bwrap's --seccomp
-// reads. denyUnixSockets is set when the network is off.
-func Seccomp(denyUnixSockets bool) []byte {
-	var p []insn
-	// Labels are resolved by emitting each architecture's block as a
-	// self-contained sequence and jumping over it.
-	x86 := archBlock(x8664, denyUnixSockets, true)
-	arm := archBlock(aarch64, denyUnixSockets, false)
-	p = append(p, insn{bpfLdWAbs, 0, 0, offArch})
-	p = append(p, insn{bpfJeqK, 0, uint8(len(x86)), auditArchX8664})
-	p = append(p, x86...)
-	p = append(p, insn{bpfJeqK, 0, uint8(len(arm)), auditArchAarch64})
-	p = append(p, arm...)
-	// Any other convention (i386 compat, unknown): refuse every call.
-	p = append(p, insn{bpfRetK, 0, 0, retErrno | eperm})
-	b := make([]byte, 8*len(p))
-	for i, in := range p {
-		binary.LittleEndian.PutUint16(b[8*i:], in.code)
-		b[8*i+2], b[8*i+3] = in.jt, in.jf
-		binary.LittleEndian.PutUint32(b[8*i+4:], in.k)
+// asm is a tiny assembler: instructions with labels, resolved at the end.
+type asm struct {
+	p      []insn
+	labels map[string]int
+}
+
+func (a *asm) emit(i insn) { a.p = append(a.p, i) }
+
+func (a *asm) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	if _, dup := a.labels[name]; dup {
+		panic("bwrap: seccomp: label " + name + " defined twice")
+	}
+	a.labels[name] = len(a.p)
+}
+
+// assemble resolves the labels (forward only, as BPF requires) and
+// encodes the program as struct sock_filter, little endian.
+func (a *asm) assemble() []byte {
+	off := func(pc int, name string) uint32 {
+		to, ok := a.labels[name]
+		if !ok || to <= pc {
+			panic(fmt.Sprintf("bwrap: seccomp: instruction %d jumps to %q, not a later label", pc, name))
+		}
+		return uint32(to - pc - 1)
+	}
+	short := func(pc int, name string) uint8 {
+		d := off(pc, name)
+		if d > 255 {
+			panic(fmt.Sprintf("bwrap: seccomp: instruction %d: jump to %q is %d long", pc, name, d))
+		}
+		return uint8(d)
+	}
+	b := make([]byte, 8*len(a.p))
+	for pc, in := range a.p {
+		switch {
+		case in.code == bpfJa && in.t != "":
+			in.k = off(pc, in.t)
+		default:
+			if in.t != "" {
+				in.jt = short(pc, in.t)
+			}
+			if in.f != "" {
+				in.jf = short(pc, in.f)
+			}
+		}
+		binary.LittleEndian.PutUint16(b[8*pc:], in.code)
+		b[8*pc+2], b[8*pc+3] = in.jt, in.jf
+		binary.LittleEndian.PutUint32(b[8*pc+4:], in.k)
 	}
 	return b
 }
 
-// archBlock decides one architecture's calls; it ends in a return on every
-// path, so the block's length is exactly the jump over it.
-func archBlock(n sysnums, denyUnix, x32 bool) []insn {
-	deny := insn{bpfRetK, 0, 0, retErrno | eperm}
-	allow := insn{bpfRetK, 0, 0, retAllow}
-	var b []insn
-	b = append(b, insn{bpfLdWAbs, 0, 0, offNr})
-	if x32 {
-		b = append(b, insn{bpfJgeK, 0, 1, x32SyscallBit}, deny)
-	}
-	for _, nr := range []uint32{n.uringSetup, n.uringEnter, n.uringRegister} {
-		b = append(b, insn{bpfJeqK, 0, 1, nr}, deny)
-	}
-	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
-	b = append(b,
-		insn{bpfJeqK, 0, 4, n.ioctl},
-		insn{bpfLdWAbs, 0, 0, offArg1},
-		insn{bpfJeqK, 1, 0, tiocsti},
-		insn{bpfJeqK, 0, 1, tioclinux},
-		deny,
-	)
-	if denyUnix {
-		// Reload nr: the ioctl branch may have left arg1 in the accumulator.
-		b = append(b,
-			insn{bpfLdWAbs, 0, 0, offNr},
-			insn{bpfJeqK, 0, 3, n.socket},
-			insn{bpfLdWAbs, 0, 0, offArg0},
-			insn{bpfJeqK, 0, 1, afUnix},
-			insn{bpfRetK, 0, 0, retErrno | eafnosupport},
-		)
-	}
-	return append(b, allow)
-}
-
 // Describe is a one-line account of the filter for 'cordon profile'.
-func Describe(denyUnixSockets bool) string {
-	s := "seccomp: deny io_uring, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls"
-	if denyUnixSockets {
-		s += ", socket(AF_UNIX)"
+func Describe(r Rules) string {
+	var refused []string
+	for _, rf := range r.Refuse {
+		refused = append(refused, rf.Syscall)
 	}
-	return s
+	var fams []string
+	for _, f := range r.Sockets.Families {
+		n := familyNames[f]
+		if n == "" {
+			n = fmt.Sprintf("family %d", f)
+		}
+		if f == afNetlink {
+			var ps []string
+			for _, p := range r.Sockets.Netlink {
+				pn := netlinkNames[p]
+				if pn == "" {
+					pn = fmt.Sprint(p)
+				}
+				ps = append(ps, pn)
+			}
+			n += " (" + strings.Join(ps, ", ") + ")"
+		}
+		fams = append(fams, n)
+	}
+	return fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
+		"sockets (%s) %s only, socketpair AF_UNIX only",
+		strings.Join(refused, ", "), r.Sockets.Mode, strings.Join(fams, ", "))
 }

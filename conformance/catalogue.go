@@ -5,9 +5,9 @@ package conformance
 func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
-		workCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
+		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		stateCases(), raceCases(), modelCases(), seatbeltCases(),
+		stateCases(), raceCases(), kernelCases(), auditCases(), modelCases(), seatbeltCases(),
 	} {
 		all = append(all, part...)
 	}

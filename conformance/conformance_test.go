@@ -72,7 +72,7 @@ func users(t *testing.T) []User {
 // newBase makes a fixture base directory for users, removed at the end.
 func newBase(t *testing.T, us []User) string {
 	t.Helper()
-	base, err := os.MkdirTemp("", "cordon-conformance-")
+	base, err := os.MkdirTemp(FixtureParent(), "cordon-conformance-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	_, err = Base(base, us, "")
@@ -130,6 +130,7 @@ func TestCatalogueShape(t *testing.T) {
 		require.NotZero(t, perClass[cl], "no case for class %s", cl)
 	}
 	require.NotZero(t, perClass[Work], "no ordinary-work case")
+	require.NotZero(t, perClass[Kernel], "no case for class %s", Kernel)
 	require.NotZero(t, perClass[Model], "no model case")
 	require.GreaterOrEqual(t, attacks, 40)
 	t.Logf("cases per class: %v (%d escape attempts)", perClass, attacks)

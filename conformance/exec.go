@@ -27,6 +27,8 @@ type Policy struct {
 	Writable  []string
 	Base      []string
 	Restrict  bool
+	// Network keeps the host's network (--network on).
+	Network bool
 	// File, when set, is a JSON policy file (--policy FILE).
 	File string
 }
@@ -50,6 +52,9 @@ func (p Policy) Flags() []string {
 	}
 	if p.Restrict {
 		f = append(f, "--restrict-writes")
+	}
+	if p.Network {
+		f = append(f, "--network", "on")
 	}
 	return f
 }
@@ -227,6 +232,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	}
 	cmd := launcher.CommandContext(ctx, fp, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
+	cmd.Network = l.Policy.Network
 	cmd.TmpDir = tmp
 	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir

@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
@@ -51,7 +53,20 @@ import (
 //	new-session     tty-controlling-terminal (TIOCSTI itself is also refused
 //	                by the seccomp filter, so tty-tiocsti alone would not
 //	                notice)
-//	seccomp         proc-unix-socket-host
+//	seccomp         proc-unix-socket-host, and the kernel-* cases below
+//	seccomp-keyrings
+//	                kernel-keyring-read, kernel-keyring-plant,
+//	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
+//	                mode needs no privilege; bpf and syslog are refused by
+//	                this host's sysctls as well)
+//	proc-sys-readonly
+//	                kernel-sysctl-write (root only: the host's root owns
+//	                the sysctl files)
+//	proc-keys-mask  kernel-keyring-list
+//	seccomp-socket-allowlist
+//	                kernel-vsock, kernel-vsock-network-on,
+//	                kernel-netlink-protocols(-network-on),
+//	                kernel-socket-families(-network-on)
 //	tty-pty         tty-interactive-modes (stty on stdin reaches the user's
 //	                terminal)
 //	tty-relay-stop  tty-interactive-keystrokes-after-exit
@@ -62,6 +77,15 @@ import (
 //	                still hold)
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
 //	stubs-by-path   race-stubs
+//	audit-follow    audit-log-planted-symlink (the host's append creates
+//	                the missing ~/.bash_profile the planted log points at;
+//	                the link to ~/.bashrc is still refused by the anchor's
+//	                MAC, which the sandbox cannot forge)
+//	audit-unkeyed   audit-log-rechain
+//	audit-anchor-rename  audit-log-readonly-while-appending (the rename
+//	                detaches the running sandbox's read-only mount of the
+//	                anchor, which it then truncates and removes)
+//	audit-kept-anchor  audit-log-rollback, audit-log-removed
 //
 // The test logs the failing cases of every mutation.
 
@@ -75,8 +99,10 @@ type mutation struct {
 	name     string
 	step     string // the hardening step removed
 	args     func([]string) []string
-	closeFds bool   // skip the launcher's close-on-exec pass
-	seccomp  bool   // launch without the seccomp filter
+	closeFds bool // skip the launcher's close-on-exec pass
+	seccomp  bool // launch without the seccomp filter
+	// filter, when set, replaces the seccomp program (network on or off)
+	filter   func(network bool) []byte
 	state    bool   // leave cordon's state directory open inside
 	hooks    func() // sets other testhooks
 	rootOnly bool   // only a root launcher keeps what the step removes
@@ -104,6 +130,16 @@ var mutations = []mutation{
 		catchers: []string{"tty-controlling-terminal", "tty-tiocsti", "tty-tiocsti-steal-ctty"}},
 	{name: "seccomp", step: "the seccomp filter (--seccomp FD)", seccomp: true,
 		catchers: []string{"proc-unix-socket-host"}},
+	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
+		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
+		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
+	{name: "proc-sys-readonly", step: "/proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus bound read-only", args: dropProcCovers,
+		rootOnly: true, catchers: []string{"kernel-sysctl-write"}},
+	{name: "proc-keys-mask", step: "/proc/keys and /proc/key-users masked", args: dropProcKeys,
+		catchers: []string{"kernel-keyring-list"}},
+	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
+		filter:   socketDenylist,
+		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
 	{name: "tty-pty", step: "interactive mode's own pty for the sandbox (it gets the caller's terminal)",
@@ -120,6 +156,18 @@ var mutations = []mutation{
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks:    func() { testhook.StubsByPath = true },
 		catchers: []string{"race-stubs"}},
+	{name: "audit-follow", step: "the no-follow open of a named audit log (and its check for a regular file of the user's)",
+		hooks:    func() { testhook.AuditFollowLinks = true },
+		catchers: []string{"audit-log-planted-symlink"}},
+	{name: "audit-unkeyed", step: "the audit chain keyed with a secret (a public all-zero key instead)",
+		hooks:    func() { testhook.AuditUnkeyed = true },
+		catchers: []string{"audit-log-rechain"}},
+	{name: "audit-anchor-rename", step: "the audit anchor rewritten in place (replaced by a rename here)",
+		hooks:    func() { testhook.AuditRenameAnchor = true },
+		catchers: []string{"audit-log-readonly-while-appending"}},
+	{name: "audit-kept-anchor", step: "cordon's own copy of a named audit log's anchor, in its state directory",
+		hooks:    func() { testhook.AuditNoKeptAnchor = true },
+		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once
@@ -224,6 +272,7 @@ func mutantMain(name string) int {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
 		testhook.SkipSeccomp = m.seccomp
+		testhook.Seccomp = m.filter
 		testhook.SkipStateDeny = m.state
 		if m.hooks != nil {
 			m.hooks()
@@ -261,6 +310,55 @@ func mutantMain(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// dropProcCovers removes the read-only binds of /proc/sys and its kin onto
+// themselves.
+func dropProcCovers(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if g[0] == "--ro-bind" && len(g) == 3 && g[1] == g[2] && strings.HasPrefix(g[1], "/proc/") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
+}
+
+// dropProcKeys removes the binds over /proc/keys and /proc/key-users.
+func dropProcKeys(args []string) []string {
+	var out []group
+	for _, g := range groups(args) {
+		if op, p := target(g); op != "" && strings.HasPrefix(p, "/proc/key") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return flatten(out)
+}
+
+// withoutRefusals is the filter without the named outright refusals.
+func withoutRefusals(names ...string) func(bool) []byte {
+	return func(network bool) []byte {
+		r := bwrap.RulesFor(bwrap.SocketsFor(network))
+		r.Refuse = slices.DeleteFunc(r.Refuse, func(rf bwrap.Refusal) bool { return slices.Contains(names, rf.Syscall) })
+		return bwrap.Program(r)
+	}
+}
+
+// socketDenylist is the filter as it was before the allowlists: every
+// family and netlink protocol allowed but AF_UNIX with the network off.
+func socketDenylist(network bool) []byte {
+	var s bwrap.Sockets
+	for f := uint32(0); f < 64; f++ {
+		if f != unix.AF_UNIX || network {
+			s.Families = append(s.Families, f)
+		}
+	}
+	for p := uint32(0); p < 32; p++ {
+		s.Netlink = append(s.Netlink, p)
+	}
+	return bwrap.Program(bwrap.Rules{Sockets: s, Refuse: bwrap.Refusals()})
 }
 
 // group is one bwrap option with its arguments; a --perms group carries
@@ -416,6 +514,9 @@ func TestMutators(t *testing.T) {
 	require.True(t, has(p, "--bind /x/c /x/c"), "carve dropped: %v", p)
 	require.True(t, has(p, "--bind /w /w"), "root dropped: %v", p)
 	require.False(t, has(dropFlag("--cap-drop", 1)(args), "--cap-drop"))
+	k := strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /proc/sys /proc/sys --dev /dev"), dropProcKeys(k))
+	require.Equal(t, strings.Fields("--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev"), dropProcCovers(k))
 	require.False(t, has(dropFlag("--remount-ro", 1)(args), "--remount-ro"))
 	np := dropFlag("--perms", 1)(args)
 	require.False(t, has(np, "--perms") || !has(np, "--tmpfs /w/a/d"), "%v", np)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -106,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	base := cfg.BaseDir
 	if base == "" {
-		d, err := os.MkdirTemp("", "cordon-verify-")
+		d, err := os.MkdirTemp(FixtureParent(), "cordon-verify-")
 		if err != nil {
 			return nil, err
 		}
@@ -236,4 +237,15 @@ func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string
 		return na(naWhy)
 	}
 	return res
+}
+
+// FixtureParent is where fixture bases are made: the system temp directory,
+// except on macOS, where $TMPDIR is the user's temp folder, which the
+// workspace preset makes writable there (docs/design.md); fixtures that
+// stand for the rest of the host go to /private/tmp instead.
+func FixtureParent() string {
+	if runtime.GOOS == "darwin" {
+		return "/private/tmp"
+	}
+	return ""
 }

@@ -142,13 +142,14 @@ func firstLine(s string) string {
 
 // seatbeltFacts is the seatbelt counterpart of bwrapFacts.
 type seatbeltFacts struct {
-	GOOS     string
-	Missing  bool
-	ExecErr  string
-	TimedOut bool
-	ExitCode int
-	Stderr   string
-	Version  string
+	GOOS      string
+	Missing   bool
+	RenderErr string // the probe's profile did not render (a cordon bug)
+	ExecErr   string
+	TimedOut  bool
+	ExitCode  int
+	Stderr    string
+	Version   string
 }
 
 func classifySeatbelt(f seatbeltFacts) (bool, string) {
@@ -157,16 +158,33 @@ func classifySeatbelt(f seatbeltFacts) (bool, string) {
 		return false, "seatbelt (sandbox-exec) exists only on macOS"
 	case f.Missing:
 		return false, sandboxExec + " is missing, although it ships with every macOS; fix: restore it (it is part of the OS), e.g. by reinstalling macOS"
+	case f.RenderErr != "":
+		return false, "cordon could not render its own probe profile: " + f.RenderErr + "; fix: report this as a cordon bug"
 	case f.ExecErr != "":
 		return false, fmt.Sprintf("cannot execute %s: %s; fix: check it is the system binary and executable", sandboxExec, f.ExecErr)
 	case f.TimedOut:
 		return false, fmt.Sprintf("sandbox-exec probe did not finish within %s; fix: retry with `cordon detect --fresh`", probeTimeout)
 	case f.ExitCode == 0:
-		return true, fmt.Sprintf("ok: %s applied a profile on macOS %s", sandboxExec, f.Version)
+		return true, fmt.Sprintf("ok: %s compiled and applied cordon's profile on macOS %s", sandboxExec, f.Version)
 	case strings.Contains(f.Stderr, "sandbox_apply") && strings.Contains(f.Stderr, "Operation not permitted"):
 		return false, "sandbox-exec cannot apply a profile: this process is already inside a Seatbelt sandbox (another agent's or an app's)" + said(f.Stderr) +
 			"; fix: run cordon outside that sandbox"
+	case f.ExitCode == exDataErr:
+		// sandbox-exec's EX_DATAERR: the profile did not compile here.
+		return false, fmt.Sprintf("sandbox-exec on macOS %s does not compile cordon's profile%s, so every sandboxed command would fail; the Seatbelt backend is unusable on this release; fix: report it to cordon with that message and `sw_vers` (`cordon profile --backend seatbelt` shows the profile)",
+			orUnknown(f.Version), said(f.Stderr))
 	}
-	return false, fmt.Sprintf("sandbox-exec probe failed with exit status %d%s; fix: run `%s -p '%s' /usr/bin/true` to see the full error",
-		f.ExitCode, said(f.Stderr), sandboxExec, seatbeltProbeProfile)
+	return false, fmt.Sprintf("sandbox-exec probe failed with exit status %d%s; fix: run `cordon detect --fresh` again, and see `cordon profile --backend seatbelt` for the profile it applies",
+		f.ExitCode, said(f.Stderr))
+}
+
+// exDataErr is sysexits' EX_DATAERR, sandbox-exec's status for a profile
+// it cannot compile.
+const exDataErr = 65
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(unknown version)"
+	}
+	return v
 }

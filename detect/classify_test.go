@@ -112,11 +112,14 @@ func TestClassifySeatbelt(t *testing.T) {
 		want   string
 	}{
 		{"linux", seatbeltFacts{GOOS: "linux"}, false, "seatbelt (sandbox-exec) exists only on macOS"},
-		{"ok", seatbeltFacts{GOOS: "darwin", Version: "14.5"}, true, "ok: /usr/bin/sandbox-exec applied a profile on macOS 14.5"},
+		{"ok", seatbeltFacts{GOOS: "darwin", Version: "14.5"}, true, "ok: /usr/bin/sandbox-exec compiled and applied cordon's profile on macOS 14.5"},
 		{"missing", seatbeltFacts{GOOS: "darwin", Missing: true}, false, "/usr/bin/sandbox-exec is missing"},
 		{"nested", seatbeltFacts{GOOS: "darwin", ExitCode: 71, Stderr: "sandbox-exec: sandbox_apply: Operation not permitted\n"}, false, "already inside a Seatbelt sandbox"},
 		{"timeout", seatbeltFacts{GOOS: "darwin", TimedOut: true}, false, "did not finish within 15s"},
-		{"other", seatbeltFacts{GOOS: "darwin", ExitCode: 65, Stderr: "sandbox-exec: invalid data type of path filter\n"}, false, "exit status 65"},
+		{"does not compile", seatbeltFacts{GOOS: "darwin", Version: "13.6", ExitCode: 65, Stderr: "sandbox-exec: unbound variable: TIOCSTI\n"}, false,
+			`sandbox-exec on macOS 13.6 does not compile cordon's profile (said: "sandbox-exec: unbound variable: TIOCSTI")`},
+		{"render", seatbeltFacts{GOOS: "darwin", RenderErr: "boom"}, false, "cordon bug"},
+		{"other", seatbeltFacts{GOOS: "darwin", ExitCode: 71, Stderr: "sandbox-exec: something else\n"}, false, "exit status 71"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,11 @@
 // (/usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap) or from
 // CORDON_BWRAP, an absolute path owned by root or the current user and not
 // group/world-writable — never from PATH. For seatbelt (macOS only):
-// /usr/bin/sandbox-exec -p '(version 1)(allow default)' /usr/bin/true.
+// /usr/bin/sandbox-exec -p PROFILE -D NAME=value … /usr/bin/true, where
+// PROFILE is seatbelt.ProbeProfile: the fixed part of the real profile with
+// a representative path in every kind of rule, so that a construct this
+// macOS does not compile makes the backend unusable, with sandbox-exec's
+// message, instead of making every command fail.
 //
 // A failed probe is classified from bwrap's stderr and host facts (the
 // user-namespace sysctls, Ubuntu's AppArmor restriction, setuid bits,
@@ -27,7 +31,8 @@
 // denied inside every sandbox), never recording a nested verdict,
 // and probes only when neither matches. The file's key holds the backend
 // binary's path, size, mtime, ctime and inode, the kernel release and boot
-// id, the user-namespace sysctls and the uid; any change re-probes. Only
+// id, the user-namespace sysctls (Linux) or a digest of the probe's
+// profile (macOS), and the uid; any change re-probes. Only
 // usable verdicts are written, atomically and 0600. [Probe] always probes
 // and touches no cache (cordon detect --fresh).
 //

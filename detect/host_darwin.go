@@ -8,7 +8,9 @@ func kernelID() (release, boot string) {
 	return release, boot
 }
 
-func policyID() string { return "" }
+// policyID keys a cached Seatbelt verdict to the profile the probe
+// compiled: a cordon whose profile changed must probe again.
+func policyID() string { return seatbeltProbeID() }
 
 func osProductVersion() string {
 	v, _ := syscall.Sysctl("kern.osproductversion")

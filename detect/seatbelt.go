@@ -3,19 +3,48 @@ package detect
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/seatbelt"
 )
 
 // sandboxExec is the only sandbox-exec cordon runs; never found via PATH.
-const sandboxExec = "/usr/bin/sandbox-exec"
+const sandboxExec = seatbelt.SandboxExec
 
-// seatbeltProbeProfile allows everything: the probe asks only whether a
-// profile can be applied here at all (it cannot inside another sandbox).
-const seatbeltProbeProfile = "(version 1)(allow default)"
+// seatbeltProbeArgs is the probe's command line after sandbox-exec: the
+// fixed part of the real profile with a representative path in each kind
+// of rule (seatbelt.ProbeProfile), applied to /usr/bin/true. A construct
+// this macOS does not compile fails here, with sandbox-exec's message,
+// rather than in every launch.
+func seatbeltProbeArgs() ([]string, error) {
+	prof, err := seatbelt.ProbeProfile()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-p", prof.SBPL}
+	for _, p := range prof.Params {
+		args = append(args, "-D", p.Name+"="+p.Value)
+	}
+	return append(args, "/usr/bin/true"), nil
+}
+
+// seatbeltProbeID names the probe's profile in the cache key, so a cordon
+// whose profile changed probes again instead of trusting an older verdict.
+func seatbeltProbeID() string {
+	args, err := seatbeltProbeArgs()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(args, "\x00")))
+	return "probe-" + hex.EncodeToString(sum[:8])
+}
 
 func probeSeatbelt(ctx context.Context) Result {
 	f := seatbeltFacts{GOOS: runtime.GOOS}
@@ -35,14 +64,19 @@ func probeSeatbelt(ctx context.Context) Result {
 }
 
 func runSeatbeltProbe(ctx context.Context, f *seatbeltFacts) {
+	args, err := seatbeltProbeArgs()
+	if err != nil {
+		f.RenderErr = err.Error()
+		return
+	}
 	tctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(tctx, sandboxExec, "-p", seatbeltProbeProfile, "/usr/bin/true")
+	cmd := exec.CommandContext(tctx, sandboxExec, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 250 * time.Millisecond
-	err := cmd.Run()
+	err = cmd.Run()
 	f.Stderr = stderr.String()
 	var ee *exec.ExitError
 	switch {

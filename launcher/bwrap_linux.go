@@ -63,6 +63,9 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if testhook.BwrapArgs != nil {
 		plan.Args = testhook.BwrapArgs(plan.Args)
 	}
+	if testhook.Seccomp != nil {
+		plan.Seccomp = testhook.Seccomp(c.Network)
+	}
 	// The caller's ExtraFiles keep fds 3..; the seccomp program and the
 	// argument list come after them. bwrap closes both once read.
 	seccompFD, argsFD := 3+len(c.ExtraFiles), 4+len(c.ExtraFiles)

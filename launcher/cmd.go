@@ -136,6 +136,11 @@ type Cmd struct {
 	// would not also leave to others (the stub reaper), so Exec may
 	// replace this process.
 	handoff bool
+	// launchCheck, when set, is called by Wait once the sandbox process
+	// has ended but before it is reaped; the judge it returns turns the
+	// exit status into an error when the backend's own launcher failed
+	// before starting the command (Seatbelt: see seatbelt_darwin.go).
+	launchCheck func(pid int) (judge func(*os.ProcessState) error)
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -311,14 +316,28 @@ func stdioFiles(cmd *exec.Cmd) bool {
 }
 
 // Wait waits for the command to exit and removes what the launch created.
+// When the sandbox failed before the command started (sandbox-exec could
+// not apply the profile), Wait returns an error wrapping ErrProfile, or an
+// *exec.Error when the profile applies but the command could not be
+// started, and leaves ProcessState nil: the status was the launcher's, not
+// the command's.
 func (c *Cmd) Wait() error {
 	if c.inner == nil {
 		return errors.New("launcher: not started")
+	}
+	var judge func(*os.ProcessState) error
+	if c.launchCheck != nil && c.inner.Process != nil {
+		judge = c.launchCheck(c.inner.Process.Pid)
 	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState
 	if c.tty != nil {
 		c.tty.finish()
+	}
+	if judge != nil && c.ProcessState != nil {
+		if lerr := judge(c.ProcessState); lerr != nil {
+			c.ProcessState, err = nil, lerr
+		}
 	}
 	c.finish()
 	return err

@@ -58,7 +58,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		}
 		// A launch passes the seccomp program through a descriptor too.
 		out.Argv = append(append([]string{path}, plan.Args...), "--seccomp", "FD", "--")
-		out.Seccomp = bwrap.Describe(!network)
+		out.Seccomp = bwrap.Describe(plan.Rules)
 		out.Argv = append(out.Argv, cmd...)
 		for _, s := range plan.Stubs {
 			out.Stubs = append(out.Stubs, s.Path)

@@ -1,10 +1,15 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -43,5 +48,72 @@ func (c *Cmd) seatbeltCmd(ctx context.Context, canon *policy.Canonical, res dete
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Args = argv
 	c.wire(cmd, env)
+	c.launchCheck = func(pid int) func(*os.ProcessState) error {
+		if !stillSandboxExec(pid) {
+			return nil
+		}
+		return func(st *os.ProcessState) error {
+			if !st.Exited() {
+				return nil // killed (a cancelled context): that is the status
+			}
+			return seatbeltFailure(c.Path, st.ExitCode(), recheckProfile(path, prof.Argv(f.Name(), []string{"/usr/bin/true"})[1:]))
+		}
+	}
 	return cmd, release, nil
+}
+
+// stillSandboxExec waits for process pid to end, without reaping it, and
+// reports whether the program it ended as is still sandbox-exec: then
+// sandbox-exec never executed the command, and the exit status is its own.
+// The process is watched with kqueue (NOTE_EXIT), then its name read from
+// the zombie's kinfo_proc. Anything unexpected answers false, which
+// reports the status as the command's, as before this check existed. A
+// command that is itself named sandbox-exec and fails would be taken for
+// it; that costs only the wording of the error.
+func stillSandboxExec(pid int) bool {
+	if kq, err := unix.Kqueue(); err == nil {
+		var ev unix.Kevent_t
+		unix.SetKevent(&ev, pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
+		ev.Fflags = unix.NOTE_EXIT
+		changes, events := []unix.Kevent_t{ev}, make([]unix.Kevent_t, 1)
+		for {
+			// An EV_ERROR event (ESRCH: it has already exited) ends the wait too.
+			n, err := unix.Kevent(kq, changes, events, nil)
+			if errors.Is(err, unix.EINTR) {
+				changes = nil
+				continue
+			}
+			if err != nil || n > 0 {
+				break
+			}
+		}
+		unix.Close(kq)
+	}
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil || int(kp.Proc.P_pid) != pid {
+		return false
+	}
+	return unix.ByteSliceToString(kp.Proc.P_comm[:]) == "sandbox-exec"
+}
+
+// recheckProfile applies the launch's profile file and parameters (args,
+// sandbox-exec's arguments ending in /usr/bin/true) again, to learn what
+// sandbox-exec says about the profile alone.
+func recheckProfile(sandboxExec string, args []string) recheck {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, sandboxExec, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	rc := recheck{stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.Exited():
+		rc.code = ee.ExitCode()
+	case err != nil:
+		rc.err = err
+	}
+	return rc
 }

@@ -109,6 +109,9 @@ func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
 	if err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
+	w, ro := platformRoots(r) // macOS: the user's temp and cache folders (userfolders.go)
+	p.WritableRoots = append(p.WritableRoots, w...)
+	p.ReadonlyRoots = append(p.ReadonlyRoots, ro...)
 	if home != "" {
 		p.DeniedRoots = credentials(r, home, ws, opt.AllowRead)
 		if within(home, ws) {

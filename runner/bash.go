@@ -12,14 +12,18 @@ import (
 )
 
 // Spawner runs a shell command in workspace, confined by the kernel
-// sandbox, and returns its exit code. A non-nil error means it could not
-// be run (or was killed by ctx).
-type Spawner func(ctx context.Context, workspace, command string, stdout, stderr io.Writer) (exitCode int, err error)
+// sandbox with the paths in readOnly read-only, and returns its exit code.
+// A non-nil error means it could not be run (or was killed by ctx).
+type Spawner func(ctx context.Context, workspace, command string, readOnly []string, stdout, stderr io.Writer) (exitCode int, err error)
 
 // Bash configures the bash handler.
 type Bash struct {
 	Spawn     Spawner
 	Workspace string
+	// ReadOnly lists paths the command must not change even inside the
+	// workspace: the runner's audit log and its anchor ((*audit.Log).Protect),
+	// so that a command cannot rewrite the trail of the calls around it.
+	ReadOnly  []string
 	Timeout   time.Duration // 0: DefaultTimeout
 	MaxOutput int           // 0: DefaultMaxOutput
 }
@@ -46,7 +50,7 @@ func (b Bash) Handler() Handler {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		out := &capped{max: max}
-		code, err := b.Spawn(ctx, b.Workspace, call.Command, out, out)
+		code, err := b.Spawn(ctx, b.Workspace, call.Command, b.ReadOnly, out, out)
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return out.String(), fmt.Errorf("bash: %q timed out after %s", short(call.Command), timeout)

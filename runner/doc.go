@@ -24,4 +24,6 @@
 // [Bash] runs commands through a [Spawner]; cordon's own spawner runs them
 // under the launcher with the workspace policy, so the kernel confines what
 // the rules let through. Output is capped and the command has a timeout.
+// Set [Bash.ReadOnly] to the audit log's (*audit.Log).Protect(), so that a
+// command cannot rewrite the trail of the calls around it.
 package runner

@@ -125,7 +125,7 @@ func TestRunSuccessLeavesThreeRecords(t *testing.T) {
 
 func TestRunOutcomes(t *testing.T) {
 	r, ws, _ := newRunner(t)
-	r.Handlers["bash"] = Bash{Workspace: ws, Spawn: func(context.Context, string, string, io.Writer, io.Writer) (int, error) {
+	r.Handlers["bash"] = Bash{Workspace: ws, Spawn: func(context.Context, string, string, []string, io.Writer, io.Writer) (int, error) {
 		return -1, errors.New("fork: resource temporarily unavailable")
 	}}.Handler()
 	r.Handlers["edit_file"] = func(context.Context, *permission.Call) (string, error) { panic("edit bug") }
@@ -175,8 +175,12 @@ func TestRunRejectedAndCancelledAreBlocked(t *testing.T) {
 // rewrite what they see, or panic, change nothing.
 func TestHooksCannotOverride(t *testing.T) {
 	r, ws, _ := newRunner(t)
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	log, err := audit.Open(path)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	path := filepath.Join(dir, "audit.jsonl")
+	key, err := audit.NewKey()
+	require.NoError(t, err)
+	log, err := audit.Open(path, key)
 	require.NoError(t, err)
 	r.Audit = log
 	var seen []Event
@@ -199,7 +203,7 @@ func TestHooksCannotOverride(t *testing.T) {
 	require.Equal(t, permission.Deny, res.Decision.Action)
 	require.NoFileExists(t, filepath.Join(filepath.Dir(ws), "escape.txt"))
 	require.Equal(t, []Event{PreToolUse, PermissionDecision, PostToolUse}, seen)
-	recs, err := audit.Verify(path)
+	recs, err := audit.Verify(path, key)
 	require.NoError(t, err)
 	require.Len(t, recs, 3)
 	require.Contains(t, string(recs[1].Data), `"action":"DENY"`)
@@ -245,7 +249,7 @@ func TestFileHandlers(t *testing.T) {
 
 func TestBashHandler(t *testing.T) {
 	fake := func(out string, code int) Spawner {
-		return func(ctx context.Context, ws, cmd string, stdout, stderr io.Writer) (int, error) {
+		return func(ctx context.Context, ws, cmd string, _ []string, stdout, stderr io.Writer) (int, error) {
 			io.WriteString(stdout, out)
 			io.WriteString(stderr, "!")
 			return code, nil
@@ -255,11 +259,19 @@ func TestBashHandler(t *testing.T) {
 	out, err := Bash{Spawn: fake("ok", 0)}.Handler()(context.Background(), c)
 	require.NoError(t, err)
 	require.Equal(t, "ok!", out)
+	var got []string
+	spy := func(ctx context.Context, ws, cmd string, ro []string, stdout, stderr io.Writer) (int, error) {
+		got = ro
+		return 0, nil
+	}
+	_, err = Bash{Spawn: spy, ReadOnly: []string{"/l.jsonl", "/l.jsonl.head"}}.Handler()(context.Background(), c)
+	require.NoError(t, err)
+	require.Equal(t, []string{"/l.jsonl", "/l.jsonl.head"}, got, "the audit log reaches the sandbox as read-only")
 	_, err = Bash{Spawn: fake("", 2)}.Handler()(context.Background(), c)
 	require.ErrorContains(t, err, "status 2")
 	out, _ = Bash{Spawn: fake(strings.Repeat("x", 100), 0), MaxOutput: 10}.Handler()(context.Background(), c)
 	require.Equal(t, strings.Repeat("x", 10)+"\n[91 more bytes of output dropped]", out)
-	slow := func(ctx context.Context, ws, cmd string, stdout, stderr io.Writer) (int, error) {
+	slow := func(ctx context.Context, ws, cmd string, _ []string, stdout, stderr io.Writer) (int, error) {
 		<-ctx.Done()
 		return -1, ctx.Err()
 	}

@@ -19,6 +19,30 @@ const SandboxExec = "/usr/bin/sandbox-exec"
 // terminators plus two argv pointers.
 const MaxParamBytes = 512 << 10
 
+// MaxRulePatternBytes bounds the path data of one rule: the bytes of every
+// path its filters match, the data-volume spellings included. Seatbelt
+// refuses a rule whose compiled pattern passes 65,535 bytes; the compiled
+// form adds per-path overhead to the strings, so the budget keeps a 4x
+// margin. Rules that list many paths are split to stay under it.
+const MaxRulePatternBytes = 16 << 10
+
+// ruleBudget is MaxRulePatternBytes, a variable only so that a test can
+// undo the split and watch the evaluator refuse the profile.
+var ruleBudget = MaxRulePatternBytes
+
+// TIOCSTI is the ioctl that pushes a byte into a terminal's input queue,
+// written as _IOW('t', 114, char): IOC_IN (0x80000000) | sizeof(char) << 16
+// | 't' << 8 | 114 = 0x80017472. The profile names it by number because the
+// symbol TIOCSTI is bound in SBPL only on recent releases: macOS 13 and 14
+// refuse a profile that names it ("unbound variable").
+const TIOCSTI = 0x80017472
+
+// DataVolume is where the writable half of an APFS system lives. Through
+// the firmlinks of /usr/share/firmlinks (/Users, /private, /Library,
+// /Applications, /opt, /usr/local, …) every user file has a second
+// spelling under it, such as /System/Volumes/Data/Users/me/.ssh.
+const DataVolume = "/System/Volumes/Data"
+
 // ErrTooLarge is wrapped by Render when the parameters would not fit in
 // MaxParamBytes.
 var ErrTooLarge = errors.New("profile parameters too large for the command line")
@@ -122,7 +146,8 @@ func Render(c *policy.Canonical, opt Options) (*Profile, error) {
 		fmt.Fprintf(w, "(deny %s)\n(allow %s (target same-sandbox))\n", op, op)
 	}
 	w.WriteString(";; no typing into the terminal the sandbox was started from\n")
-	w.WriteString("(deny file-ioctl (ioctl-command TIOCSTI))\n")
+	fmt.Fprintf(w, ";; TIOCSTI = _IOW('t', 114, char) = %#x, by number: the symbol is unbound on macOS 13 and 14\n", TIOCSTI)
+	fmt.Fprintf(w, "(deny file-ioctl (ioctl-command %d))\n", TIOCSTI)
 
 	if !opt.Network {
 		w.WriteString("\n;; network off, unix-domain sockets included\n")
@@ -135,22 +160,22 @@ func Render(c *policy.Canonical, opt Options) (*Profile, error) {
 		w.WriteString("(deny file-write*)\n")
 	}
 	for _, root := range m.roots {
-		p := r.ref(root.Path)
+		sub := r.spellings("subpath", root.Path)
 		fmt.Fprintf(w, ";; %s %s\n", r.names[root.Path], root.Kind.Field())
 		switch root.Kind {
 		case policy.Denied:
-			fmt.Fprintf(w, "(deny file-read* file-write* process-exec (subpath %s))\n", p)
+			fmt.Fprintf(w, "(deny file-read* file-write* process-exec %s)\n", sub)
 		case policy.Readonly:
-			fmt.Fprintf(w, "(allow file-read* process-exec (subpath %s))\n", p)
-			fmt.Fprintf(w, "(deny file-write* (subpath %s))\n", p)
+			fmt.Fprintf(w, "(allow file-read* process-exec %s)\n", sub)
+			fmt.Fprintf(w, "(deny file-write* %s)\n", sub)
 		default: // Writable, BaseWritable
-			fmt.Fprintf(w, "(allow file-read* file-write* process-exec (subpath %s))\n", p)
+			fmt.Fprintf(w, "(allow file-read* file-write* process-exec %s)\n", sub)
 		}
 	}
 
 	if trav := m.traversal(); len(trav) > 0 {
 		w.WriteString("\n;; traversal: metadata of the unreadable ancestors of readable roots, nothing more\n")
-		r.literals("(allow file-read-metadata", "A", trav)
+		r.rules("(allow file-read-metadata", ")", r.literals("A", trav))
 	}
 
 	w.WriteString("\n;; devices, in every mode\n")
@@ -161,17 +186,20 @@ func Render(c *policy.Canonical, opt Options) (*Profile, error) {
 	w.WriteString("  (regex #\"^/dev/ttys[0-9]+$\")\n")
 	w.WriteString("  (subpath \"/dev/fd\"))\n")
 	if len(opt.Devices) > 0 {
-		r.literals("(allow file-read* file-write*", "D", opt.Devices)
+		var fs []filter
+		for _, d := range opt.Devices {
+			r.param("D", d)
+			fs = append(fs, filter{fmt.Sprintf("(literal %s)", r.ref(d)), len(d)})
+		}
+		r.rules("(allow file-read* file-write*", ")", fs)
 	}
 
 	if prot := m.protected(); len(prot) > 0 {
-		w.WriteString("\n;; moves: writable ancestors of denied and readonly roots stay where they are\n")
-		r.literals("(deny file-write-unlink", "A", prot)
-		w.WriteString("(deny file-write-create (require-all (vnode-type SYMLINK) (require-any\n")
-		for _, a := range prot {
-			fmt.Fprintf(w, "  (literal %s)\n", r.ref(a))
-		}
-		w.WriteString(")))\n")
+		w.WriteString("\n;; moves: writable ancestors of denied and readonly roots stay where they are,\n")
+		w.WriteString(";; and nothing but a directory may be created (or renamed) in their place\n")
+		lits := r.literals("A", prot)
+		r.rules("(deny file-write-unlink", ")", lits)
+		r.rules("(deny file-write-create (require-all (require-not (vnode-type DIRECTORY)) (require-any", ")))", lits)
 	}
 
 	// Last, so no root's allow can re-open them: the system's own ways of
@@ -244,17 +272,82 @@ func (r *renderer) ref(path string) string {
 	return fmt.Sprintf("(param %q)", r.names[path])
 }
 
-// literals writes one rule, head, matching each of paths exactly. Several
-// filters in a rule match if any does.
-func (r *renderer) literals(head, prefix string, paths []string) {
-	r.b.WriteString(head + "\n")
-	for i, p := range paths {
+// filter is one path filter of a rule and the bytes of path it matches,
+// what counts towards the rule's pattern size.
+type filter struct {
+	text  string
+	bytes int
+}
+
+// dataSpelling is p's spelling on the data volume, or false for paths that
+// have none: "/", the data volume itself and what lies under /System/Volumes,
+// and device nodes. A path of the sealed system volume (/usr/bin) gets one
+// too; it names nothing, and listing every firmlink would go stale with the
+// next release.
+func dataSpelling(p string) (string, bool) {
+	switch {
+	case p == "/", p == "/dev", strings.HasPrefix(p, "/dev/"),
+		p == "/System/Volumes", strings.HasPrefix(p, "/System/Volumes/"):
+		return "", false
+	}
+	return DataVolume + p, true
+}
+
+// pathFilters returns the filters of kind (subpath, literal) that match
+// path under every spelling the kernel may hand Seatbelt: the path, and
+// its data-volume spelling as (string-append DataVolume (param …)), which
+// costs no parameter. Both count towards the rule's pattern size.
+func (r *renderer) pathFilters(kind, path string) []filter {
+	ref := r.ref(path)
+	out := []filter{{fmt.Sprintf("(%s %s)", kind, ref), len(path)}}
+	if d, ok := dataSpelling(path); ok {
+		out = append(out, filter{fmt.Sprintf("(%s (string-append %q %s))", kind, DataVolume, ref), len(d)})
+	}
+	return out
+}
+
+// spellings is pathFilters joined for a one-path rule.
+func (r *renderer) spellings(kind, path string) string {
+	fs := r.pathFilters(kind, path)
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.text
+	}
+	return strings.Join(parts, " ")
+}
+
+// literals names each of paths with a parameter and returns the filters
+// that match them exactly.
+func (r *renderer) literals(prefix string, paths []string) []filter {
+	var out []filter
+	for _, p := range paths {
 		r.param(prefix, p)
-		end := ""
-		if i == len(paths)-1 {
-			end = ")"
+		out = append(out, r.pathFilters("literal", p)...)
+	}
+	return out
+}
+
+// rules writes head, filters, tail as one rule, or as several when the
+// filters' paths together pass ruleBudget: consecutive runs, in order, each
+// as large as fits (a lone path over the budget gets a rule of its own).
+// Every rule of one call has the same action and operations, so which rule
+// matches a path does not change the decision.
+func (r *renderer) rules(head, tail string, fs []filter) {
+	for len(fs) > 0 {
+		n, size := 0, 0
+		for n < len(fs) && (n == 0 || size+fs[n].bytes <= ruleBudget) {
+			size += fs[n].bytes
+			n++
 		}
-		fmt.Fprintf(&r.b, "  (literal %s)%s\n", r.ref(p), end)
+		r.b.WriteString(head + "\n")
+		for i, f := range fs[:n] {
+			end := ""
+			if i == n-1 {
+				end = tail
+			}
+			fmt.Fprintf(&r.b, "  %s%s\n", f.text, end)
+		}
+		fs = fs[n:]
 	}
 }
 
@@ -262,8 +355,13 @@ func (r *renderer) literals(head, prefix string, paths []string) {
 // kernel resolves before Seatbelt sees a path.
 var firmlinks = []string{"/tmp", "/var", "/etc"}
 
-// darwinPath is the form of a canonical path that Seatbelt matches.
+// darwinPath is the form of a canonical path that Seatbelt matches. A
+// data-volume spelling is folded into the short one, which the rules
+// match together with its data-volume spelling (pathFilters).
 func darwinPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, DataVolume); ok && strings.HasPrefix(rest, "/") {
+		p = rest
+	}
 	for _, f := range firmlinks {
 		if p == f || strings.HasPrefix(p, f+"/") {
 			return "/private" + p
@@ -301,6 +399,9 @@ func newModel(c *policy.Canonical) (*model, error) {
 	}
 	sort.SliceStable(m.roots, func(i, j int) bool {
 		a, b := m.roots[i].Path, m.roots[j].Path
+		if ra, rb := aboveData(a), aboveData(b); ra != rb {
+			return ra
+		}
 		if da, db := policy.Depth(a), policy.Depth(b); da != db {
 			return da < db
 		}
@@ -309,16 +410,37 @@ func newModel(c *policy.Canonical) (*model, error) {
 	return m, nil
 }
 
-// ancestors calls f for each proper ancestor of p (policy.Ancestors),
-// shallow to deep, with the kind of the root deciding it. One walk down the
-// chain instead of a lookup per ancestor keeps 2,000 deep roots cheap.
-func (m *model) ancestors(p string, f func(a string, k policy.Kind, ok bool)) {
+// aboveData reports the paths that contain the data-volume spelling of
+// every other path: "/", /System, /System/Volumes and the data volume. Their
+// rules come first, shallow to deep, so that under the data spelling too
+// the deepest root that contains a path is the last rule to match it.
+func aboveData(p string) bool {
+	return p == "/" || p == "/System" || p == "/System/Volumes" || p == DataVolume
+}
+
+// ancestors calls f for each proper ancestor a of p (policy.Ancestors),
+// shallow to deep, with whether the model lets the process write a and
+// whether a is denied, under either spelling of a: the short one is decided
+// by the roots above it, the data-volume one first by the roots of
+// aboveData, which contain it too, then by the same roots. One walk down
+// the chain instead of a lookup per ancestor keeps 2,000 deep roots cheap.
+func (m *model) ancestors(p string, f func(a string, writable, denied bool)) {
 	k, ok := m.kinds["/"]
+	dk, dok := k, ok
+	for _, top := range []string{"/System", "/System/Volumes", DataVolume} {
+		if tk, found := m.kinds[top]; found {
+			dk, dok = tk, true
+		}
+	}
 	for _, a := range policy.Ancestors(p) {
 		if ak, found := m.kinds[a]; found {
 			k, ok = ak, true
+			dk, dok = ak, true
 		}
-		f(a, k, ok)
+		_, alias := dataSpelling(a)
+		w := allowsWrite(k, ok, m.restrict) || alias && allowsWrite(dk, dok, m.restrict)
+		d := k == policy.Denied || alias && dk == policy.Denied
+		f(a, w, d)
 	}
 }
 
@@ -339,8 +461,8 @@ func (m *model) traversal() []string {
 		if r.Kind == policy.Denied {
 			continue
 		}
-		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
-			if k == policy.Denied {
+		m.ancestors(r.Path, func(a string, _, denied bool) {
+			if denied {
 				set[a] = true
 			}
 		})
@@ -356,8 +478,8 @@ func (m *model) protected() []string {
 		if r.Kind != policy.Denied && r.Kind != policy.Readonly {
 			continue
 		}
-		m.ancestors(r.Path, func(a string, k policy.Kind, ok bool) {
-			if allowsWrite(k, ok, m.restrict) {
+		m.ancestors(r.Path, func(a string, writable, _ bool) {
+			if writable {
 				set[a] = true
 			}
 		})

@@ -9,13 +9,22 @@ package seatbelt
 //
 // It is deliberately strict: an unknown operation or filter is a parse
 // error (sandbox-exec would refuse the profile too), and a filter it cannot
-// evaluate for a query is an error rather than a guess.
+// evaluate for a query is an error rather than a guess. It refuses what
+// some supported release refuses: a symbolic ioctl command (unbound on
+// macOS 13 and 14) and a rule whose path data passes the 65,535 bytes a
+// compiled pattern may hold.
 
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
+
+// maxPatternBytes is Seatbelt's limit on one rule's compiled pattern. The
+// evaluator counts the path strings alone, less than what the compiler
+// builds from them, so a profile it refuses would certainly be refused.
+const maxPatternBytes = 65535
 
 type sxKind int
 
@@ -247,6 +256,13 @@ func parseProfile(text string, params map[string]string) (*sbProfile, error) {
 		if len(r.ops) == 0 {
 			return nil, fmt.Errorf("line %d: rule without an operation", n.line)
 		}
+		size := 0
+		for _, f := range r.filters {
+			size += p.patternBytes(f)
+		}
+		if size > maxPatternBytes {
+			return nil, fmt.Errorf("line %d: rule matches %d bytes of paths, past the %d bytes of one compiled pattern", n.line, size, maxPatternBytes)
+		}
 		if len(r.ops) == 1 && r.ops[0] == "default" {
 			if len(r.filters) > 0 {
 				return nil, fmt.Errorf("line %d: default takes no filters", n.line)
@@ -298,7 +314,31 @@ func (p *sbProfile) checkFilter(f sx) error {
 	if len(f.list) != 2 || f.list[1].kind != sxSym {
 		return fmt.Errorf("line %d: %s takes one symbol", f.line, h)
 	}
+	if h == "ioctl-command" {
+		// Only a number compiles on every release: ioctl names are
+		// variables that macOS 13 and 14 do not bind.
+		if _, err := strconv.ParseUint(f.list[1].atom, 10, 32); err != nil {
+			return fmt.Errorf("line %d: unbound variable: %s (an ioctl command must be a number on macOS 13 and 14)", f.line, f.list[1].atom)
+		}
+	}
 	return nil
+}
+
+// patternBytes is the bytes of path a filter matches: its strings, summed
+// through require-all, -any and -not.
+func (p *sbProfile) patternBytes(f sx) int {
+	switch f.head() {
+	case "require-all", "require-any", "require-not":
+		n := 0
+		for _, c := range f.list[1:] {
+			n += p.patternBytes(c)
+		}
+		return n
+	case "subpath", "literal", "prefix", "regex":
+		s, _ := p.value(f.list[1]) // checked by checkFilter
+		return len(s)
+	}
+	return 0
 }
 
 // value evaluates a string expression: a string, a regex literal,
@@ -339,6 +379,7 @@ type sbQuery struct {
 	op    string
 	path  string
 	vnode string // REGULAR-FILE, DIRECTORY, SYMLINK; "" when unknown
+	ioctl uint64 // the command of a file-ioctl
 }
 
 // opMatches reports whether a rule's operation covers the queried one:
@@ -427,6 +468,9 @@ func (p *sbProfile) match(f sx, q sbQuery) (bool, error) {
 		return q.path == s || s == "" || strings.HasPrefix(q.path, s+"/"), nil
 	case "vnode-type":
 		return q.vnode == f.list[1].atom, nil
+	case "ioctl-command":
+		n, _ := strconv.ParseUint(f.list[1].atom, 10, 32) // checked by checkFilter
+		return q.op == "file-ioctl" && q.ioctl == n, nil
 	default:
 		return false, fmt.Errorf("line %d: cannot evaluate %s for %s %s", f.line, f, q.op, q.path)
 	}

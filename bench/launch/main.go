@@ -16,8 +16,8 @@
 //	    floor any Go launcher pays, exec plus Go runtime start
 //
 // Each sample is the wall time of exec.Cmd Start+Wait in this process (no
-// shell in between); peak RSS is wait4's ru_maxrss. A fresh XDG_CACHE_HOME
-// and CORDON_PROBE_LOG count detection probes: the cold first launch and
+// shell in between); peak RSS is wait4's ru_maxrss. A fresh cordon state
+// directory (CORDON_STATE_DIR) and CORDON_PROBE_LOG count detection probes: the cold first launch and
 // every warm launch after it. Then a policy of 2,000 nested roots is
 // canonicalized, rendered and launched, through cordon and through raw
 // bwrap --args FD with the same arguments.
@@ -49,6 +49,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	scalepol "github.com/cordon-sandbox/cordon/internal/scale"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -115,7 +116,7 @@ func run(cfg config) error {
 		return err
 	}
 	probeLog := filepath.Join(tmp, "probes.log")
-	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "CORDON_PROBE_LOG="+probeLog)
+	env := append(os.Environ(), state.EnvDir+"="+filepath.Join(tmp, "state", "cordon"), "CORDON_PROBE_LOG="+probeLog)
 	printMachine(ws)
 
 	runArgs := []string{"run", "--workspace", ws, "--", "/bin/true"}
@@ -165,6 +166,25 @@ func run(cfg config) error {
 		}
 		stubsC = append(stubsC, p)
 		stubs = append(stubs, filepath.Join(ws, rel))
+	}
+	// One cordon launch in ws-c builds the mask directories its raw argv
+	// names (the state directory's mask, with the mount point of ws-c's
+	// TMPDIR); its stubs go with it, and (c) waits until they are gone.
+	mk := exec.Command(cordon, "run", "--workspace", wsC, "--", "/bin/true")
+	mk.Env = append(slices.Clip(env), "CORDON_STUB_LINGER=0")
+	if out, err := mk.CombinedOutput(); err != nil {
+		return fmt.Errorf("masks for ws-c: %v: %s", err, out)
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		left := 0
+		for _, p := range stubsC {
+			if _, err := os.Lstat(p); err == nil {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
 	}
 	runArgsZ := []string{"run", "--workspace", wsZ, "--", "/bin/true"}
 	envZ := append(slices.Clip(env), "CORDON_STUB_LINGER=0")
@@ -584,7 +604,7 @@ func seccompFile(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(bwrap.Seccomp(true)); err != nil {
+	if _, err := f.Write(bwrap.Seccomp(bwrap.SocketsFor(false))); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -917,7 +937,7 @@ func argMax() int {
 // inProcess runs launches through the launcher package in this process, so
 // a CPU profile shows cordon's own work per launch without process start.
 func inProcess(cfg config, tmp, ws string) error {
-	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	os.Setenv(state.EnvDir, filepath.Join(tmp, "state", "cordon"))
 	ctx := context.Background()
 	launchOnce := func() error {
 		p, err := policy.Workspace(ws, policy.WorkspaceOptions{})

@@ -31,7 +31,8 @@ hard-denied shell command, a path outside the workspace, a symlink escape,
 an unknown tool, a failing handler, and a shell command that the kernel
 sandbox confines. It needs no terminal, model or network.
 
-Every call is written to a hash-chained audit log; check it afterwards with
+Every call is written to a keyed, hash-chained audit log, read-only inside
+the sandbox of the shell steps; with --audit FILE, check it afterwards with
 'cordon audit verify FILE'.
 
 Examples:
@@ -83,7 +84,16 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	if !keepAudit {
 		*auditPath = filepath.Join(base, "audit.jsonl")
 	}
-	log, err := audit.Open(*auditPath)
+	// A log the user keeps is keyed with their key, so that 'cordon audit
+	// verify' checks it later; the throw-away one with a key of its own.
+	key, err := audit.NewKey()
+	if keepAudit && err == nil {
+		key, err = audit.UserKey()
+	}
+	if err != nil {
+		return errorf(e, exitCordonError, "demo: %v", err)
+	}
+	log, err := audit.Open(*auditPath, key)
 	if err != nil {
 		return errorf(e, exitCordonError, "demo: %v", err)
 	}
@@ -97,7 +107,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 		answers[s.req.ToolUseID] = s.answer
 	}
 	handlers := runner.FileHandlers(d)
-	handlers[permission.ToolBash] = runner.Bash{Spawn: sandboxSpawner(*backend), Workspace: d.Workspace()}.Handler()
+	handlers[permission.ToolBash] = runner.Bash{Spawn: sandboxSpawner(*backend), Workspace: d.Workspace(), ReadOnly: log.Protect()}.Handler()
 	r := &runner.Runner{
 		Decider:  d,
 		Handlers: handlers,
@@ -147,7 +157,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	}
 	r.Stop(ctx)
 
-	recs, err := audit.Verify(*auditPath)
+	recs, err := audit.Verify(*auditPath, key)
 	if err != nil {
 		fmt.Fprintf(e.stdout, "\nAudit: %v\n", err)
 		return exitFail

@@ -21,7 +21,7 @@ func init() {
 }
 
 const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--agents-root DIR --agent ID [--parent ID]]
-                              [--sandbox-bash] [--audit FILE]
+                              [--sandbox-bash] [--audit FILE | --no-audit]
 
 A Claude Code hook. Claude Code runs it before each tool call with a JSON
 payload on stdin; cordon decides the call with its rules and answers on
@@ -48,9 +48,12 @@ With --sandbox-bash, a Bash call that is not denied comes back with its
 command rewritten to run inside 'cordon run --workspace DIR', so the kernel
 confines it; the decision (allow or ask) is unchanged.
 
-With --audit FILE, PreToolUse decisions and PostToolUse results are appended
-to a hash-chained audit log ('cordon audit verify FILE'); register the hook
-for PostToolUse too for the results.
+Every PreToolUse request and decision, and every PostToolUse result, is
+appended to a keyed, hash-chained audit log: by default cordon's own (see
+'cordon audit path'; no sandbox can reach it), or --audit FILE, which is then
+read-only (with FILE.head) in the sandbox --sandbox-bash wraps commands in.
+Register the hook for PostToolUse too for the results; check the log with
+'cordon audit verify [FILE]'. --no-audit keeps no log.
 
 The workspace is --workspace, else the payload's cwd, else
 $CLAUDE_PROJECT_DIR. A malformed payload, an unknown event or any internal
@@ -101,7 +104,8 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 	var df decideFlags
 	df.register(fs)
 	sandboxBash := fs.Bool("sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
-	auditPath := fs.String("audit", "", "append decisions and PostToolUse results to the audit log `FILE`")
+	auditPath := fs.String("audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+	noAudit := fs.Bool("no-audit", false, "keep no audit log")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, hookHelp, "Flags:\n")
 		fs.PrintDefaults()
@@ -132,10 +136,12 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 		return hookFail(e, "payload is not a JSON object: %v", err)
 	}
 	var log *audit.Log
-	if *auditPath != "" {
-		if log, err = audit.Open(*auditPath); err != nil {
-			return hookFail(e, "%v", err)
+	if !*noAudit {
+		if log, err = audit.OpenUser(*auditPath, hookLogName); err != nil {
+			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
+	} else if *auditPath != "" {
+		return hookFail(e, "--audit and --no-audit contradict each other")
 	}
 	switch p.HookEventName {
 	case "PreToolUse":
@@ -184,7 +190,11 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	}
 	if sandboxBash && dec.Action != permission.Deny {
 		if core, _ := permission.CoreName(p.ToolName); core == permission.ToolBash {
-			updated, err := sandboxedInput(p.ToolInput, d.Workspace())
+			var protect []string
+			if log != nil {
+				protect = log.Protect()
+			}
+			updated, err := sandboxedInput(p.ToolInput, d.Workspace(), protect)
 			if err != nil {
 				return hookFail(e, "--sandbox-bash: %v", err)
 			}
@@ -209,8 +219,9 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 }
 
 // sandboxedInput returns tool_input with its command wrapped in
-// 'cordon run --workspace DIR', every other field kept as it was.
-func sandboxedInput(input json.RawMessage, workspace string) (json.RawMessage, error) {
+// 'cordon run --workspace DIR', every other field kept as it was; protect
+// (the audit log and its anchor) is made read-only in that sandbox.
+func sandboxedInput(input json.RawMessage, workspace string, protect []string) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(input, &fields); err != nil {
 		return nil, fmt.Errorf("tool_input is not an object: %w", err)
@@ -226,7 +237,7 @@ func sandboxedInput(input json.RawMessage, workspace string) (json.RawMessage, e
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	if fields["command"], err = marshalPlain(sandboxCommand(exe, workspace, command)); err != nil {
+	if fields["command"], err = marshalPlain(sandboxCommand(exe, workspace, command, protect)); err != nil {
 		return nil, err
 	}
 	return marshalPlain(fields)
@@ -249,13 +260,16 @@ func marshalPlain(v any) (json.RawMessage, error) {
 // backticks, newlines and heredocs reach the inner shell untouched. The
 // inner shell is bash when the host has it, because Claude Code's Bash tool
 // speaks bash ([[ ]], arrays, brace expansion), and /bin/sh otherwise.
-func sandboxCommand(exe, workspace, command string) string {
+func sandboxCommand(exe, workspace, command string, protect []string) string {
 	shell := "/bin/sh"
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	return strings.Join([]string{singleQuote(exe), "run", "--no-tty", "--workspace", singleQuote(workspace),
-		"--", shell, "-c", singleQuote(command)}, " ")
+	argv := []string{singleQuote(exe), "run", "--no-tty", "--workspace", singleQuote(workspace)}
+	for _, p := range protect {
+		argv = append(argv, "--readonly", singleQuote(p))
+	}
+	return strings.Join(append(argv, "--", shell, "-c", singleQuote(command)), " ")
 }
 
 // singleQuote wraps s in single quotes. A quote inside is written as

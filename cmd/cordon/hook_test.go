@@ -11,14 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
-// hookFixture: ws/{src/main.go, escape -> outside}, outside/secret.txt.
+// hookFixture: ws/{src/main.go, escape -> outside}, outside/secret.txt,
+// and a state directory of the test's own (the hook's default audit log
+// and key live there).
 func hookFixture(t *testing.T) (ws, outside string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(base, "state"))
 	ws, outside = filepath.Join(base, "ws"), filepath.Join(base, "outside")
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
 	require.NoError(t, os.MkdirAll(outside, 0o755))
@@ -177,7 +181,7 @@ func TestHookSandboxBashRewrite(t *testing.T) {
 
 func TestHookAudit(t *testing.T) {
 	ws, _ := hookFixture(t)
-	log := filepath.Join(t.TempDir(), "claude.jsonl")
+	log := filepath.Join(filepath.Dir(ws), "claude.jsonl")
 	code, _, errs := pipeCLI(t, payload(ws, "Bash", map[string]any{"command": "sudo id"}), "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	post := `{"session_id":"abc123","cwd":"` + ws + `","hook_event_name":"PostToolUse","tool_name":"Read",` +
@@ -185,12 +189,68 @@ func TestHookAudit(t *testing.T) {
 	code, out, errs := pipeCLI(t, post, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	require.Empty(t, out)
-	recs, err := audit.Verify(log)
+	key, err := audit.ExistingUserKey()
+	require.NoError(t, err)
+	recs, err := audit.Verify(log, key)
 	require.NoError(t, err)
 	require.Len(t, recs, 3)
 	require.Equal(t, []string{"request", "permission", "PostToolUse"}, []string{recs[0].Kind, recs[1].Kind, recs[2].Kind})
 	require.Contains(t, string(recs[1].Data), "bash.hard_deny")
 	require.Contains(t, string(recs[2].Data), `"tool_response"`)
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	require.Equal(t, exitOK, code, out)
+	require.Contains(t, out, "3 records")
+}
+
+// Without --audit the hook logs to cordon's own log, which no sandbox can
+// reach, so the rewritten command needs no read-only log; with --audit
+// FILE it carries FILE and FILE.head read-only.
+func TestHookAuditDefaultAndProtected(t *testing.T) {
+	ws, _ := hookFixture(t)
+	in := payload(ws, "Bash", map[string]any{"command": "make"})
+	code, out, errs := pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash")
+	require.Equal(t, exitOK, code, errs)
+	require.NotContains(t, decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"], "--readonly")
+	code, out, _ = pipeCLI(t, "", "audit", "verify")
+	require.Equal(t, exitOK, code, out)
+	require.Contains(t, out, "2 records")
+	def, err := audit.DefaultPath(hookLogName)
+	require.NoError(t, err)
+	require.Contains(t, out, def)
+
+	log := filepath.Join(ws, "home", ".cordon", "claude-code.jsonl")
+	code, out, errs = pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
+	require.Contains(t, cmd, " --readonly '"+log+"' --readonly '"+log+".head' -- ")
+
+	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--no-audit")
+	require.Equal(t, exitOK, code, errs)
+	code, _, _ = pipeCLI(t, "", "audit", "verify")
+	require.Equal(t, exitOK, code, "--no-audit wrote nothing")
+}
+
+// A log replaced by a symlink (here to a stand-in for ~/.bashrc) blocks the
+// hook, which names the file and writes nothing anywhere.
+func TestHookAuditRefusesSymlink(t *testing.T) {
+	ws, _ := hookFixture(t)
+	home := filepath.Join(ws, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".cordon"), 0o755))
+	bashrc := filepath.Join(home, ".bashrc")
+	require.NoError(t, os.WriteFile(bashrc, []byte("# original\n"), 0o644))
+	log := filepath.Join(home, ".cordon", "claude-code.jsonl")
+	in := payload(ws, "Bash", map[string]any{"command": "echo $(id)"})
+	code, _, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	require.NoError(t, os.Remove(log))
+	require.NoError(t, os.Symlink(bashrc, log))
+	code, out, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitHookBlock, code, out)
+	require.Contains(t, errs, log)
+	require.Contains(t, errs, "symlink")
+	b, err := os.ReadFile(bashrc)
+	require.NoError(t, err)
+	require.Equal(t, "# original\n", string(b))
 }
 
 // TestHookSandboxBashForReal runs the rewritten command the way Claude Code
@@ -239,6 +299,36 @@ func TestHookSandboxBashForReal(t *testing.T) {
 		out, err := runIn(ws, rewrite(`echo x > `+outside+`/planted.txt`))
 		require.Error(t, err, out)
 		require.NoFileExists(t, filepath.Join(outside, "planted.txt"))
+	})
+	t.Run("a named audit log is read-only", func(t *testing.T) {
+		home := filepath.Join(ws, "home")
+		require.NoError(t, os.MkdirAll(home, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("# original\n"), 0o644))
+		log := filepath.Join(home, ".cordon", "claude-code.jsonl")
+		hook := exec.Command(bin, "hook", "claude-code", "--sandbox-bash", "--audit", log)
+		hook.Stdin = strings.NewReader(payload(ws, "Bash", map[string]any{"command": `cd home/.cordon; ` +
+			`echo x >> claude-code.jsonl && echo APPENDED; : > claude-code.jsonl.head && echo TRUNCATED; ` +
+			`rm -f claude-code.jsonl && echo REMOVED; mv claude-code.jsonl.head h && echo MOVED; ` +
+			`ln -sf ../.bashrc claude-code.jsonl && echo LINKED; true`}))
+		out, err := hook.Output()
+		require.NoError(t, err)
+		var a hookAnswer
+		require.NoError(t, json.Unmarshal(out, &a), string(out))
+		before, err := os.ReadFile(log)
+		require.NoError(t, err)
+		headBefore, err := os.ReadFile(log + ".head")
+		require.NoError(t, err)
+		got, err := runIn(ws, a.HookSpecificOutput.UpdatedInput["command"].(string))
+		require.NoError(t, err, got)
+		for _, m := range []string{"APPENDED", "TRUNCATED", "REMOVED", "MOVED", "LINKED"} {
+			require.NotContains(t, got, m)
+		}
+		after, _ := os.ReadFile(log)
+		headAfter, _ := os.ReadFile(log + ".head")
+		require.Equal(t, string(before), string(after))
+		require.Equal(t, string(headBefore), string(headAfter))
+		code, vout, _ := pipeCLI(t, "", "audit", "verify", log)
+		require.Equal(t, exitOK, code, vout)
 	})
 	t.Run("quotes and dollars unchanged", func(t *testing.T) {
 		command := "cat <<'EOF' > q.txt\nit's \"quoted\" $HOME `not run` \\ back\nEOF\n" +

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/permission"
 )
 
@@ -55,7 +57,10 @@ func TestDecideCommand(t *testing.T) {
 }
 
 func TestDemoAndAuditVerify(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "demo.jsonl")
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
+	log := filepath.Join(dir, "demo.jsonl")
 	code, out, errs := pipeCLI(t, "", "demo", "--audit", log)
 	require.Equal(t, exitOK, code, out+errs)
 	for _, want := range []string{"path.read_allow", "approved", "rejected", "cancelled", "bash.hard_deny",
@@ -72,4 +77,84 @@ func TestDemoAndAuditVerify(t *testing.T) {
 	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, out, "record 13")
+}
+
+func TestAuditCommand(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
+
+	for _, args := range [][]string{{"audit", "--help"}, {"audit", "verify", "--help"}, {"audit", "key", "--help"}, {"audit", "key", "export", "-h"}} {
+		code, out, errs := pipeCLI(t, "", args...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errs)
+		require.Contains(t, out, "Usage: cordon audit verify", args)
+		require.Empty(t, errs)
+	}
+	for _, args := range [][]string{{"audit"}, {"audit", "frob"}, {"audit", "verify", "--nope"}, {"audit", "verify", "a", "b"}, {"audit", "key"}, {"audit", "key", "export", "a", "b"}} {
+		code, _, _ := pipeCLI(t, "", args...)
+		require.Equal(t, exitUsage, code, "%v", args)
+	}
+	require.NoFileExists(t, "--help.head")
+
+	// No key yet: verify and export say so.
+	code, _, errs := pipeCLI(t, "", "audit", "key", "export")
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errs, "no audit key")
+
+	// A log written here, moved with its exported key, verifies with it.
+	log := filepath.Join(dir, "run.jsonl")
+	code, out, errs := pipeCLI(t, "", "demo", "--audit", log)
+	require.Equal(t, exitOK, code, out+errs)
+	keyFile := filepath.Join(dir, "exported.key")
+	code, _, errs = pipeCLI(t, "", "audit", "key", "export", keyFile)
+	require.Equal(t, exitOK, code, errs)
+	code, out, _ = pipeCLI(t, "", "audit", "key", "export")
+	require.Equal(t, exitOK, code)
+	exported, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	require.Equal(t, string(exported), out)
+	code, _, _ = pipeCLI(t, "", "audit", "key", "export", keyFile)
+	require.Equal(t, exitFail, code, "an existing file is not overwritten")
+
+	t.Setenv(state.EnvDir, filepath.Join(dir, "other-machine"))
+	code, _, errs = pipeCLI(t, "", "audit", "verify", log)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errs, "no audit key")
+	code, out, _ = pipeCLI(t, "", "audit", "verify", "--key", keyFile, log)
+	require.Equal(t, exitOK, code, out)
+	require.Contains(t, out, "OK ")
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log, "--key", keyFile)
+	require.Equal(t, exitOK, code, out)
+	// Another machine's own key is the wrong one.
+	_, err = audit.UserKey()
+	require.NoError(t, err)
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, out, "WRONG KEY")
+}
+
+func TestAuditForget(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	log := filepath.Join(dir, "hook.jsonl")
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t"}`
+	code, _, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	require.NoError(t, os.Remove(log))
+	require.NoError(t, os.Remove(log+".head"))
+	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitHookBlock, code)
+	require.Contains(t, errs, "cordon audit forget "+log)
+	code, out, _ := pipeCLI(t, "", "audit", "forget", log)
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "no longer holds")
+	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	require.Equal(t, exitOK, code, errs)
+	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	require.Equal(t, exitOK, code, out)
+	code, _, _ = pipeCLI(t, "", "audit", "forget")
+	require.Equal(t, exitUsage, code)
 }

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func init() {
@@ -32,7 +34,8 @@ Examples:
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
-error (bad policy, no backend); 126 not executable or denied; 127 not found.
+error (bad policy, no backend, macOS: sandbox-exec could not apply the
+profile); 126 not executable or denied; 127 not found.
 Inside the sandbox CORDON_SANDBOX names the backend.
 
 On a terminal (stdin or stdout is one, or --tty) the command gets a
@@ -46,6 +49,12 @@ Otherwise (or with --no-tty) cordon on Linux execs bwrap in its own
 place: the pid you started is the sandbox's, and the sandbox ends with
 the process that started cordon (under nohup, cordon stays and the
 sandbox outlives it).
+
+With --audit FILE, cordon appends a "launch" record (command, directory,
+policy, backend, network) to the keyed audit log FILE before it starts the
+sandbox, and FILE and FILE.head are read-only inside it; 'cordon audit
+verify FILE' checks the log. A FILE that is or lies under a symlink, or is
+not a regular file of yours, is refused.
 
 Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
 directories as mount points. A background cordon-stub-reaper removes them
@@ -63,6 +72,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	network := fs.String("network", "off", "network access: `on` or off")
 	tty := fs.Bool("tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	noTty := fs.Bool("no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
+	auditPath := fs.String("audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
 	cleanEnv := fs.Bool("clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	var envs []string
 	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
@@ -100,6 +110,11 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	if *auditPath != "" {
+		if err := auditLaunch(*auditPath, &p, fs.Args(), *backend, *network == "on"); err != nil {
+			return errorf(e, exitCordonError, "run: --audit: %v", err)
+		}
+	}
 	if pf.empty() && *backend != launcher.BackendNone {
 		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
 	}
@@ -134,6 +149,24 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return startFailure(e, fs.Arg(0), err)
 	}
 	return exitStatus(e, cmd, err)
+}
+
+// auditLaunch records the launch in the log at path and makes the log
+// read-only in the policy p the sandbox will run: the sandbox must not
+// rewrite the record of its own launch, nor any other.
+func auditLaunch(path string, p *policy.FsSandboxPolicy, argv []string, backend string, network bool) error {
+	log, err := audit.OpenUser(path, "")
+	if err != nil {
+		return err
+	}
+	dir, _ := os.Getwd()
+	if err := log.Append(audit.KindLaunch, "", map[string]any{
+		"argv": argv, "dir": dir, "policy": p, "backend": backend, "network": network,
+	}); err != nil {
+		return err
+	}
+	p.ReadonlyRoots = append(p.ReadonlyRoots, log.Protect()...)
+	return nil
 }
 
 // startFailure maps a launch error onto the documented exit statuses.

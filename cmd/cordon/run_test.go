@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
@@ -152,4 +153,38 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	// The stub reaper removes the stubs just after the sandbox ends.
 	require.Eventually(t, func() bool { return cmp.Diff(before, snapshot(t, ws)) == "" }, 20*time.Second, 10*time.Millisecond)
 	require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "stubs or writes left behind")
+}
+
+// 'cordon run --audit FILE' records the launch before the sandbox starts,
+// and the sandbox cannot change the log or its anchor, even in its
+// workspace; a log that is a symlink is refused and nothing runs.
+func TestRunAudit(t *testing.T) {
+	testenv.RequireBwrap(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
+	log := filepath.Join(ws, ".cordon", "run.jsonl")
+	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--audit", log, "--", "sh", "-c",
+		`echo x >> "$0" && echo APPENDED; (: > "$0.head") && echo TRUNCATED; rm -f "$0" && echo REMOVED; echo work > "$1/w.txt"`, log, ws)
+	require.Equal(t, 0, code, out+stderr)
+	require.NotContains(t, out, "APPENDED")
+	require.NotContains(t, out, "TRUNCATED")
+	require.NotContains(t, out, "REMOVED")
+	require.FileExists(t, filepath.Join(ws, "w.txt"))
+	code, vout, _ := runCLI(t, "audit", "verify", log)
+	require.Equal(t, exitOK, code, vout)
+	require.Contains(t, vout, "1 records")
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"kind":"launch"`)
+	require.Contains(t, string(b), `echo work`)
+
+	link := filepath.Join(ws, "link.jsonl")
+	require.NoError(t, os.Symlink(filepath.Join(ws, "target"), link))
+	code, out, stderr = runCLI(t, "run", "--workspace", ws, "--audit", link, "--", "sh", "-c", `echo RAN`)
+	require.Equal(t, exitCordonError, code)
+	require.NotContains(t, out, "RAN")
+	require.Contains(t, stderr, link)
+	require.NoFileExists(t, filepath.Join(ws, "target"))
 }

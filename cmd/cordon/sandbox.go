@@ -18,11 +18,12 @@ import (
 // --workspace preset, the same sandbox as 'cordon run --workspace DIR'.
 // backend "" means auto; with no usable backend the launch fails closed.
 func sandboxSpawner(backend string) runner.Spawner {
-	return func(ctx context.Context, workspace, command string, stdout, stderr io.Writer) (int, error) {
+	return func(ctx context.Context, workspace, command string, readOnly []string, stdout, stderr io.Writer) (int, error) {
 		p, err := policy.Workspace(workspace, policy.WorkspaceOptions{ScanCache: launcher.ScanCacheDir()})
 		if err != nil {
 			return -1, fmt.Errorf("workspace policy for %s: %w", workspace, err)
 		}
+		p.ReadonlyRoots = append(p.ReadonlyRoots, readOnly...)
 		cmd := launcher.CommandContext(ctx, p, "/bin/sh", "-c", command)
 		cmd.Backend = backend
 		cmd.Dir = workspace

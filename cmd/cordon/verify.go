@@ -93,7 +93,7 @@ func cmdVerify(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "verify: %v", err)
 	}
-	base, err := os.MkdirTemp("", "cordon-verify-")
+	base, err := os.MkdirTemp(conformance.FixtureParent(), "cordon-verify-")
 	if err != nil {
 		return errorf(e, exitCordonError, "verify: %v", err)
 	}

@@ -19,6 +19,10 @@ var SkipCloseOnExec bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// Seccomp, when non-nil, replaces the seccomp program of a launch with the
+// network on or off.
+var Seccomp func(network bool) []byte
+
 // SkipStateDeny, when true, stops the launcher denying cordon's state
 // directory inside the sandbox.
 var SkipStateDeny bool
@@ -43,3 +47,20 @@ var SafeFSFollow bool
 // StubsByPath, when true, makes the launcher create and remove mount stubs
 // by path (os.Mkdir, os.Remove), following links in their parents.
 var StubsByPath bool
+
+// AuditFollowLinks, when true, makes the audit log open a named log the old
+// way: following symlinks, with no check of what the file is or who owns it.
+var AuditFollowLinks bool
+
+// AuditUnkeyed, when true, keys every audit chain with an all-zero key, so
+// the chain has no secret: anyone can recompute it.
+var AuditUnkeyed bool
+
+// AuditRenameAnchor, when true, replaces an audit log's anchor by writing
+// a temporary file and renaming it over the old one, instead of rewriting
+// it in place.
+var AuditRenameAnchor bool
+
+// AuditNoKeptAnchor, when true, stops cordon keeping (and checking) its
+// own copy of each named audit log's anchor in its state directory.
+var AuditNoKeptAnchor bool
