@@ -141,7 +141,10 @@ func (c *Cmd) ttyArgv(canon *policy.Canonical, argv []string) []string {
 		return argv
 	}
 	fd := c.ttyCtty()
-	if fd == 0 && !testhook.SkipTtySetsid {
+	// (Under the SkipTtyPty mutation stdin is the caller's terminal, on
+	// which setsid would fail and not run the command at all; the own
+	// helper warns and runs it, so that the case judges the attack.)
+	if fd == 0 && !testhook.SkipTtySetsid && !testhook.SkipTtyPty {
 		for _, p := range setsidPaths {
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && canon.Access(p, policy.Read) {
 				return append([]string{p, "--ctty", "--wait"}, argv...)
