@@ -102,6 +102,10 @@ type Launch struct {
 	// Cordon, when set, is the cordon binary that launches, in place of
 	// the executor's (a binary the case built inside a workspace).
 	Cordon string
+	// Interactive launches in cordon's interactive mode (run --tty,
+	// launcher.Cmd.Tty): the sandbox gets a pty of its own, relayed to
+	// stdin. Otherwise, with Tty set, 'cordon run' gets --no-tty.
+	Interactive bool
 	// Leak lists host files the launching process opens without
 	// O_CLOEXEC just before it starts (flags are os.OpenFile's); the
 	// descriptor numbers are put in $LEAKED_FDS.
@@ -155,7 +159,13 @@ func (b *Binary) Backend() string { return b.BackendName }
 func (b *Binary) Helper() string  { return b.Path }
 
 func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
-	args := append([]string{"run", "--backend", b.BackendName}, l.Policy.Flags()...)
+	args := []string{"run", "--backend", b.BackendName}
+	if l.Interactive {
+		args = append(args, "--tty")
+	} else if l.Tty != nil {
+		args = append(args, "--no-tty")
+	}
+	args = append(args, l.Policy.Flags()...)
 	args = append(append(args, "--"), l.Argv...)
 	bin := b.Path
 	if l.Cordon != "" {
@@ -238,6 +248,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	if l.Tty != nil {
 		cmd.Stdin = l.Tty
 	}
+	cmd.Tty = l.Interactive
 	fds, closeFds, err := leak(l.Leak)
 	if err != nil {
 		return Output{}, err

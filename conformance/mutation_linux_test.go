@@ -45,7 +45,8 @@ import (
 //	                proc-1-root, model-seed-*
 //	close-on-exec   fd-inherited-file, fd-inherited-dir, fd-inherited-writable
 //	pid-namespace   proc-host-root-cwd-fd, proc-scan-all, proc-signal-host,
-//	                undo-capabilities (/proc/1 is then the host's init);
+//	                undo-capabilities (/proc/1 is then the host's init),
+//	                tty-keystrokes-after-exit (a reader left behind);
 //	                not proc-ptrace-host: the user namespace alone refuses
 //	                ptrace of a process outside it
 //	depth-order     most cases of classes 1-7 and the model
@@ -66,6 +67,9 @@ import (
 //	                kernel-vsock, kernel-vsock-network-on,
 //	                kernel-netlink-protocols(-network-on),
 //	                kernel-socket-families(-network-on)
+//	tty-pty         tty-interactive-modes (stty on stdin reaches the user's
+//	                terminal)
+//	tty-relay-stop  tty-interactive-keystrokes-after-exit
 //	state-deny      undo-runtime-state, undo-stall-launches,
 //	                cross-state-dir-open-mode, cross-state-dir-writable-parent
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
@@ -147,7 +151,7 @@ var mutations = []mutation{
 	{name: "close-on-exec", step: "the launcher marking inherited descriptors close-on-exec", closeFds: true,
 		catchers: []string{"fd-inherited-file", "fd-inherited-dir", "fd-inherited-writable"}},
 	{name: "pid-namespace", step: "--unshare-pid", args: dropFlag("--unshare-pid", 0),
-		catchers: []string{"proc-host-root-cwd-fd", "proc-signal-host", "proc-ptrace-host"}},
+		catchers: []string{"proc-host-root-cwd-fd", "proc-signal-host", "proc-ptrace-host", "tty-keystrokes-after-exit"}},
 	{name: "depth-order", step: "mounts sorted shallow to deep (reversed here)", args: reverseMounts,
 		catchers: []string{"deny-read-file", "readonly-write-file", "autoexec-git-hooks"}},
 	{name: "new-session", step: "--new-session", args: dropFlag("--new-session", 0),
@@ -166,6 +170,12 @@ var mutations = []mutation{
 		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
+	{name: "tty-pty", step: "interactive mode's own pty for the sandbox (it gets the caller's terminal)",
+		hooks:    func() { testhook.SkipTtyPty = true },
+		catchers: []string{"tty-interactive-modes"}},
+	{name: "tty-relay-stop", step: "interactive mode's relay ceasing to read the caller's terminal when the command ends",
+		hooks:    func() { testhook.TtyKeepReading = true },
+		catchers: []string{"tty-interactive-keystrokes-after-exit"}},
 	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",
@@ -254,8 +264,9 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
-			EnvCtty+"="+pty.Slave.Name(), "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
+			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
+		cmd.ExtraFiles = []*os.File{pty.Master}
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -284,7 +295,7 @@ func TestMutations(t *testing.T) {
 				t.Errorf("unmutated, in-process: %s failed:\n%s", r.Case, r.Detail)
 			}
 		}
-		for _, c := range []string{"tty-tiocsti", "tty-controlling-terminal", "fd-inherited-file"} {
+		for _, c := range []string{"tty-tiocsti", "tty-controlling-terminal", "fd-inherited-file", "tty-interactive-modes", "tty-interactive-keystrokes-after-exit"} {
 			for _, r := range rep.Results {
 				if r.Case == c && r.Outcome != Pass {
 					t.Errorf("unmutated, in-process: %s is %s (%s); the mutation check needs it to apply", c, r.Outcome, r.Detail)

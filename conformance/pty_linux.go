@@ -18,6 +18,20 @@ type Pty struct {
 // OpenPty opens a new pty in raw mode (so every injected byte is counted,
 // not only whole lines).
 func OpenPty() (*Pty, error) {
+	p, err := OpenTerminal()
+	if err != nil {
+		return nil, err
+	}
+	if err := makeRaw(int(p.Slave.Fd())); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// OpenTerminal opens a new pty as a terminal emulator would: cooked mode
+// with echo, 24 rows of 80 columns.
+func OpenTerminal() (*Pty, error) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open /dev/ptmx: %w", err)
@@ -37,14 +51,42 @@ func OpenPty() (*Pty, error) {
 		return nil, fmt.Errorf("open pty slave: %w", err)
 	}
 	p := &Pty{Master: m, Slave: s}
-	if err := makeRaw(int(s.Fd())); err != nil {
+	if err := p.Resize(24, 80); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return p, nil
 }
 
-// AttachPty uses an existing terminal (the process's controlling one).
+// Resize sets the terminal's size, as a terminal emulator's window does:
+// the kernel sends SIGWINCH to its foreground job.
+func (p *Pty) Resize(rows, cols int) error {
+	return unix.IoctlSetWinsize(int(p.Slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
+}
+
+// State is the terminal's modes and size, printed: what a program may
+// change on a terminal it holds, and must not on the user's.
+func (p *Pty) State() (string, error) {
+	t, err := unix.IoctlGetTermios(int(p.Slave.Fd()), unix.TCGETS)
+	if err != nil {
+		return "", err
+	}
+	ws, err := unix.IoctlGetWinsize(int(p.Slave.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("iflag %#o oflag %#o cflag %#o lflag %#o cc %v size %dx%d",
+		t.Iflag, t.Oflag, t.Cflag, t.Lflag, t.Cc, ws.Row, ws.Col), nil
+}
+
+// Raw reports whether the terminal is in raw mode (no echo, no lines).
+func (p *Pty) Raw() bool {
+	t, err := unix.IoctlGetTermios(int(p.Slave.Fd()), unix.TCGETS)
+	return err == nil && t.Lflag&(unix.ECHO|unix.ICANON) == 0
+}
+
+// AttachPty uses an existing terminal (the process's controlling one),
+// and its master side when $EnvCttyMaster names a descriptor open on it.
 func AttachPty(path string) (*Pty, error) {
 	s, err := os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
@@ -54,7 +96,13 @@ func AttachPty(path string) (*Pty, error) {
 		s.Close()
 		return nil, err
 	}
-	return &Pty{Slave: s}, nil
+	p := &Pty{Slave: s}
+	if fd, err := strconv.Atoi(os.Getenv(EnvCttyMaster)); err == nil {
+		if m, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
+			p.Master = os.NewFile(uintptr(m), "ptmx")
+		}
+	}
+	return p, nil
 }
 
 func makeRaw(fd int) error {

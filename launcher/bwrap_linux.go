@@ -45,8 +45,13 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err == nil {
 		err = roots.err
 	}
+	argv := append([]string{c.Path}, c.Args[1:]...)
+	if c.Tty {
+		argv = c.ttyArgv(canon, argv)
+		c.ttyInBwrap = true
+	}
 	if err == nil {
-		err = checkArgCount(plan.Args, c.Args)
+		err = checkArgCount(plan.Args, argv)
 	}
 	if err == nil {
 		err = ensureMasks(plan.Masks)
@@ -96,7 +101,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		return nil, nil, err
 	}
 	cmd := exec.CommandContext(ctx, res.Path)
-	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--", c.Path}, c.Args[1:]...)
+	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--"}, argv...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)

@@ -96,6 +96,31 @@ type Cmd struct {
 	// means $CORDON_STUB_LINGER, else DefaultStubLinger; negative, none.
 	StubLinger time.Duration
 
+	// Tty gives the command a pseudo-terminal of its own, as ssh -t and
+	// docker run -t do (Linux and macOS). Each of Stdin, Stdout and Stderr
+	// that is a terminal (an *os.File, see IsTerminal) is replaced inside
+	// by the new terminal, which is the controlling terminal of the
+	// command's session: Ctrl-C, Ctrl-Z and Ctrl-\ signal the foreground
+	// job inside, resizes arrive as SIGWINCH, /dev/tty opens. From Start
+	// to Wait the launcher relays between the two terminals, with the
+	// caller's in raw mode when it is read from (Stdin, or else a Stdout
+	// or Stderr terminal open for reading), restored by Wait, or by Exec
+	// on any way out. The caller's terminal never enters the sandbox:
+	// nothing inside can type into it or read from it. When none of the
+	// three is a terminal, all three are the new one, fed from Stdin
+	// (ended by an end-of-file character) and copied to Stdout.
+	//
+	// Ctrl-Z typed for a command that runs with no job-control shell
+	// inside stops it and the caller's process group, as the key would
+	// outside, when the caller is a shell's job; fg resumes both.
+	//
+	// Under bwrap the command's session gets its terminal from setsid(1)
+	// (when the pty is stdin) or from this program, run inside as a
+	// helper before the command; when neither is readable there, the
+	// command gets the terminal without it being controlling, and a
+	// warning says so on Stderr.
+	Tty bool
+
 	// Cancel and WaitDelay mean what they mean in os/exec; Cancel's
 	// default kills the sandbox, and with it everything inside.
 	Cancel    func() error
@@ -111,9 +136,11 @@ type Cmd struct {
 	// Detected is the backend that Start used (or found unusable).
 	Detected detect.Result
 
-	ctx     context.Context
-	inner   *exec.Cmd
-	release func() // removes stubs and temp files after Wait
+	ctx        context.Context
+	inner      *exec.Cmd
+	release    func() // removes stubs and temp files after Wait
+	tty        *ttySession
+	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
 	// handoff: nothing needs undoing after the sandbox that release
 	// would not also leave to others (the stub reaper), so Exec may
 	// replace this process.
@@ -183,14 +210,42 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	c.inner = inner
 	c.release = release
+	if c.Tty {
+		t, err := c.newTtySession(inner)
+		if err != nil {
+			c.finish()
+			return err
+		}
+		c.tty = t
+		if inner.SysProcAttr == nil {
+			inner.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		if c.ttyInBwrap {
+			// Keyboard signals of the caller's terminal (when it is not
+			// raw) must not reach bwrap, only what it is passed.
+			inner.SysProcAttr.Setpgid = true
+		} else {
+			// The command itself (sandbox-exec execs it) leads a session
+			// with the pty as its controlling terminal.
+			inner.SysProcAttr.Setsid, inner.SysProcAttr.Setctty = true, true
+			inner.SysProcAttr.Ctty = c.ttyCtty()
+		}
+	}
 	if !testhook.SkipCloseOnExec {
 		closeOnExec()
 	}
 	if err := inner.Start(); err != nil {
+		if c.tty != nil {
+			c.tty.abort()
+			c.tty = nil
+		}
 		c.finish()
 		return err
 	}
 	c.Process = inner.Process
+	if c.tty != nil {
+		c.tty.start()
+	}
 	return nil
 }
 
@@ -209,13 +264,16 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 //
 // Where it cannot, Exec runs the command like Run, passing SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT on to it, and returns what Run returns;
-// ProcessState is nil only when the command did not start.
+// ProcessState is nil only when the command did not start. With Tty it
+// always does so, relaying the terminal, and passes signals on as a
+// terminal would: SIGINT and SIGQUIT to the foreground job inside,
+// SIGTERM to the command, SIGHUP as a hang-up of its terminal.
 func (c *Cmd) Exec() error {
 	inner, release, err := c.prepareOnce()
 	if err != nil {
 		return err
 	}
-	if c.handoff && c.ctx == nil && c.Cancel == nil && c.WaitDelay == 0 && stdioFiles(inner) && !signal.Ignored(syscall.SIGHUP) {
+	if !c.Tty && c.handoff && c.ctx == nil && c.Cancel == nil && c.WaitDelay == 0 && stdioFiles(inner) && !signal.Ignored(syscall.SIGHUP) {
 		if !testhook.SkipCloseOnExec {
 			closeOnExec()
 		}
@@ -223,15 +281,28 @@ func (c *Cmd) Exec() error {
 		release()
 		return err
 	}
-	if err := c.start(inner, release); err != nil {
-		return err
-	}
+	// Signals are caught before the start, so none ends this process
+	// while the caller's terminal is raw.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
+	if err := c.start(inner, release); err != nil {
+		return err
+	}
+	if c.tty != nil {
+		defer func() {
+			// A panic on the way out still leaves the terminal usable.
+			if r := recover(); r != nil {
+				c.tty.restore()
+				panic(r)
+			}
+		}()
+	}
 	go func() {
 		for s := range sigs {
-			c.Process.Signal(s)
+			if c.tty == nil || !c.tty.signal(s) {
+				c.Process.Signal(s)
+			}
 		}
 	}()
 	return c.Wait()
@@ -269,6 +340,9 @@ func (c *Cmd) Wait() error {
 	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState
+	if c.tty != nil {
+		c.tty.finish()
+	}
 	if judge != nil && c.ProcessState != nil {
 		if lerr := judge(c.ProcessState); lerr != nil {
 			c.ProcessState, err = nil, lerr

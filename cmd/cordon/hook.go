@@ -378,7 +378,7 @@ func sandboxCommand(exe string, runArgs []runArg, command string) string {
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	words := []string{singleQuote(exe), "run"}
+	words := []string{singleQuote(exe), "run", "--no-tty"}
 	for _, a := range runArgs {
 		words = append(words, a.flag, singleQuote(a.value))
 	}

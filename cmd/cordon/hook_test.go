@@ -272,7 +272,7 @@ func TestHookSandboxBashRewrite(t *testing.T) {
 	require.EqualValues(t, 60000, a.UpdatedInput["timeout"])
 	require.Equal(t, false, a.UpdatedInput["run_in_background"])
 	cmd := a.UpdatedInput["command"].(string)
-	require.Contains(t, cmd, " run --workspace '"+ws+"' -- ")
+	require.Contains(t, cmd, " run --no-tty --workspace '"+ws+"' -- ")
 	require.True(t, strings.HasSuffix(cmd, ` -c 'echo '\''a'\'' "$HOME" > x'`), cmd)
 
 	// Denied calls and other tools are never rewritten.

@@ -37,10 +37,19 @@ Examples:
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
 profile); 126 not executable or denied; 127 not found.
-Inside the sandbox CORDON_SANDBOX names the backend. On Linux cordon
-execs bwrap in its own place: the pid you started is the sandbox's, and
-the sandbox ends with the process that started cordon (under nohup,
-cordon stays and the sandbox outlives it).
+Inside the sandbox CORDON_SANDBOX names the backend.
+
+On a terminal (stdin or stdout is one, or --tty) the command gets a
+terminal of its own, as with ssh -t: cordon relays between it and yours,
+with yours in raw mode until the command ends. Ctrl-C, Ctrl-Z, resizes
+and /dev/tty work inside as they do outside, and nothing inside can type
+into your terminal or read from it. SIGTERM sent to cordon goes to the
+command, SIGHUP hangs up its terminal; the sandbox ends with cordon.
+
+Otherwise (or with --no-tty) cordon on Linux execs bwrap in its own
+place: the pid you started is the sandbox's, and the sandbox ends with
+the process that started cordon (under nohup, cordon stays and the
+sandbox outlives it).
 
 With --audit FILE, cordon appends a "launch" record (command, directory,
 policy, backend, network) to the keyed audit log FILE before it starts the
@@ -62,6 +71,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	pf.register(fs)
 	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, seatbelt or none (unconfined)")
 	network := fs.String("network", "off", "network access: `on` or off")
+	tty := fs.Bool("tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
+	noTty := fs.Bool("no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
 	auditPath := fs.String("audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
 	cleanEnv := fs.Bool("clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	var envs []string
@@ -84,6 +95,9 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	if fs.NArg() == 0 {
 		return errorf(e, exitUsage, "run: no command given; usage: cordon run [POLICY] -- CMD [ARG]...")
+	}
+	if *tty && *noTty {
+		return errorf(e, exitUsage, "run: --tty and --no-tty: pick one")
 	}
 	if *network != "on" && *network != "off" {
 		return errorf(e, exitUsage, "run: --network %q: want on or off", *network)
@@ -129,6 +143,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs = comp.Canonical.IDs()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	cmd.Tty = *tty || !*noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
 	if *cleanEnv {
 		cmd.Env = launcher.CleanEnv(os.Environ(), envs)
 	} else if len(envs) > 0 {

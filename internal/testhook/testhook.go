@@ -27,6 +27,18 @@ var Seccomp func(network bool) []byte
 // directory inside the sandbox.
 var SkipStateDeny bool
 
+// SkipTtyPty, when true, stops the launcher's interactive mode (Cmd.Tty)
+// giving the sandbox a pty of its own: it gets the caller's terminal.
+var SkipTtyPty bool
+
+// TtyKeepReading, when true, leaves the interactive mode's relay reading
+// the caller's terminal after the command ended.
+var TtyKeepReading bool
+
+// SkipTtySetsid, when true, makes interactive mode use its own helper
+// rather than setsid(1), so that tests cover both.
+var SkipTtySetsid bool
+
 // SafeFSFollow, when true, makes internal/safefs resolve paths as open(2)
 // does, following symlinks anywhere, and write files in place through
 // whatever the name points at.

@@ -1,0 +1,71 @@
+package launcher
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// With no terminal among its stdio, Cmd.Tty gives the command a pty fed
+// from Stdin and copied to Stdout: a controlling one, since this test
+// binary (which links the launcher) is readable inside.
+// Both helpers are tried: setsid(1), and this program's own.
+func TestTtyWithoutACallerTerminal(t *testing.T) {
+	testenv.RequireBwrap(t)
+	for _, own := range []bool{false, true} {
+		t.Run(map[bool]string{false: "setsid", true: "own-helper"}[own], func(t *testing.T) {
+			testhook.SkipTtySetsid = own
+			defer func() { testhook.SkipTtySetsid = false }()
+			ttyWithoutACallerTerminal(t)
+		})
+	}
+}
+
+func ttyWithoutACallerTerminal(t *testing.T) {
+	ws := t.TempDir()
+	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `test -t 0 && test -t 1 && test -t 2 && echo ALLTTY
+exec 3</dev/tty && echo DEVTTY
+read -r x; echo "got[$x]"; stty size; exit 4`)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Tty = strings.NewReader("hello\n"), &out, true
+	err := cmd.Run()
+	require.Equal(t, 4, cmd.ProcessState.ExitCode(), "%v: %q", err, out.String())
+	for _, want := range []string{"ALLTTY", "DEVTTY", "got[hello]"} {
+		require.Contains(t, out.String(), want)
+	}
+	require.NotContains(t, out.String(), "warning")
+}
+
+// Where the launching program is not readable inside (and setsid(1) is
+// not used: stdin is not the pty, or it is not there), the command still
+// gets the pty, without a controlling terminal, and a warning says so.
+func TestTtyHelperDenied(t *testing.T) {
+	testenv.RequireBwrap(t)
+	testhook.SkipTtySetsid = true
+	defer func() { testhook.SkipTtySetsid = false }()
+	ws := t.TempDir()
+	p := workspacePolicy(t, ws)
+	exe, err := ttyHelper(mustCanon(t, p))
+	require.NoError(t, err)
+	p.DeniedRoots = append(p.DeniedRoots, exe)
+	cmd := Command(p, "sh", "-c", `test -t 0 && echo TTY; (exec 3</dev/tty) && echo DEVTTY; true`)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Tty = strings.NewReader(""), &out, &errb, true
+	require.NoError(t, cmd.Run())
+	require.Contains(t, out.String(), "TTY")
+	require.NotContains(t, out.String(), "DEVTTY")
+	require.Contains(t, errb.String(), "warning: no controlling terminal")
+}
+
+func mustCanon(t *testing.T, p policy.FsSandboxPolicy) *policy.Canonical {
+	t.Helper()
+	c, err := canonicalize(p)
+	require.NoError(t, err)
+	return c
+}
