@@ -6,6 +6,13 @@ import "strings"
 // the host exactly as the work says.
 func workCases() []Case {
 	return []Case{
+		{Name: "work-nested-cordon", Class: Work, Summary: "cordon run inside a cordon sandbox runs its command under the outer sandbox (the state directory there is a mask it must not try to repair)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `"$CORDON" run --no-tty --workspace "$PWD" -- sh -c 'echo "$CORDON_SANDBOX" > nested.txt' && ok NESTED`, "CORDON="+h.Attack())
+				h.Expect(o, "NESTED")
+				h.Want("ws/nested.txt", h.Backend()+"\n")
+			}},
 		{Name: "work-files", Class: Work, Summary: "write, append, mkdir, mv, cp, rm in the workspace; the host shows exactly that",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -43,7 +43,15 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		}
 		defer reg.unlock()
 	}
-	canon, err := canonicalize(c.Policy)
+	// Without a sandbox to launch (--backend none, or nested inside one
+	// that already confines this process, where cordon's state directory
+	// is a read-only mask), there is no state directory to keep out.
+	var canon *policy.Canonical
+	if backend == BackendNone || res.Nested {
+		canon, err = policy.Canonicalize(c.Policy)
+	} else {
+		canon, err = canonicalize(c.Policy)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: %w", err)
 	}

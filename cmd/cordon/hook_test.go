@@ -177,7 +177,7 @@ func TestHookCwd(t *testing.T) {
 	for _, project := range []string{ws, ""} {
 		t.Run("cwd in .git, project "+project, func(t *testing.T) {
 			_, reason, command := decide(t, project, ws+"/.git", "Bash", bash)
-			require.Contains(t, command, " run --workspace '"+ws+"' -- ", "the sandbox's workspace is the project root")
+			require.Contains(t, command, " run --no-tty --workspace '"+ws+"' -- ", "the sandbox's workspace is the project root")
 			require.Contains(t, reason, "inside .git")
 			decision, reason, _ := decide(t, project, ws+"/.git", "Write", hook)
 			require.Equal(t, "deny", decision)
@@ -186,7 +186,7 @@ func TestHookCwd(t *testing.T) {
 	}
 	t.Run("project root in .git", func(t *testing.T) {
 		_, reason, command := decide(t, ws+"/.git/hooks", ws+"/.git/hooks", "Bash", bash)
-		require.Contains(t, command, " run --workspace '"+ws+"' -- ")
+		require.Contains(t, command, " run --no-tty --workspace '"+ws+"' -- ")
 		require.Contains(t, reason, "CLAUDE_PROJECT_DIR "+ws+"/.git/hooks is inside .git")
 	})
 	t.Run("cwd in .claude, no project", func(t *testing.T) {
@@ -199,7 +199,7 @@ func TestHookCwd(t *testing.T) {
 	t.Run("cwd in .claude, project named", func(t *testing.T) {
 		decision, reason, command := decide(t, ws, ws+"/.claude", "Bash", bash)
 		require.Equal(t, "ask", decision)
-		require.Contains(t, command, " run --workspace '"+ws+"' -- ")
+		require.Contains(t, command, " run --no-tty --workspace '"+ws+"' -- ")
 		require.Contains(t, reason, "payload cwd "+ws+"/.claude is inside .claude")
 	})
 	t.Run("cwd outside the project", func(t *testing.T) {
@@ -257,7 +257,7 @@ func TestHookHomeWorkspace(t *testing.T) {
 		"hook", "claude-code", "--allow-read", home+"/.ssh", "--sandbox-bash")
 	require.Equal(t, exitOK, code, errs)
 	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
-	require.Contains(t, cmd, " run --workspace '"+home+"' --allow-read '"+home+"/.ssh' -- ", "the sandbox gets the same flags")
+	require.Contains(t, cmd, " run --no-tty --workspace '"+home+"' --allow-read '"+home+"/.ssh' -- ", "the sandbox gets the same flags")
 }
 
 func TestHookSandboxBashRewrite(t *testing.T) {
