@@ -3,7 +3,7 @@
 // (which paths exist and as what), so it can be tested on any OS; the
 // launcher runs what it renders.
 //
-// The recipe (DESIGN.md §3): one list of mount operations sorted shallow to
+// The recipe (docs/design.md, section 3): one list of mount operations sorted shallow to
 // deep, so a deeper root layers over a shallower one exactly as the model's
 // "deepest root wins" says; denied directories become read-only mask
 // directories that can be traversed but not listed, so carve-outs below
@@ -12,7 +12,7 @@
 // bound onto themselves so they cannot be renamed away. A seccomp filter
 // (see Seccomp) closes what mounts cannot.
 //
-// DESIGN.md §3 names tmpfs masks; prepared mask directories replace them
+// A first design used tmpfs masks; prepared mask directories replace them
 // because bwrap made the mount points of carve-outs inside a tmpfs
 // listable, and a tmpfs mask needs a remount, 6 arguments per denied
 // directory instead of 3 against bwrap's limit of MaxArgs.

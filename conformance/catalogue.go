@@ -1,7 +1,7 @@
 package conformance
 
 // Catalogue returns every case, in report order: ordinary work first, then
-// the classes of DESIGN.md §2, then the model differential.
+// the classes of docs/threat-model.md, then the model differential.
 func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{

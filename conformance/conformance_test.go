@@ -111,7 +111,7 @@ func TestCatalogue(t *testing.T) {
 }
 
 // TestCatalogueShape keeps the catalogue honest: unique names, every class
-// of DESIGN.md §2 covered, at least 40 escape attempts.
+// of docs/threat-model.md covered, at least 40 escape attempts.
 func TestCatalogueShape(t *testing.T) {
 	seen := map[string]bool{}
 	perClass := map[Class]int{}

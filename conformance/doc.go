@@ -1,6 +1,6 @@
 // Package conformance is cordon's attack catalogue: named cases that try,
-// for real and through a real backend, every class of escape in DESIGN.md
-// §2, plus the ordinary work that must keep succeeding.
+// for real and through a real backend, every class of escape in
+// docs/threat-model.md, plus the ordinary work that must keep succeeding.
 //
 // # Cases
 //

@@ -34,7 +34,7 @@ type Root struct {
 
 // Canonical is a validated policy whose roots are symlink-free absolute
 // paths. It is the only form backends accept, and the model that decides
-// every path (DESIGN.md §1): the deepest root containing a path wins.
+// every path (docs/design.md, section 1): the deepest root containing a path wins.
 type Canonical struct {
 	restrict bool
 	roots    []Root          // sorted shallow-to-deep, then by path

@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// FsSandboxPolicy is the filesystem policy in the five fields of DESIGN.md §1.
+// FsSandboxPolicy is the filesystem policy in the five fields of docs/design.md, section 1.
 // Paths may be given in any absolute spelling; Canonicalize turns them into
 // the realpath form the kernels match against.
 type FsSandboxPolicy struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // Names at the top of a writable root that tools run or trust later, outside
-// the sandbox (DESIGN.md §2.6). They are protected whether or not they exist:
+// the sandbox (docs/threat-model.md, class 6). They are protected whether or not they exist:
 // a file that does not exist yet is the easiest one to plant.
 var (
 	// AutoExecNames are protected at the top of every writable root and of

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command launch is cordon's launch benchmark (BENCHMARKS.md, issue 6).
+// Command launch is cordon's launch benchmark (BENCHMARKS.md).
 //
 // In one run it builds cordon (CGO_ENABLED=0), makes a workspace fixture
 // (a git repository with a few files) and alternates, N times:

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Exit statuses shared by every subcommand (DESIGN.md §4).
+// Exit statuses shared by every subcommand (docs/design.md, section 4).
 const (
 	exitOK          = 0
 	exitFail        = 1

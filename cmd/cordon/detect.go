@@ -41,7 +41,7 @@ Exit status: 0 the backend is usable, 1 it is not, 2 bad usage.
 Flags:
 `
 
-// detectJSON is DESIGN.md §4's shape, exactly these five keys.
+// detectJSON is the shape of docs/design.md, section 4, exactly these five keys.
 type detectJSON struct {
 	Backend string `json:"backend"`
 	Path    string `json:"path"`

@@ -1,4 +1,4 @@
-// Package scale builds the large policy of issue 6's scale target, shared
+// Package scale builds the large benchmark policy (2,000 nested roots), shared
 // by the benchmarks of policy, bwrap and seatbelt and by bench/launch.
 package scale
 
