@@ -102,6 +102,14 @@ func raceCases() []Case {
 						ok++
 					case err == nil && strings.Contains(o.Stderr, "symbolic link"):
 						raced++ // the launcher met the link making a stub
+					case err == nil && o.Code == 125 && (strings.Contains(o.Stderr, "readlink") ||
+						strings.Contains(o.Stderr, "changed after the policy was built")):
+						// canonicalization met the swap half-way (a link
+						// that was a directory again when read), or the
+						// launcher saw a root change identity: refused.
+						raced++
+					case err == nil && strings.HasPrefix(o.Stderr, "bwrap: Race condition"):
+						mountRaced++ // bwrap's own check of a bound descriptor
 					case err == nil && strings.HasPrefix(o.Stderr, "bwrap: Can't"):
 						// bwrap met it at mount time (the stubs were made
 						// before the swap): no mount target, no launch.
