@@ -118,17 +118,25 @@ func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cordon state directory %s: %w", dir, err)
 	}
-	for _, l := range [][]string{p.BaseWritableRoots, p.DeniedRoots, p.ReadonlyRoots, p.WritableRoots} {
-		for _, r := range l {
-			if rr, err := policy.Resolve(r); err == nil && rr == sd {
-				return nil, fmt.Errorf("root %s: cordon's state directory cannot be a root of a policy; it is always denied inside the sandbox", r)
+	q := p
+	if !testhook.SkipStateDeny {
+		q.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
+	}
+	c, err := policy.Canonicalize(q)
+	if err != nil {
+		// Only now look for the usual cause, a root naming the state
+		// directory in another field: resolving every root again on each
+		// launch would cost as much as canonicalizing.
+		for _, l := range [][]string{p.BaseWritableRoots, p.ReadonlyRoots, p.WritableRoots} {
+			for _, r := range l {
+				if rr, rerr := policy.Resolve(r); rerr == nil && rr == sd {
+					return nil, fmt.Errorf("root %s: cordon's state directory cannot be a root of a policy; it is always denied inside the sandbox", r)
+				}
 			}
 		}
+		return nil, err
 	}
-	if !testhook.SkipStateDeny {
-		p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
-	}
-	return policy.Canonicalize(p)
+	return c, nil
 }
 
 // makeTmpDir creates the private TMPDIR, only once the launch is certain.
