@@ -43,6 +43,26 @@ echo '{}' > .mcp.json && ok MCP`
 				h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
 				h.Unchanged(snap, "agents/a1/notes.txt")
 			}},
+		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/vendor, ws/cache and ws/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launch names them --readonly, --writable and --deny: none may open ~/.ssh, make the outside writable or create anything outside",
+			Run: func(h *H) {
+				h.Write("home/.ssh/id", h.Secret)
+				h.Mkdir("outside")
+				ws, p := h.ws()
+				for _, d := range []string{"vendor", "cache", "env"} {
+					h.Mkdir("ws/" + d)
+				}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `rm -rf vendor cache env && ln -s "$FIX/home/.ssh/id" vendor && ln -s "$FIX/outside" cache && ln -s "$FIX/outside/new/x" env && ok PLANT`)
+				h.Expect(o, "PLANT")
+				q := p
+				q.Readonly = []string{ws + "/vendor"}
+				q.Writable = []string{ws + "/cache"}
+				q.Deny = []string{ws + "/env"}
+				v := h.Sandbox(q, `cat vendor; cat "$FIX/home/.ssh/id"; echo x > cache/pwned && ok WROTE; ls -d "$FIX/outside/new" && ok CREATED`)
+				h.NoSecret(v)
+				h.Refuse(v, "WROTE", "CREATED")
+				h.Unchanged(snap, "ws/vendor", "ws/cache", "ws/env")
+			}},
 		{Name: "runs-next-cordon-in-workspace", Class: CrossLaunch, Summary: "cordon built inside the workspace (bin/cordon) launches the sandbox; the sandbox replaces it for the user's next run",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -104,6 +104,7 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
+//	steered-roots        cross-launch-steered-roots
 //
 // agent-protections .. identity-check switch off a step of policy.Compose
 // or of the launcher through a testhook flag.
@@ -236,6 +237,9 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-path-dir"}},
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-nested-workspace-swap"}},
+	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
+		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
+		catchers: []string{"cross-launch-steered-roots"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }

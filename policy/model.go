@@ -55,12 +55,13 @@ func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
 func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	c := &Canonical{restrict: p.RestrictWrites, kinds: map[string]Kind{}}
 	origin := map[string]string{} // canonical path -> input spelling, for errors
+	via := map[string][]string{}  // canonical path -> the links its spelling passed
 	for _, f := range p.fields() {
 		for _, in := range *f.paths {
 			if err := checkSpelling(in); err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
-			cp, err := resolve(in, r)
+			cp, links, err := resolveVia(in, r)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
@@ -76,13 +77,17 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 			}
 			c.kinds[cp] = f.kind
 			origin[cp] = in
+			if len(links) > 0 {
+				via[cp] = links
+			}
 			c.roots = append(c.roots, Root{Path: cp, Kind: f.kind})
 		}
 	}
 	c.notes = append(c.notes, p.notes...)
+	c.seen = r
+	c.unsteer(via, origin)
 	c.derive(p.derived, r)
 	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
-	c.seen = r
 	return c, nil
 }
 

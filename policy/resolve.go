@@ -109,7 +109,16 @@ func (r resolver) lookup(p string) (linkInfo, error) {
 }
 
 func resolve(path string, r resolver) (string, error) {
+	cp, _, err := resolveVia(path, r)
+	return cp, err
+}
+
+// resolveVia is resolve that also returns where the links it followed
+// are: each link's own canonical path (its directory resolved, the link
+// itself not followed), in the order met.
+func resolveVia(path string, r resolver) (string, []string, error) {
 	orig := path
+	var via []string
 	links := 0
 	resolved := "/"
 	rest := strings.Split(path, "/")
@@ -134,7 +143,7 @@ func resolve(path string, r resolver) (string, error) {
 		}
 		li, err := r.lookup(next)
 		if err != nil {
-			return "", fmt.Errorf("resolve %q: %w", orig, err)
+			return "", nil, fmt.Errorf("resolve %q: %w", orig, err)
 		}
 		if !li.exists {
 			missing = true
@@ -147,13 +156,14 @@ func resolve(path string, r resolver) (string, error) {
 		}
 		links++
 		if links > maxLinks {
-			return "", fmt.Errorf("resolve %q: %w", orig, syscall.ELOOP)
+			return "", nil, fmt.Errorf("resolve %q: %w", orig, syscall.ELOOP)
 		}
+		via = append(via, next)
 		t := li.target
 		if filepath.IsAbs(t) {
 			resolved = "/"
 		}
 		rest = append(strings.Split(t, "/"), rest...)
 	}
-	return resolved, nil
+	return resolved, via, nil
 }

@@ -96,6 +96,9 @@ var (
 	// DerivedUnchecked follows pointers out of the writable root and
 	// keeps every derived root, as if it were named by the caller.
 	DerivedUnchecked bool
+	// StayOnSteered keeps the roots a caller named through a link the
+	// sandbox can write, wherever the link leads (policy's unsteer).
+	StayOnSteered bool
 	// NoConfigRefs leaves what a repository's config names in the work
 	// tree (core.hooksPath, include.path, drivers) unprotected.
 	NoConfigRefs bool
