@@ -59,6 +59,7 @@ type decideFlags struct {
 	workspace, agentsRoot, agent, parent string
 	allowRead                            []string
 	readonly                             []string // not a flag: what the hook protects (its audit log)
+	auditLog                             string   // not a flag: the hook's named log, passed to 'cordon run --audit'
 }
 
 func (f *decideFlags) register(fs *flag.FlagSet) {
@@ -95,8 +96,11 @@ func (f *decideFlags) runArgs(workspace string) []runArg {
 	for _, p := range f.allowRead {
 		args = append(args, runArg{"--allow-read", p})
 	}
-	for _, p := range f.readonly {
-		args = append(args, runArg{"--readonly", p})
+	if f.auditLog != "" {
+		// 'cordon run --audit' keeps the log and its anchor out of the
+		// sandbox's reach as the decider's policy does (protected, never
+		// a read-only carve-out in a denied root), and records the launch.
+		args = append(args, runArg{"--audit", f.auditLog})
 	}
 	if f.agentsRoot != "" {
 		root, err := filepath.Abs(f.agentsRoot) // the command may run from another directory

@@ -154,6 +154,9 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 		if log, err = audit.OpenUser(*auditPath, hookLogName); err != nil {
 			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
+		if *auditPath != "" {
+			df.auditLog = log.Path()
+		}
 	} else if *auditPath != "" {
 		return hookFail(e, "--audit and --no-audit contradict each other")
 	}

@@ -311,7 +311,8 @@ func TestHookAudit(t *testing.T) {
 
 // Without --audit the hook logs to cordon's own log, which no sandbox can
 // reach, so the rewritten command needs no read-only log; with --audit
-// FILE it carries FILE and FILE.head read-only.
+// FILE it passes --audit FILE, which keeps FILE and FILE.head out of the
+// sandbox's reach and records the launch.
 func TestHookAuditDefaultAndProtected(t *testing.T) {
 	ws, _ := hookFixture(t)
 	in := payload(ws, "Bash", map[string]any{"command": "make"})
@@ -329,7 +330,7 @@ func TestHookAuditDefaultAndProtected(t *testing.T) {
 	code, out, errs = pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
-	require.Contains(t, cmd, " --readonly '"+log+"' --readonly '"+log+".head' -- ")
+	require.Contains(t, cmd, " --audit '"+log+"' -- ")
 
 	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--no-audit")
 	require.Equal(t, exitOK, code, errs)
@@ -437,12 +438,16 @@ func TestHookSandboxBashForReal(t *testing.T) {
 		for _, m := range []string{"APPENDED", "TRUNCATED", "REMOVED", "MOVED", "LINKED"} {
 			require.NotContains(t, got, m)
 		}
+		// The host's 'cordon run --audit' appended its launch record and
+		// moved the anchor on; nothing else changed.
 		after, _ := os.ReadFile(log)
 		headAfter, _ := os.ReadFile(log + ".head")
-		require.Equal(t, string(before), string(after))
-		require.Equal(t, string(headBefore), string(headAfter))
+		require.True(t, strings.HasPrefix(string(after), string(before)), "the log was rewritten:\n%s", after)
+		require.Contains(t, strings.TrimPrefix(string(after), string(before)), `"kind":"launch"`)
+		require.NotEqual(t, string(headBefore), string(headAfter))
 		code, vout, _ := pipeCLI(t, "", "audit", "verify", log)
 		require.Equal(t, exitOK, code, vout)
+		require.Contains(t, vout, "3 records")
 	})
 	t.Run("quotes and dollars unchanged", func(t *testing.T) {
 		command := "cat <<'EOF' > q.txt\nit's \"quoted\" $HOME `not run` \\ back\nEOF\n" +
