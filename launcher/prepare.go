@@ -24,9 +24,9 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		backend = BackendAuto
 	}
 	switch backend {
-	case BackendAuto, BackendBwrap, BackendSeatbelt, BackendNone:
+	case BackendAuto, BackendBwrap, BackendNative, BackendSeatbelt, BackendNone:
 	default:
-		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, seatbelt or none", backend)
+		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, native, seatbelt or none", backend)
 	}
 	var res detect.Result
 	if backend != BackendNone {
@@ -37,7 +37,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	// reaper removes stubs only under that lock, so none vanishes between
 	// what canonicalization saw and what bwrap mounts.
 	var reg *registry
-	if res.Usable && !res.Nested && res.Backend == BackendBwrap {
+	if res.Usable && !res.Nested && (res.Backend == BackendBwrap || res.Backend == BackendNative) {
 		if reg, err = openRegistry(); err != nil {
 			return nil, nil, err
 		}
@@ -92,6 +92,8 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	switch res.Backend {
 	case BackendBwrap:
 		return c.bwrapCmd(ctx, canon, res, env, reg)
+	case BackendNative:
+		return c.nativeCmd(ctx, canon, res, env, reg)
 	case BackendSeatbelt:
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}
