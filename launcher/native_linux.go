@@ -3,6 +3,8 @@ package launcher
 import (
 	"context"
 	"os/exec"
+	"slices"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
@@ -62,6 +64,18 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		}
 		spec.Mounts = append(spec.Mounts, nm)
 	}
+	switch spec.Weaken = testhook.NativeWeaken; spec.Weaken {
+	case "ancestor-pins":
+		spec.Mounts = slices.DeleteFunc(spec.Mounts, func(m native.Mount) bool { return m.What == "pin" })
+	case "mask-readonly":
+		for i := range spec.Mounts {
+			if spec.Mounts[i].What == "mask" {
+				spec.Mounts[i].Readonly = false
+			}
+		}
+	case "depth-order":
+		slices.Reverse(spec.Mounts)
+	}
 	if err := ensureMasks(plan.Masks); err != nil {
 		return nil, nil, err
 	}
@@ -89,6 +103,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
+	if testhook.NativeWeaken == "pid-namespace" {
+		attr.Cloneflags &^= syscall.CLONE_NEWPID
+	}
 	c.wire(cmd, env)
 	cmd.SysProcAttr = attr
 	cmd.Dir = "" // the init's chdir decides inside

@@ -131,13 +131,20 @@ func build(s *Spec) error {
 	}
 	defer unix.Close(nr)
 
-	if err := mountProc(s, old); err != nil {
+	if err := mountProc(s, old); err != nil && s.Weaken != "pid-namespace" {
 		return err
 	}
 	if err := mountDev(old); err != nil {
 		return err
 	}
 	for _, m := range s.Mounts {
+		if s.Weaken == "mask-perms" && m.What == "mask" && m.Src != "" && !strings.HasSuffix(m.Src, "/empty") {
+			// A plain tmpfs, listable, instead of the prepared mask.
+			if err := unix.Mount("tmpfs", newRoot+m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := mountOne(old, nr, m); err != nil {
 			return err
 		}
@@ -263,7 +270,7 @@ func mountProc(s *Spec, old int) error {
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount proc: %w", err)
 	}
-	if s.DisableUserns {
+	if s.DisableUserns && s.Weaken != "disable-userns" {
 		// The limit of this user namespace: none may be created in it,
 		// by anything inside (which has no capability to raise it again,
 		// and sees /proc/sys read-only).
@@ -272,6 +279,9 @@ func mountProc(s *Spec, old int) error {
 		}
 	}
 	for _, p := range s.ProcReadonly {
+		if s.Weaken == "proc-sys-readonly" {
+			break
+		}
 		q := newRoot + p
 		if _, err := os.Lstat(q); err != nil {
 			continue
@@ -290,6 +300,9 @@ func mountProc(s *Spec, old int) error {
 		}
 	}
 	for _, p := range s.ProcMasked {
+		if s.Weaken == "proc-keys-mask" {
+			break
+		}
 		q := newRoot + p
 		if _, err := os.Lstat(q); err != nil {
 			continue
@@ -370,6 +383,9 @@ func loopbackUp() error {
 // have in the sandbox's user namespace; the init holds nothing of the
 // host by now, and is not dumpable, so nothing inside can use them.
 func confine(s *Spec) error {
+	if s.Weaken == "cap-drop" {
+		return installFilter(s)
+	}
 	last := 40
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
@@ -392,7 +408,15 @@ func confine(s *Spec) error {
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
+	return installFilter(s)
+}
+
+// installFilter installs the seccomp program on this thread.
+func installFilter(s *Spec) error {
 	if len(s.Seccomp) > 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
 		if len(s.Seccomp)%8 != 0 {
 			return errors.New("seccomp program: not a whole number of instructions")
 		}
@@ -426,7 +450,9 @@ func run(s *Spec) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	// Nothing but stdio and the caller's files reaches the command.
-	unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if s.Weaken != "close-on-exec" {
+		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	}
 	path := s.Path
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
@@ -448,7 +474,7 @@ func run(s *Spec) int {
 		Env:   os.Environ(),
 		Files: files,
 		// A session of its own, without the caller's terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true},
+		Sys: &syscall.SysProcAttr{Setsid: s.Weaken != "new-session"},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", filepath.Base(path), err)

@@ -58,6 +58,9 @@ type Spec struct {
 	// Files is how many descriptors from 3 on the command inherits (the
 	// caller's ExtraFiles).
 	Files int `json:"files,omitempty"`
+	// Weaken names a hardening step the init leaves out; only the
+	// conformance suite's mutation check sets it (internal/testhook).
+	Weaken string `json:"weaken,omitempty"`
 	// Probe builds the whole sandbox, then exits 0 instead of running a
 	// command (detection).
 	Probe bool `json:"probe,omitempty"`
