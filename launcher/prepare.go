@@ -91,7 +91,17 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	switch res.Backend {
 	case BackendBwrap:
-		return c.bwrapCmd(ctx, canon, res, env, reg)
+		inner, release, err := c.bwrapCmd(ctx, canon, res, env, reg)
+		if errors.Is(err, errTooManyArgs) && backend == BackendAuto {
+			// Past bwrap's argument limit (a workspace of ~1,000
+			// repositories), auto takes the native backend, which has
+			// none, when it is usable here.
+			if nres := detect.Detect(ctx, BackendNative); nres.Usable && !nres.Nested {
+				c.Detected = nres
+				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
+			}
+		}
+		return inner, release, err
 	case BackendNative:
 		return c.nativeCmd(ctx, canon, res, env, reg)
 	case BackendSeatbelt:
@@ -240,3 +250,6 @@ func CleanEnv(env []string, extra []string) []string {
 }
 
 var errOS = errors.New("not available on this operating system")
+
+// errTooManyArgs is wrapped when bwrap would refuse the arguments.
+var errTooManyArgs = errors.New("past bwrap's argument limit")
