@@ -9,7 +9,7 @@ export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
 if [[ $(uname -s) == Linux ]]; then
-  export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap}
+  export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native}
 fi
 echo "== go vet"
 go vet ./...

@@ -90,7 +90,50 @@ type Plan struct {
 	// Masks are the mask directories the launcher must provide under
 	// Options.MaskRoot before the launch.
 	Masks []Mask
+	// Mounts are the policy's mount operations in the order Args applies
+	// them (after the base bind, /proc and /dev), for a launcher that
+	// builds the same tree itself (the native backend).
+	Mounts []Mount
 }
+
+// MountKind is what a Mount does.
+type MountKind int
+
+// Mount kinds, in the order they are applied at equal depth.
+const (
+	// MountPin binds a writable ancestor of a protected root onto itself,
+	// so it cannot be renamed away.
+	MountPin MountKind = iota
+	// MountBind binds a writable root onto itself.
+	MountBind
+	// MountReadonly binds a read-only root onto itself, read-only.
+	MountReadonly
+	// MountMaskDir binds the mask directory Src read-only over a denied
+	// directory.
+	MountMaskDir
+	// MountMaskFile binds the empty file Src read-only over a denied file.
+	MountMaskFile
+)
+
+// A Mount is one operation of the list: Src (Path when empty) bound at
+// Path, read-only unless the kind is MountPin or MountBind.
+type Mount struct {
+	Path string
+	Src  string
+	Kind MountKind
+	// Dir says the target is a directory.
+	Dir bool
+}
+
+// Readonly reports whether the mount is read-only.
+func (m Mount) Readonly() bool { return m.Kind != MountPin && m.Kind != MountBind }
+
+// ProcReadonly are the /proc paths a sandbox gets read-only over its own
+// /proc, and ProcMasked those it gets /dev/null over (see Render).
+var (
+	ProcReadonly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"}
+	ProcMasked   = []string{"/proc/keys", "/proc/key-users"}
+)
 
 // MaxArgs is the most arguments bwrap accepts, its command line and the
 // --args file together (bubblewrap's MAX_ARGS).
@@ -117,11 +160,11 @@ const Backend = "bwrap"
 
 // mount op kinds, in the order they are applied at equal depth.
 const (
-	opPin = iota
-	opBind
-	opReadonly
-	opMaskDir
-	opMaskFile
+	opPin      = int(MountPin)
+	opBind     = int(MountBind)
+	opReadonly = int(MountReadonly)
+	opMaskDir  = int(MountMaskDir)
+	opMaskFile = int(MountMaskFile)
 )
 
 type op struct {
@@ -166,7 +209,7 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	// its program. bwrap means to cover these, but skips them when its
 	// access(W_OK) check fails, as it did for /proc/sys. Read-only, as
 	// container runtimes make them.
-	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
+	for _, p := range ProcReadonly {
 		if ok, _ := opt.Stat(p); ok {
 			a = append(a, "--ro-bind", p, p)
 		}
@@ -174,7 +217,7 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	// The kernel's key list is not per namespace: /proc/keys names every
 	// key the user's processes may view (Kerberos principals, fscrypt and
 	// ecryptfs key ids), whatever the seccomp filter refuses. Masked.
-	for _, p := range []string{"/proc/keys", "/proc/key-users"} {
+	for _, p := range ProcMasked {
 		if ok, _ := opt.Stat(p); ok {
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
@@ -187,6 +230,14 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	}
 	for _, o := range ops {
 		p := o.path
+		m := Mount{Path: p, Kind: MountKind(o.kind), Dir: o.dir}
+		switch o.kind {
+		case opMaskDir:
+			m.Src = filepath.Join(opt.MaskRoot, o.mask)
+		case opMaskFile:
+			m.Src = opt.EmptyFile
+		}
+		pl.Mounts = append(pl.Mounts, m)
 		fd, byFD := -1, false
 		if opt.FD != nil && (o.kind == opBind || o.kind == opReadonly) {
 			fd, byFD = opt.FD(p)

@@ -53,13 +53,13 @@ func kernelCases() []Case {
 			return p
 		}
 		cs = append(cs,
-			Case{Name: "kernel-vsock" + suffix, Class: Kernel, Backends: bwrapOnly,
+			Case{Name: "kernel-vsock" + suffix, Class: Kernel, Backends: linuxOnly,
 				Summary: "socket(AF_VSOCK) and connect to the hypervisor host (CID 2), " + mode + " (cordon __attack vsock)",
 				Run: func(h *H) {
 					o := h.Sandbox(pol(h), `"$ATTACK" __attack vsock`)
 					h.Refuse(o, "VSOCK")
 				}},
-			Case{Name: "kernel-netlink-protocols" + suffix, Class: Kernel, Backends: bwrapOnly,
+			Case{Name: "kernel-netlink-protocols" + suffix, Class: Kernel, Backends: linuxOnly,
 				Summary: "socket(AF_NETLINK) with every protocol but NETLINK_ROUTE (audit, uevents, sock_diag, generic...), " + mode,
 				Run: func(h *H) {
 					var ps []string
@@ -69,7 +69,7 @@ func kernelCases() []Case {
 					o := h.Sandbox(pol(h), `"$ATTACK" __attack socket `+strings.Join(ps, " "))
 					h.Refuse(o, "SOCKET")
 				}},
-			Case{Name: "kernel-socket-families" + suffix, Class: Kernel, Backends: bwrapOnly,
+			Case{Name: "kernel-socket-families" + suffix, Class: Kernel, Backends: linuxOnly,
 				Summary: "socket() of every address family the mode does not allow (AF_PACKET, AF_ALG, AF_BLUETOOTH, AF_KEY, AF_XDP, AF_CAN, AF_TIPC, AF_RDS...), " + mode,
 				Run: func(h *H) {
 					o := h.Sandbox(pol(h), `"$ATTACK" __attack socket `+strings.Join(familiesBut(allowed...), " "))
@@ -78,7 +78,7 @@ func kernelCases() []Case {
 		)
 	}
 	return append(cs,
-		Case{Name: "kernel-sysctl-write", Class: Kernel, Backends: bwrapOnly,
+		Case{Name: "kernel-sysctl-write", Class: Kernel, Backends: linuxOnly,
 			Summary: "write a global sysctl through /proc/sys (kernel.printk_ratelimit_burst stands for kernel.core_pattern and kernel.modprobe, which make the host's root run a program); the host's root owns the files, so a root launcher's sandbox may write them without any capability",
 			Run: func(h *H) {
 				const sysctl = "/proc/sys/kernel/printk_ratelimit_burst"
@@ -102,14 +102,14 @@ func kernelCases() []Case {
 					h.Errorf("host: %s is %s, written from inside the sandbox:\n%s", sysctl, mine, o)
 				}
 			}},
-		Case{Name: "kernel-bpf-userfaultfd-syslog", Class: Kernel, Backends: bwrapOnly,
+		Case{Name: "kernel-bpf-userfaultfd-syslog", Class: Kernel, Backends: linuxOnly,
 			Summary: "create a BPF map and a user-mode userfaultfd, read the kernel log (cordon __attack kernel-calls)",
 			Run: func(h *H) {
 				_, p := h.ws()
 				o := h.Sandbox(p, `"$ATTACK" __attack kernel-calls`)
 				h.Refuse(o, "BPF", "USERFAULTFD", "SYSLOG")
 			}},
-		Case{Name: "kernel-keyring-read", Class: Kernel, Backends: bwrapOnly,
+		Case{Name: "kernel-keyring-read", Class: Kernel, Backends: linuxOnly,
 			Summary: "read the keys of the launcher's session keyring (keyctl, request_key, /proc/keys)",
 			Run: func(h *H) {
 				_, p := h.ws()
@@ -120,7 +120,7 @@ func kernelCases() []Case {
 					h.Refuse(o, "KEYREAD")
 				})
 			}},
-		Case{Name: "kernel-keyring-list", Class: Kernel, Backends: bwrapOnly,
+		Case{Name: "kernel-keyring-list", Class: Kernel, Backends: linuxOnly,
 			Summary: "list the descriptions of the launcher's keys in /proc/keys (global, not per namespace)",
 			Run: func(h *H) {
 				_, p := h.ws()
@@ -132,7 +132,7 @@ func kernelCases() []Case {
 					}
 				})
 			}},
-		Case{Name: "kernel-keyring-plant", Class: Kernel, Backends: bwrapOnly,
+		Case{Name: "kernel-keyring-plant", Class: Kernel, Backends: linuxOnly,
 			Summary: "add a key to the session and user keyrings; the host must not find it afterwards",
 			Run: func(h *H) {
 				_, p := h.ws()
@@ -174,7 +174,7 @@ a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"
 		if network {
 			suffix = "-network-on"
 		}
-		cs = append(cs, Case{Name: "work-loopback" + suffix, Class: Work, Backends: bwrapOnly, Needs: []string{"python3"},
+		cs = append(cs, Case{Name: "work-loopback" + suffix, Class: Work, Backends: linuxOnly, Needs: []string{"python3"},
 			Summary: "TCP and UDP on 127.0.0.1 and ::1, getaddrinfo(localhost, AI_ADDRCONFIG), socketpair",
 			Run: func(h *H) {
 				_, p := h.ws()
@@ -184,14 +184,14 @@ a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"
 			}})
 	}
 	return append(cs,
-		Case{Name: "work-getent-localhost", Class: Work, Backends: bwrapOnly, Needs: []string{"getent"},
+		Case{Name: "work-getent-localhost", Class: Work, Backends: linuxOnly, Needs: []string{"getent"},
 			Summary: "glibc's resolver (getent ahosts, which asks NETLINK_ROUTE for the addresses in use) finds localhost",
 			Run: func(h *H) {
 				_, p := h.ws()
 				o := h.Sandbox(p, `getent ahosts localhost | grep -q -e 127.0.0.1 -e ::1 && ok GETENT`)
 				h.Expect(o, "GETENT")
 			}},
-		Case{Name: "work-ip-addr", Class: Work, Backends: bwrapOnly, Needs: []string{"ip"},
+		Case{Name: "work-ip-addr", Class: Work, Backends: linuxOnly, Needs: []string{"ip"},
 			Summary: "'ip addr' and 'ip route' read the sandbox's own interfaces through NETLINK_ROUTE",
 			Run: func(h *H) {
 				_, p := h.ws()

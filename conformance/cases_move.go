@@ -117,7 +117,7 @@ PY`)
 				h.Refuse(o, "RENAME", "RENAME_PARENT")
 				h.Unchanged(snap)
 			}},
-		{Name: "rename-syscall", Class: 3, Backends: bwrapOnly, Summary: "rename(2) and renameat2(RENAME_EXCHANGE) of a read-only directory and a denied root's parent (cordon __attack)",
+		{Name: "rename-syscall", Class: 3, Backends: linuxOnly, Summary: "rename(2) and renameat2(RENAME_EXCHANGE) of a read-only directory and a denied root's parent (cordon __attack)",
 			Run: func(h *H) {
 				_, p := h.ws()
 				d := h.Mkdir("ws/ro")

@@ -65,7 +65,7 @@ func processCases() []Case {
 					h.Errorf("the host socket accepted %d connection(s) from inside the sandbox", n)
 				}
 			}},
-		{Name: "proc-host-shm", Class: 8, Backends: bwrapOnly, Summary: "read and plant files in the host's /dev/shm (shared memory of processes outside)",
+		{Name: "proc-host-shm", Class: 8, Backends: linuxOnly, Summary: "read and plant files in the host's /dev/shm (shared memory of processes outside)",
 			Run: func(h *H) {
 				_, p := h.ws()
 				name := "/dev/shm/" + h.Secret[len(h.Secret)-16:]
@@ -80,7 +80,7 @@ func processCases() []Case {
 					h.Errorf("host: %s.planted was created from inside", name)
 				}
 			}},
-		{Name: "proc-ptrace-host", Class: 8, Backends: bwrapOnly, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",
+		{Name: "proc-ptrace-host", Class: 8, Backends: linuxOnly, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",
 			Run: func(h *H) {
 				hp, p := host(h)
 				o := h.Sandbox(p, `"$ATTACK" __attack ptrace $HPID`, "HPID="+strconv.Itoa(hp.Pid))

@@ -21,7 +21,7 @@ const (
 // workspace, and judge by what changed on the host.
 func raceCases() []Case {
 	return []Case{
-		{Name: "race-filetools-write", Class: Symlink, Backends: bwrapOnly,
+		{Name: "race-filetools-write", Class: Symlink, Backends: linuxOnly,
 			Summary: "while a sandboxed swapper exchanges ws/dir with a link to HOME (renameat2 RENAME_EXCHANGE in a loop), the runner's write_file and edit_file write dir/.bashrc and dir/new-N/x through the Go API, 900 times",
 			Run: func(h *H) {
 				ws, p := h.ws()
@@ -43,7 +43,7 @@ func raceCases() []Case {
 					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
 				}
 			}},
-		{Name: "race-filetools-read", Class: Symlink, Backends: bwrapOnly,
+		{Name: "race-filetools-read", Class: Symlink, Backends: linuxOnly,
 			Summary: "while a sandboxed swapper exchanges ws/dir with a link to the denied ~/.ssh in a loop, the runner's read_file (a file, a directory) and glob read through dir, 900 times",
 			Run: func(h *H) {
 				ws, p := h.ws()
@@ -75,7 +75,7 @@ func raceCases() []Case {
 					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
 				}
 			}},
-		{Name: "race-stubs", Class: NotYet, Backends: bwrapOnly,
+		{Name: "race-stubs", Class: NotYet, Backends: linuxOnly,
 			Summary: "200 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
 			Run: func(h *H) {
 				ws, p := h.ws()

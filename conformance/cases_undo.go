@@ -16,7 +16,7 @@ import (
 // capabilities, setuid binaries.
 func undoCases() []Case {
 	return []Case{
-		{Name: "undo-umount-mask", Class: 7, Backends: bwrapOnly, Summary: "unmount the mask over a denied directory and file (umount, umount -l, umount2)",
+		{Name: "undo-umount-mask", Class: 7, Backends: linuxOnly, Summary: "unmount the mask over a denied directory and file (umount, umount -l, umount2)",
 			Run: func(h *H) {
 				_, p := h.ws()
 				d := h.Mkdir("ws/private")
@@ -27,7 +27,7 @@ func undoCases() []Case {
 				h.NoSecret(o)
 				h.Refuse(o, "UMOUNT", "UMOUNT_LAZY")
 			}},
-		{Name: "undo-umount-readonly", Class: 7, Backends: bwrapOnly, Summary: "unmount a read-only bind and write the file beneath",
+		{Name: "undo-umount-readonly", Class: 7, Backends: linuxOnly, Summary: "unmount a read-only bind and write the file beneath",
 			Run: func(h *H) {
 				_, p := h.ws()
 				p.Readonly = []string{h.Write("ws/ro.txt", "original\n"), h.Mkdir("ws/rodir")}
@@ -36,7 +36,7 @@ func undoCases() []Case {
 				h.Refuse(o, "UMOUNT")
 				h.Unchanged(snap)
 			}},
-		{Name: "undo-remount-rw", Class: 7, Backends: bwrapOnly, Summary: "remount a read-only root and the denied mask read-write (mount -o remount, MS_REMOUNT)",
+		{Name: "undo-remount-rw", Class: 7, Backends: linuxOnly, Summary: "remount a read-only root and the denied mask read-write (mount -o remount, MS_REMOUNT)",
 			Run: func(h *H) {
 				_, p := h.ws()
 				p.Readonly = []string{h.Mkdir("ws/ro")}
@@ -47,7 +47,7 @@ func undoCases() []Case {
 				h.Refuse(o, "REMOUNT1", "REMOUNT2", "REMOUNT3", "REMOUNT", "WRITE", "MASK")
 				h.Unchanged(snap)
 			}},
-		{Name: "undo-nested-userns-unshare", Class: 7, Backends: bwrapOnly, Needs: []string{"unshare"}, Summary: "unshare -U -m (-r), then unmount and remount the masks from the nested namespace",
+		{Name: "undo-nested-userns-unshare", Class: 7, Backends: linuxOnly, Needs: []string{"unshare"}, Summary: "unshare -U -m (-r), then unmount and remount the masks from the nested namespace",
 			Run: func(h *H) {
 				_, p := h.ws()
 				d := h.Mkdir("ws/private")
@@ -59,7 +59,7 @@ func undoCases() []Case {
 				h.Want("ws/ro.txt", "original\n")
 				h.Refuse(o, "USERNS")
 			}},
-		{Name: "undo-nested-userns-syscall", Class: 7, Backends: bwrapOnly, Summary: "clone a nested user+mount namespace mapped to root (cordon __attack userns), then unmount",
+		{Name: "undo-nested-userns-syscall", Class: 7, Backends: linuxOnly, Summary: "clone a nested user+mount namespace mapped to root (cordon __attack userns), then unmount",
 			Run: func(h *H) {
 				_, p := h.ws()
 				d := h.Mkdir("ws/private")
@@ -69,7 +69,7 @@ func undoCases() []Case {
 				h.NoSecret(o)
 				h.Refuse(o, "USERNS", "UMOUNT")
 			}},
-		{Name: "undo-capabilities", Class: 7, Backends: bwrapOnly, Summary: "no capability is effective, permitted, ambient or inheritable, in the command and in the sandbox's pid 1; no_new_privs is set",
+		{Name: "undo-capabilities", Class: 7, Backends: linuxOnly, Summary: "no capability is effective, permitted, ambient or inheritable, in the command and in the sandbox's pid 1; no_new_privs is set",
 			Run: func(h *H) {
 				_, p := h.ws()
 				o := h.Sandbox(p, `grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status | sed 's/^/self /'; grep -E '^Cap(Prm|Eff):' /proc/1/status | sed 's/^/init /'`)
@@ -78,7 +78,7 @@ func undoCases() []Case {
 				for _, m := range re.FindAllStringSubmatch(o.Stdout, -1) {
 					seen++
 					if m[2] == "NoNewPrivs" {
-						if h.Backend() == "bwrap" && m[3] != "1" {
+						if h.Backend() != "seatbelt" && m[3] != "1" {
 							h.Errorf("no_new_privs is not set in the sandbox")
 						}
 						continue
@@ -91,7 +91,7 @@ func undoCases() []Case {
 					h.Errorf("could not read the capability sets:\n%s", o)
 				}
 			}},
-		{Name: "undo-runtime-state", Class: 7, Backends: bwrapOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs",
+		{Name: "undo-runtime-state", Class: 7, Backends: linuxOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs",
 			Run: func(h *H) {
 				ro := h.Write("ro.lock", "")
 				rodir := h.Mkdir("rodir")
@@ -110,7 +110,7 @@ func undoCases() []Case {
 				h.Refuse(o, "FORGED")
 				h.Unchanged(snap)
 			}},
-		{Name: "undo-stall-launches", Class: 7, Backends: bwrapOnly, Summary: "hold the lock of cordon's stub registry from inside, so every later launch of this user waits for the sandbox to end",
+		{Name: "undo-stall-launches", Class: 7, Backends: linuxOnly, Summary: "hold the lock of cordon's stub registry from inside, so every later launch of this user waits for the sandbox to end",
 			Run: func(h *H) {
 				_, p := h.ws()
 				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)

@@ -14,8 +14,9 @@ func Catalogue() []Case {
 	return all
 }
 
-// bwrapOnly marks cases about a mechanism only the bwrap backend has.
-var bwrapOnly = []string{"bwrap"}
+// linuxOnly marks cases about a mechanism only the Linux backends have
+// (bwrap and native build the same mounts, namespaces and filter).
+var linuxOnly = []string{"bwrap", "native"}
 
 // ws creates the fixture's workspace directory "ws" and returns the
 // workspace preset's policy for it.

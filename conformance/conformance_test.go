@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
@@ -83,7 +84,19 @@ func newBase(t *testing.T, us []User) string {
 // TestCatalogue runs every case through 'cordon run', one subtest per user
 // and case, exactly as 'cordon verify' does.
 func TestCatalogue(t *testing.T) {
-	res := testenv.RequireBackend(t, testenv.NativeBackend())
+	catalogue(t, testenv.RequireBackend(t, testenv.NativeBackend()))
+}
+
+// TestCatalogueNative runs the whole catalogue again through cordon's own
+// Linux backend (package native), as both users.
+func TestCatalogueNative(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.NotApplicable(t, "the native backend is Linux's")
+	}
+	catalogue(t, testenv.RequireBackend(t, "native"))
+}
+
+func catalogue(t *testing.T, res detect.Result) {
 	bin := cordonBinary(t)
 	us := users(t)
 	base := newBase(t, us)

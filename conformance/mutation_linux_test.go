@@ -118,6 +118,7 @@ const (
 	envMutation = "CORDON_MUTATION"
 	envHelper   = "CORDON_MUTANT_HELPER"
 	envOut      = "CORDON_MUTANT_OUT"
+	envBackend  = "CORDON_MUTANT_BACKEND"
 )
 
 type mutation struct {
@@ -249,6 +250,17 @@ var mutations = []mutation{
 // its controlling terminal so the tty cases apply in-process.
 func TestMutations(t *testing.T) {
 	testenv.RequireBwrap(t)
+	mutationCheck(t, "bwrap")
+}
+
+// TestMutationsNative is the same check through the native backend: each
+// step removed from what its init does (internal/testhook.NativeWeaken).
+func TestMutationsNative(t *testing.T) {
+	testenv.RequireNative(t)
+	mutationCheck(t, "native")
+}
+
+func mutationCheck(t *testing.T, backend string) {
 	helper := cordonBinary(t)
 	run := func(t *testing.T, name string) *Report {
 		t.Helper()
@@ -267,7 +279,7 @@ func TestMutations(t *testing.T) {
 		t.Cleanup(func() { exec.Command("rm", "-rf", tmp).Run() })
 		require.NoError(t, os.Chmod(tmp, 0o1777))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
+		cmd.Env = append(os.Environ(), envMutation+"="+name, envBackend+"="+backend, envHelper+"="+helper, envOut+"="+out,
 			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		cmd.ExtraFiles = []*os.File{pty.Master}
@@ -342,6 +354,10 @@ func mutantMain(name string) int {
 		fmt.Fprintf(os.Stderr, "unknown mutation %q\n", name)
 		return 2
 	}
+	backend := os.Getenv(envBackend)
+	if m != nil && backend == "native" {
+		testhook.NativeWeaken = m.name
+	}
 	if m != nil {
 		testhook.BwrapArgs = m.args
 		testhook.SkipCloseOnExec = m.closeFds
@@ -376,7 +392,7 @@ func mutantMain(name string) int {
 		return 1
 	}
 	rep, err := Run(context.Background(), Config{
-		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
+		Executor: &Launcher{BackendName: backend, HelperPath: os.Getenv(envHelper)},
 		Users:    us, BaseDir: base, Workers: 4, Cases: cases,
 	})
 	if err != nil {

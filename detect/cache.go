@@ -44,6 +44,8 @@ func currentKey(b string) (cacheKey, bool) {
 	switch {
 	case b == "bwrap" && runtime.GOOS == "linux":
 		bin = findBwrap().path
+	case b == "native" && runtime.GOOS == "linux":
+		bin = nativeBinary()
 	case b == "seatbelt" && runtime.GOOS == "darwin":
 		bin = sandboxExec
 	}

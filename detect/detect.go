@@ -69,7 +69,7 @@ func nested() (Result, bool) {
 	// Anyone can set a variable; only a real sandbox can make bwrap pid 1.
 	// On Linux an unverified sentinel is ignored, so the command gets
 	// wrapped; a value naming another backend cannot be true there.
-	if runtime.GOOS == "linux" && (v != "bwrap" || !insideBwrap()) {
+	if runtime.GOOS == "linux" && !((v == "bwrap" && insideBwrap()) || (v == "native" && insideNative())) {
 		return Result{}, false
 	}
 	return Result{
@@ -122,17 +122,20 @@ func Probe(ctx context.Context, backend string) Result {
 
 func probe(ctx context.Context, backend string) Result {
 	switch backend {
-	case "bwrap", "seatbelt":
+	case "bwrap", "seatbelt", "native":
 	case "none":
 		return Result{Backend: "none", Reason: "no sandbox backend: commands would run unconfined; cordon run needs an explicit --backend none for that"}
 	default:
-		return Result{Backend: "none", Reason: fmt.Sprintf("unknown backend %q; want auto, bwrap or seatbelt", backend)}
+		return Result{Backend: "none", Reason: fmt.Sprintf("unknown backend %q; want auto, bwrap, native or seatbelt", backend)}
 	}
 	start := time.Now()
 	var r Result
-	if backend == "bwrap" {
+	switch backend {
+	case "bwrap":
 		r = probeBwrap(ctx)
-	} else {
+	case "native":
+		r = probeNative(ctx)
+	default:
 		r = probeSeatbelt(ctx)
 	}
 	probes.Add(1)

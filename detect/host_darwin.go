@@ -19,3 +19,6 @@ func osProductVersion() string {
 
 // insideBwrap: bwrap exists only on Linux.
 var insideBwrap = func() bool { return false }
+
+// insideNative: the native backend exists only on Linux.
+var insideNative = func() bool { return false }

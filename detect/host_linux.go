@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"github.com/cordon-sandbox/cordon/native"
 	"os"
 	"strings"
 )
@@ -30,4 +31,12 @@ func osProductVersion() string { return "" }
 var insideBwrap = func() bool {
 	b, err := os.ReadFile("/proc/1/comm")
 	return err == nil && strings.TrimSpace(string(b)) == "bwrap"
+}
+
+// insideNative reports whether this process runs in a sandbox of the
+// native backend, whose pid 1 is cordon's init (package native); nothing
+// inside can rename it, as only a process itself may set its name.
+var insideNative = func() bool {
+	b, err := os.ReadFile("/proc/1/comm")
+	return err == nil && strings.TrimSpace(string(b)) == native.InitName
 }

@@ -10,3 +10,6 @@ func osProductVersion() string { return "" }
 
 // insideBwrap: bwrap exists only on Linux.
 var insideBwrap = func() bool { return false }
+
+// insideNative: the native backend exists only on Linux.
+var insideNative = func() bool { return false }

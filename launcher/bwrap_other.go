@@ -15,6 +15,10 @@ func (c *Cmd) bwrapCmd(context.Context, *policy.Canonical, detect.Result, []stri
 	return nil, nil, fmt.Errorf("%w: bwrap: %w", ErrNoBackend, errOS)
 }
 
+func (c *Cmd) nativeCmd(context.Context, *policy.Canonical, detect.Result, []string, *registry) (*exec.Cmd, func(), error) {
+	return nil, nil, fmt.Errorf("%w: native: %w", ErrNoBackend, errOS)
+}
+
 // registry is Linux's stub registry (stubs_linux.go); bwrap runs nowhere
 // else.
 type registry struct{}

@@ -49,6 +49,7 @@ import (
 const (
 	BackendAuto     = "auto"
 	BackendBwrap    = "bwrap"
+	BackendNative   = "native"
 	BackendSeatbelt = "seatbelt"
 	BackendNone     = "none"
 )

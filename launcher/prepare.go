@@ -24,9 +24,9 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		backend = BackendAuto
 	}
 	switch backend {
-	case BackendAuto, BackendBwrap, BackendSeatbelt, BackendNone:
+	case BackendAuto, BackendBwrap, BackendNative, BackendSeatbelt, BackendNone:
 	default:
-		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, seatbelt or none", backend)
+		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, native, seatbelt or none", backend)
 	}
 	var res detect.Result
 	if backend != BackendNone {
@@ -37,7 +37,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	// reaper removes stubs only under that lock, so none vanishes between
 	// what canonicalization saw and what bwrap mounts.
 	var reg *registry
-	if res.Usable && !res.Nested && res.Backend == BackendBwrap {
+	if res.Usable && !res.Nested && (res.Backend == BackendBwrap || res.Backend == BackendNative) {
 		if reg, err = openRegistry(); err != nil {
 			return nil, nil, err
 		}
@@ -91,7 +91,19 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	switch res.Backend {
 	case BackendBwrap:
-		return c.bwrapCmd(ctx, canon, res, env, reg)
+		inner, release, err := c.bwrapCmd(ctx, canon, res, env, reg)
+		if errors.Is(err, errTooManyArgs) && backend == BackendAuto {
+			// Past bwrap's argument limit (a workspace of ~1,000
+			// repositories), auto takes the native backend, which has
+			// none, when it is usable here.
+			if nres := detect.Detect(ctx, BackendNative); nres.Usable && !nres.Nested {
+				c.Detected = nres
+				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
+			}
+		}
+		return inner, release, err
+	case BackendNative:
+		return c.nativeCmd(ctx, canon, res, env, reg)
 	case BackendSeatbelt:
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}
@@ -238,3 +250,6 @@ func CleanEnv(env []string, extra []string) []string {
 }
 
 var errOS = errors.New("not available on this operating system")
+
+// errTooManyArgs is wrapped when bwrap would refuse the arguments.
+var errTooManyArgs = errors.New("past bwrap's argument limit")

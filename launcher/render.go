@@ -21,8 +21,13 @@ type Rendered struct {
 	Params  map[string]string      `json:"params,omitempty"`
 	// Stubs are paths a launch would create on the host first (bwrap).
 	Stubs []string `json:"stubs,omitempty"`
-	// Seccomp describes the filter passed with --seccomp FD (bwrap).
+	// Seccomp describes the filter passed with --seccomp FD (bwrap), or
+	// installed by the init (native).
 	Seccomp string `json:"seccomp,omitempty"`
+	// Mounts are the native backend's mounts in the order its init makes
+	// them, after "/", /proc and /dev: "bind P", "ro-bind P", "pin P",
+	// "mask P SRC".
+	Mounts []string `json:"mounts,omitempty"`
 }
 
 // Render shows what Start would execute for policy p and command cmd,
@@ -63,10 +68,37 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		for _, s := range plan.Stubs {
 			out.Stubs = append(out.Stubs, s.Path)
 		}
+	case BackendNative:
+		plan, err := bwrap.Render(canon, bwrap.Options{
+			Network:   network,
+			EmptyFile: emptyFilePath(),
+			MaskRoot:  maskRootPath(),
+			Stat:      canon.Stat,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.Argv = append([]string{"cordon-init"}, cmd...)
+		out.Seccomp = bwrap.Describe(plan.Rules)
+		for _, s := range plan.Stubs {
+			out.Stubs = append(out.Stubs, s.Path)
+		}
+		for _, m := range plan.Mounts {
+			switch m.Kind {
+			case bwrap.MountPin:
+				out.Mounts = append(out.Mounts, "pin "+m.Path)
+			case bwrap.MountBind:
+				out.Mounts = append(out.Mounts, "bind "+m.Path)
+			case bwrap.MountReadonly:
+				out.Mounts = append(out.Mounts, "ro-bind "+m.Path)
+			default:
+				out.Mounts = append(out.Mounts, "mask "+m.Path+" "+m.Src)
+			}
+		}
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, cmd)
 	default:
-		return nil, fmt.Errorf("backend %q: want auto, bwrap or seatbelt", backend)
+		return nil, fmt.Errorf("backend %q: want auto, bwrap, native or seatbelt", backend)
 	}
 	return out, nil
 }

@@ -147,7 +147,11 @@ func (g *gitGuard) linked(gd string) {
 	names := []string{"config", "config.worktree", "commondir", "index"}
 	if ents, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
 		for _, e := range ents {
-			names = append(names, "hooks/"+e.Name())
+			// git runs a hook only by its exact name; the samples git
+			// init writes (14 per repository) are never run.
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				names = append(names, "hooks/"+e.Name())
+			}
 		}
 	}
 	for _, n := range names {

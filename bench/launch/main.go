@@ -15,6 +15,11 @@
 //	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
 //	    floor any Go launcher pays, exec plus Go runtime start
 //
+// and (an), (a) through --backend native. Then the large-workspace cases
+// (large.go): workspaces with 300 and 1,000 nested repositories and
+// policies of 100 to 4,000 roots, each launched through bwrap and through
+// the native backend, alternated.
+//
 // Each sample is the wall time of exec.Cmd Start+Wait in this process (no
 // shell in between); peak RSS is wait4's ru_maxrss. A fresh cordon state
 // directory (CORDON_STATE_DIR) and CORDON_PROBE_LOG count detection probes: the cold first launch and
@@ -25,6 +30,7 @@
 //	go run ./bench/launch               # or bench/launch.sh
 //	go run ./bench/launch -n 500 -srt-n 0
 //	go run ./bench/launch -inproc 300 -cpuprofile /tmp/launch.pprof
+//	go run ./bench/launch -large-only -large-n 10
 package main
 
 import (
@@ -66,6 +72,11 @@ type config struct {
 	cpuprofile string
 	keep       bool
 	dir        string
+	// large workspaces (large.go)
+	largeOnly bool
+	largeN    int
+	repos     []int
+	growth    []int
 }
 
 func main() {
@@ -81,7 +92,12 @@ func main() {
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the in-process launches to `FILE`")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temp dir")
 	flag.StringVar(&cfg.dir, "dir", "", "parent of the temp dir (default $TMPDIR); the workspace lives there, so its disk is the one measured")
+	flag.BoolVar(&cfg.largeOnly, "large-only", false, "run only the large-workspace cases")
+	flag.IntVar(&cfg.largeN, "large-n", 10, "rounds of each large-workspace case and backend (0 skips them)")
+	repos := flag.String("repos", "300,1000", "large workspaces: nested repository counts")
+	growth := flag.String("growth", "100,500,1000,2000,4000", "large workspaces: policy root counts")
 	flag.Parse()
+	cfg.repos, cfg.growth = ints(*repos), ints(*growth)
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "launch:", err)
 		os.Exit(1)
@@ -118,6 +134,9 @@ func run(cfg config) error {
 	probeLog := filepath.Join(tmp, "probes.log")
 	env := append(os.Environ(), state.EnvDir+"="+filepath.Join(tmp, "state", "cordon"), "CORDON_PROBE_LOG="+probeLog)
 	printMachine(ws)
+	if cfg.largeOnly {
+		return large(cfg, tmp, cordon, env)
+	}
 
 	runArgs := []string{"run", "--workspace", ws, "--", "/bin/true"}
 	// The cold launch comes first, before anything else could fill the
@@ -203,13 +222,22 @@ func run(cfg config) error {
 
 	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", cfg.n, ws)
 	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch for the next: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(stubs), launcher.DefaultStubLinger)
-	var a, a0, b, c, d, e, floor series
+	var a, a0, an, b, c, d, e, floor series
+	runArgsN := append([]string{"run", "--backend", "native"}, runArgs[1:]...)
+	if _, err := sample(exec.Command(cordon, runArgsN...), env, ws); err != nil {
+		return fmt.Errorf("cold native launch: %w", err)
+	}
 	probesBefore := countLines(probeLog)
 	for i := range cfg.n {
 		steps := []func() error{
 			func() error {
 				s, err := sample(exec.Command(cordon, runArgs...), env, ws)
 				a.add(s)
+				return err
+			},
+			func() error {
+				s, err := sample(exec.Command(cordon, runArgsN...), env, ws)
+				an.add(s)
 				return err
 			},
 			func() error {
@@ -271,6 +299,7 @@ func run(cfg config) error {
 	fmt.Printf("\n%-44s %6s %9s %9s %9s %12s\n", "", "n", "median", "p95", "min", "peak RSS")
 	a.print("(a) cordon run --workspace W -- /bin/true")
 	a0.print("(a0) the same, CORDON_STUB_LINGER=0")
+	an.print("(an) the same as (a), --backend native")
 	b.print("(b) raw bwrap, same argv, stubs pre-made")
 	c.print("(c) raw bwrap + mkdir/rmdir the same stubs")
 	e.print("(e) minimal Go launcher → same raw bwrap")
@@ -290,11 +319,18 @@ func run(cfg config) error {
 	}
 	fmt.Printf("ratio median (e)/(b) = %.2f  (the floor any Go launcher pays: exec + Go runtime start)   cordon/(e) = %.2f\n",
 		ratio(e.median(), b.median()), ratio(a.median(), e.median()))
+	fmt.Printf("ratio median (an)/(e) = %.2f  (native: cordon's own init in place of bwrap; target ≤ 1.2)   (an)/(a) = %.2f\n",
+		ratio(an.median(), e.median()), ratio(an.median(), a.median()))
 	fmt.Printf("cordon peak RSS: median %.1f MiB, max %.1f MiB over %d runs (target ≤ 20 MiB; /usr/bin/time -f %%M, whose floor, /bin/true, is %.1f MiB)\n",
 		a.rssMedian(), a.rssMax(), a.rssCount(), floor.rssMax())
 	fmt.Printf("cold launch: %s wall, %d probe(s) (target ≤ 1)\n", ms(cold.wall), coldProbes)
 	fmt.Printf("warm launches: %d probe(s) in %d launches (target 0)\n", warmProbes, cfg.n)
 
+	if cfg.largeN > 0 {
+		if err := large(cfg, tmp, cordon, env); err != nil {
+			return fmt.Errorf("large workspaces: %w", err)
+		}
+	}
 	if cfg.scale {
 		if err := scale(cfg, tmp, cordon, filter, env); err != nil {
 			return fmt.Errorf("scale: %w", err)
@@ -308,6 +344,18 @@ func run(cfg config) error {
 // peak RSS.
 type result struct {
 	wall time.Duration
+}
+
+// ints parses a comma-separated list of counts.
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func sample(cmd *exec.Cmd, env []string, dir string) (result, error) {

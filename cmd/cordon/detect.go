@@ -79,9 +79,9 @@ func cmdDetect(ctx context.Context, e *env, args []string) int {
 		return errorf(e, exitUsage, "detect: unexpected argument %q; usage: cordon detect [--backend B] [--json] [--fresh]", fs.Arg(0))
 	}
 	switch *backend {
-	case "auto", "bwrap", "seatbelt":
+	case "auto", "bwrap", "native", "seatbelt":
 	default:
-		return errorf(e, exitUsage, "detect: --backend %q: want auto, bwrap or seatbelt", *backend)
+		return errorf(e, exitUsage, "detect: --backend %q: want auto, bwrap, native or seatbelt", *backend)
 	}
 
 	var r detect.Result

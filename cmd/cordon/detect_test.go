@@ -28,7 +28,7 @@ func TestDetectCLI(t *testing.T) {
 		{name: "help teaches", args: []string{"--help"}, code: exitOK,
 			stdout: []string{"Usage: cordon detect", "fix", "Exit status", "--fresh"}},
 		{name: "bad backend", args: []string{"--backend", "chroot"}, code: exitUsage,
-			stderr: `detect: --backend "chroot": want auto, bwrap or seatbelt`},
+			stderr: `detect: --backend "chroot": want auto, bwrap, native or seatbelt`},
 		{name: "stray argument", args: []string{"bwrap"}, code: exitUsage, stderr: `unexpected argument "bwrap"`},
 		{name: "unknown flag", args: []string{"--nope"}, code: exitUsage, stderr: "flag provided but not defined: -nope"},
 		{name: "seatbelt on linux", args: []string{"--backend", "seatbelt", "--fresh"}, code: exitFail,

@@ -15,7 +15,7 @@ func init() {
 	register("profile", "print the canonical policy and what the backend would execute", cmdProfile)
 }
 
-const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|seatbelt] [--network on|off] [--json] [-- CMD...]
+const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--json] [-- CMD...]
 
 Prints the policy in canonical form (absolute, symlink-free, sorted) and
 exactly what 'cordon run' would execute with it: bwrap's argument list, or
@@ -35,7 +35,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.stderr)
 	var pf policyFlags
 	pf.register(fs)
-	backend := fs.String("backend", "auto", "`BACKEND` to render for: auto, bwrap or seatbelt")
+	backend := fs.String("backend", "auto", "`BACKEND` to render for: auto, bwrap, native or seatbelt")
 	network := fs.String("network", "off", "network access: `on` or off")
 	asJSON := fs.Bool("json", false, `print {"policy","backend","argv"[,"sbpl","params"]}`)
 	fs.Usage = func() {
@@ -85,8 +85,13 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	if len(r.Stubs) > 0 {
 		fmt.Fprintf(w, "mount stubs for the run (paths that do not exist yet; removed 1s after the last sandbox using them, CORDON_STUB_LINGER):\n  %s\n", strings.Join(r.Stubs, "\n  "))
 	}
-	if r.Seccomp != "" {
+	if r.Seccomp != "" && r.Backend == "native" {
+		fmt.Fprintf(w, "%s (installed by cordon's init before it runs the command)\n", r.Seccomp)
+	} else if r.Seccomp != "" {
 		fmt.Fprintf(w, "%s (the program goes to bwrap as --seccomp FD)\n", r.Seccomp)
+	}
+	if len(r.Mounts) > 0 {
+		fmt.Fprintf(w, "mounts (after \"/\", /proc and /dev, in this order):\n  %s\n", strings.Join(r.Mounts, "\n  "))
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))

@@ -69,7 +69,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.stderr)
 	var pf policyFlags
 	pf.register(fs)
-	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, seatbelt or none (unconfined)")
+	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
 	network := fs.String("network", "off", "network access: `on` or off")
 	tty := fs.Bool("tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	noTty := fs.Bool("no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")

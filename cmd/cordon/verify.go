@@ -45,7 +45,7 @@ Examples:
 func cmdVerify(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap or seatbelt")
+	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, native or seatbelt")
 	runRE := fs.String("run", "", "run only cases whose name matches `REGEXP`")
 	asJSON := fs.Bool("json", false, "print the report as JSON on stdout instead of the table")
 	junit := fs.String("junit", "", "also write the report as JUnit XML to `FILE`")
@@ -65,9 +65,9 @@ func cmdVerify(ctx context.Context, e *env, args []string) int {
 		return errorf(e, exitUsage, "verify: unexpected argument %q", fs.Arg(0))
 	}
 	switch *backend {
-	case "auto", "bwrap", "seatbelt":
+	case "auto", "bwrap", "native", "seatbelt":
 	default:
-		return errorf(e, exitUsage, "verify: --backend %q: want auto, bwrap or seatbelt", *backend)
+		return errorf(e, exitUsage, "verify: --backend %q: want auto, bwrap, native or seatbelt", *backend)
 	}
 	cases, err := conformance.Filter(conformance.Catalogue(), *runRE)
 	if err != nil {

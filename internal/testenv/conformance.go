@@ -34,6 +34,8 @@ func RequireBackend(t testing.TB, backend string) detect.Result {
 	switch backend {
 	case "bwrap":
 		return RequireBwrap(t)
+	case "native":
+		return RequireNative(t)
 	case "seatbelt":
 		seatbeltOnce.Do(func() { seatbeltResult = detect.Probe(context.Background(), "seatbelt") })
 		return require(t, "seatbelt", seatbeltResult)

@@ -8,13 +8,16 @@ package testenv
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/detect"
 )
 
-// EnvRequire names the backend that must work (e.g. "bwrap" on Linux CI).
+// EnvRequire names the backends that must work, comma-separated (e.g.
+// "bwrap,native" on Linux CI).
 const EnvRequire = "CORDON_REQUIRE_BACKEND"
 
 var (
@@ -31,6 +34,23 @@ func RequireBwrap(t testing.TB) detect.Result {
 	return require(t, "bwrap", bwrapResult)
 }
 
+var (
+	nativeOnce   sync.Once
+	nativeResult detect.Result
+)
+
+// RequireNative is RequireBwrap for cordon's own Linux backend.
+func RequireNative(t testing.TB) detect.Result {
+	t.Helper()
+	nativeOnce.Do(func() { nativeResult = detect.Probe(context.Background(), "native") })
+	return require(t, "native", nativeResult)
+}
+
+// Required reports whether CORDON_REQUIRE_BACKEND names backend.
+func Required(backend string) bool {
+	return slices.Contains(strings.Split(os.Getenv(EnvRequire), ","), backend)
+}
+
 func require(t testing.TB, backend string, r detect.Result) detect.Result {
 	t.Helper()
 	if r.Usable && !r.Nested {
@@ -40,7 +60,7 @@ func require(t testing.TB, backend string, r detect.Result) detect.Result {
 	if r.Nested {
 		reason = "already inside a cordon sandbox, which cannot be nested: " + r.Reason
 	}
-	if os.Getenv(EnvRequire) == backend {
+	if Required(backend) {
 		t.Fatalf("needs a working %s (%s=%s): %s", backend, EnvRequire, backend, reason)
 	}
 	t.Skipf("needs a working %s: %s", backend, reason)

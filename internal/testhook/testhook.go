@@ -114,3 +114,11 @@ var (
 	// nested repository is a symlink.
 	NestedLinksRefuse bool
 )
+
+// NativeWeaken, when set, names the hardening step (a mutation of the
+// conformance suite's check) that a launch through the native backend
+// leaves out: "ancestor-pins", "mask-readonly", "mask-perms",
+// "depth-order", "cap-drop", "close-on-exec", "pid-namespace",
+// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns".
+// Steps the init takes reach it in its Spec (native.Spec.Weaken).
+var NativeWeaken string

@@ -1,0 +1,123 @@
+package launcher
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// inPlace is what the helper checks of one root inside the sandbox.
+type inPlace struct {
+	Path     string `json:"path"`
+	Writable bool   `json:"w"`
+	Denied   bool   `json:"d"`
+}
+
+// TestNativeMountsAllInPlace launches a policy of 4,000 roots (bwrap
+// refuses it: 12,000 arguments) through the native backend and checks
+// from inside that every root is a mount point of its own, read-only
+// exactly where the model refuses writes, and a mask (traversable, not
+// listable) where it refuses reads.
+func TestNativeMountsAllInPlace(t *testing.T) {
+	testenv.RequireNative(t)
+	base := t.TempDir()
+	var p policy.FsSandboxPolicy
+	p.RestrictWrites = true
+	for i := range 1000 {
+		g := filepath.Join(base, fmt.Sprintf("t%04d", i))
+		p.ReadonlyRoots = append(p.ReadonlyRoots, filepath.Join(g, "ro"))
+		p.WritableRoots = append(p.WritableRoots, filepath.Join(g, "w"), filepath.Join(g, "w/d/c"))
+		p.DeniedRoots = append(p.DeniedRoots, filepath.Join(g, "w/d"))
+		require.NoError(t, os.MkdirAll(filepath.Join(g, "ro"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(g, "w/d/c"), 0o755))
+	}
+	canon, err := policy.Canonicalize(p)
+	require.NoError(t, err)
+	var want []inPlace
+	for _, r := range canon.Roots() {
+		want = append(want, inPlace{Path: r.Path, Writable: canon.Access(r.Path, policy.Write), Denied: !canon.Access(r.Path, policy.Read)})
+	}
+	require.GreaterOrEqual(t, len(want), 4000)
+	file := filepath.Join(base, "want.json")
+	b, err := json.Marshal(want)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+
+	c := Command(p, os.Args[0], "-test.run=^TestHelperMountsInPlace$")
+	c.Backend = BackendNative
+	c.Env = append(os.Environ(), "CORDON_TEST_INPLACE="+file)
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), fmt.Sprintf("in place: %d roots", len(want)), string(out))
+}
+
+func TestHelperMountsInPlace(t *testing.T) {
+	file := os.Getenv("CORDON_TEST_INPLACE")
+	if file == "" {
+		t.Skip("helper process for TestNativeMountsAllInPlace")
+	}
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var want []inPlace
+	require.NoError(t, json.Unmarshal(b, &want))
+	// The mount on top at each mount point, as mountinfo lists mounts in
+	// the order they were made: the last line for a path wins.
+	top := map[string]string{}
+	f, err := os.Open("/proc/self/mountinfo")
+	require.NoError(t, err)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		top[unescapeMount(fields[4])] = fields[5]
+	}
+	f.Close()
+	var bad []string
+	for _, w := range want {
+		opts, ok := top[w.Path]
+		ro := ok && strings.Contains(","+opts+",", ",ro,")
+		switch {
+		case !ok:
+			bad = append(bad, w.Path+": not a mount point")
+		case ro == w.Writable:
+			bad = append(bad, fmt.Sprintf("%s: mounted %s, the model says writable=%v", w.Path, opts, w.Writable))
+		case w.Denied:
+			fi, err := os.Lstat(w.Path)
+			if err != nil || fi.Mode().Perm() != 0o111 {
+				bad = append(bad, fmt.Sprintf("%s: denied but not a 0111 mask (%v, %v)", w.Path, fi, err))
+			} else if _, err := os.ReadDir(w.Path); !errors.Is(err, fs.ErrPermission) {
+				bad = append(bad, fmt.Sprintf("%s: denied but listable (%v)", w.Path, err))
+			}
+		case w.Writable:
+			probe := filepath.Join(w.Path, ".probe")
+			if err := os.WriteFile(probe, nil, 0o600); err != nil {
+				bad = append(bad, fmt.Sprintf("%s: writable by the model, not inside: %v", w.Path, err))
+			}
+			os.Remove(probe)
+		default:
+			if err := os.WriteFile(filepath.Join(w.Path, ".probe"), nil, 0o600); !errors.Is(err, unix.EROFS) {
+				bad = append(bad, fmt.Sprintf("%s: read-only by the model, a write gave %v", w.Path, err))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		if len(bad) > 20 {
+			bad = append(bad[:20], fmt.Sprintf("... and %d more", len(bad)-20))
+		}
+		fmt.Println(strings.Join(bad, "\n"))
+		os.Exit(1)
+	}
+	fmt.Printf("in place: %d roots\n", len(want))
+}

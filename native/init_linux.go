@@ -1,0 +1,511 @@
+package native
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The init runs in any program that links this package (cordon, and the
+// test binaries that launch through it), before that program's main.
+func init() {
+	if len(os.Args) >= 3 && os.Args[1] == InitArg {
+		os.Exit(initMain(os.Args[2]))
+	}
+}
+
+// Exit statuses of the init itself: a sandbox that could not be built is
+// a cordon error (125), as the launcher reports its own.
+const (
+	exitSetup    = 125
+	exitNoExec   = 126
+	exitNotFound = 127
+)
+
+func initMain(fdArg string) int {
+	// Capabilities, no_new_privs and the seccomp filter are per thread:
+	// the command is forked from this one.
+	runtime.LockOSThread()
+	s, err := readSpec(fdArg)
+	if err == nil {
+		err = build(s)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		return exitSetup
+	}
+	if s.Probe {
+		if err := confine(s); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			return exitSetup
+		}
+		return 0
+	}
+	return run(s)
+}
+
+func readSpec(fdArg string) (*Spec, error) {
+	fd, err := strconv.Atoi(fdArg)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%s: bad descriptor %q", InitArg, fdArg)
+	}
+	f := os.NewFile(uintptr(fd), "spec")
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	s := &Spec{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return s, nil
+}
+
+// Where the init works before the pivot: a tmpfs over the host's /tmp, in
+// this mount namespace only, becomes the root; the host's tree is then at
+// oldRoot and the sandbox's is built at newRoot.
+const (
+	scratch = "/tmp"
+	oldRoot = "/oldroot"
+	newRoot = "/newroot"
+)
+
+// build makes the sandbox's mount tree and enters it.
+func build(s *Spec) error {
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte(InitName + "\x00")[0])), 0, 0, 0)
+	// Nothing inside may read this process's memory or descriptors.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
+	cwd, _ := os.Getwd()
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make / a slave mount: %w", err)
+	}
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount tmpfs on %s: %w", scratch, err)
+	}
+	if err := unix.Chdir(scratch); err != nil {
+		return err
+	}
+	for _, d := range []string{"oldroot", "newroot"} {
+		if err := unix.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("mkdir %s: %w", d, err)
+		}
+	}
+	if err := unix.PivotRoot(".", "oldroot"); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	old, err := unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", oldRoot, err)
+	}
+	defer unix.Close(old)
+
+	// The host's whole tree, as the model says of "/".
+	var rootAttr uint64 = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	if !s.RootWritable {
+		rootAttr |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := attach(old, "", rootAttr, unix.AT_FDCWD, newRoot, nil); err != nil {
+		return fmt.Errorf("bind / at %s: %w", newRoot, err)
+	}
+	nr, err := unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", newRoot, err)
+	}
+	defer unix.Close(nr)
+
+	if err := mountProc(s, old); err != nil && s.Weaken != "pid-namespace" {
+		return err
+	}
+	if err := mountDev(old); err != nil {
+		return err
+	}
+	for _, m := range s.Mounts {
+		if s.Weaken == "mask-perms" && m.What == "mask" && m.Src != "" && !strings.HasSuffix(m.Src, "/empty") {
+			// A plain tmpfs, listable, instead of the prepared mask.
+			if err := unix.Mount("tmpfs", newRoot+m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := mountOne(old, nr, m); err != nil {
+			return err
+		}
+	}
+
+	// Leave the host's tree behind, then the scratch root.
+	unix.Close(old)
+	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the host's tree: %w", err)
+	}
+	if err := unix.Chdir(newRoot); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root into the sandbox: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the scratch root: %w", err)
+	}
+	dir := s.Chdir
+	if dir == "" {
+		dir = cwd
+	}
+	if err := unix.Chdir(dir); err != nil {
+		if s.Chdir != "" {
+			return fmt.Errorf("chdir %s: %w", s.Chdir, err)
+		}
+		if err := unix.Chdir("/"); err != nil {
+			return err
+		}
+	}
+	if !s.Network {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("loopback: %w", err)
+		}
+	}
+	return nil
+}
+
+// resolveBeneath opens rel below dir without following any symlink: the
+// roots are canonical, so a link on the way is a swap made after the
+// policy was resolved, and fails the launch.
+func resolveBeneath(dir int, rel string) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	return unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// attach clones the host's tree at src (below old, with the mounts under
+// it), sets attrs on every mount of the clone and attaches it at dst
+// (below dstDir, or a path when dstDir is AT_FDCWD). check, when set, is
+// called with the source before it is cloned.
+func attach(old int, src string, attrs uint64, dstDir int, dst string, check func(fd int) error) error {
+	sfd, err := resolveBeneath(old, src)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", "/"+src, err)
+	}
+	defer unix.Close(sfd)
+	if check != nil {
+		if err := check(sfd); err != nil {
+			return err
+		}
+	}
+	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", "/"+src, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs}); err != nil {
+		return fmt.Errorf("mount_setattr %s: %w", "/"+src, err)
+	}
+	if dstDir == unix.AT_FDCWD {
+		return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	}
+	dfd, err := resolveBeneath(dstDir, dst)
+	if err != nil {
+		return fmt.Errorf("mount point: %w", err)
+	}
+	defer unix.Close(dfd)
+	return unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// mountOne applies one mount of the policy's list.
+func mountOne(old, nr int, m Mount) error {
+	src := m.Src
+	if src == "" {
+		src = m.Path
+	}
+	attrs := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if m.Readonly {
+		attrs |= unix.MOUNT_ATTR_RDONLY
+	}
+	var check func(int) error
+	if m.Ino != 0 {
+		check = func(fd int) error {
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				return err
+			}
+			if st.Dev != m.Dev || st.Ino != m.Ino {
+				return fmt.Errorf("root %s changed while the sandbox was being prepared; refusing the launch", m.Path)
+			}
+			return nil
+		}
+	}
+	if err := attach(old, rel(src), attrs, nr, rel(m.Path), check); err != nil {
+		return fmt.Errorf("%s %s: %w", m.What, m.Path, err)
+	}
+	return nil
+}
+
+func rel(p string) string { return strings.TrimLeft(p, "/") }
+
+// mountProc gives the sandbox a /proc of its pid namespace, with what it
+// offers of the kernel beyond the namespaces read-only or masked
+// (Spec.ProcReadonly, Spec.ProcMasked; the bwrap renderer says why).
+func mountProc(s *Spec, old int) error {
+	proc := newRoot + "/proc"
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount proc: %w", err)
+	}
+	if s.DisableUserns && s.Weaken != "disable-userns" {
+		// The limit of this user namespace: none may be created in it,
+		// by anything inside (which has no capability to raise it again,
+		// and sees /proc/sys read-only).
+		if err := os.WriteFile(proc+"/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
+			return fmt.Errorf("disable nested user namespaces: %w", err)
+		}
+	}
+	for _, p := range s.ProcReadonly {
+		if s.Weaken == "proc-sys-readonly" {
+			break
+		}
+		q := newRoot + p
+		if _, err := os.Lstat(q); err != nil {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, q, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			return fmt.Errorf("open_tree %s: %w", p, err)
+		}
+		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+		if err == nil {
+			err = unix.MoveMount(fd, "", unix.AT_FDCWD, q, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("read-only %s: %w", p, err)
+		}
+	}
+	for _, p := range s.ProcMasked {
+		if s.Weaken == "proc-keys-mask" {
+			break
+		}
+		q := newRoot + p
+		if _, err := os.Lstat(q); err != nil {
+			continue
+		}
+		if err := attach(old, "dev/null", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, q, nil); err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// devNodes are the host's device nodes a sandbox gets (docs/design.md,
+// section 1: devices and processes).
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// mountDev gives the sandbox a minimal /dev: a tmpfs with the usual nodes
+// bound from the host, a pty instance of its own and a private /dev/shm.
+func mountDev(old int) error {
+	dev := newRoot + "/dev"
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, n := range devNodes {
+		p := dev + "/" + n
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+		if err != nil {
+			return fmt.Errorf("/dev/%s: %w", n, err)
+		}
+		f.Close()
+		if err := attach(old, "dev/"+n, unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, p, nil); err != nil {
+			return fmt.Errorf("/dev/%s: %w", n, err)
+		}
+	}
+	for name, target := range map[string]string{
+		"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+		"fd": "/proc/self/fd", "core": "/proc/kcore", "ptmx": "pts/ptmx",
+	} {
+		if err := os.Symlink(target, dev+"/"+name); err != nil {
+			return fmt.Errorf("/dev/%s: %w", name, err)
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir(dev+"/"+d, 0o755); err != nil {
+			return fmt.Errorf("/dev/%s: %w", d, err)
+		}
+	}
+	if err := unix.Mount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"); err != nil {
+		return fmt.Errorf("mount /dev/pts: %w", err)
+	}
+	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp brings up lo in the sandbox's empty network namespace, as
+// bwrap does: programs expect 127.0.0.1 to work.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// confine drops every capability of this thread (and what it forks),
+// bounding and ambient sets included, sets no_new_privs and installs the
+// seccomp filter. The init's other threads keep the capabilities they
+// have in the sandbox's user namespace; the init holds nothing of the
+// host by now, and is not dumpable, so nothing inside can use them.
+func confine(s *Spec) error {
+	if s.Weaken == "cap-drop" {
+		return installFilter(s)
+	}
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return installFilter(s)
+}
+
+// installFilter installs the seccomp program on this thread.
+func installFilter(s *Spec) error {
+	if len(s.Seccomp) > 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		if len(s.Seccomp)%8 != 0 {
+			return errors.New("seccomp program: not a whole number of instructions")
+		}
+		prog := make([]unix.SockFilter, len(s.Seccomp)/8)
+		for i := range prog {
+			b := s.Seccomp[i*8:]
+			prog[i] = unix.SockFilter{
+				Code: uint16(b[0]) | uint16(b[1])<<8,
+				Jt:   b[2],
+				Jf:   b[3],
+				K:    uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24,
+			}
+		}
+		fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+		if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+			return fmt.Errorf("seccomp: %w", err)
+		}
+		runtime.KeepAlive(prog)
+	}
+	return nil
+}
+
+// forwarded are the signals the init passes on to the command.
+var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGCONT, syscall.SIGALRM}
+
+// run starts the command and waits for it as pid 1: it reaps every
+// process that ends in the sandbox and exits with the command's status
+// (128+N when signal N ended it); its exit ends everything left inside.
+func run(s *Spec) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	// Nothing but stdio and the caller's files reaches the command.
+	if s.Weaken != "close-on-exec" {
+		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	}
+	path := s.Path
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+			return exitNotFound
+		}
+		path = lp
+	}
+	if err := confine(s); err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		return exitSetup
+	}
+	files := make([]uintptr, 3+s.Files)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: files,
+		// A session of its own, without the caller's terminal.
+		Sys: &syscall.SysProcAttr{Setsid: s.Weaken != "new-session"},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", filepath.Base(path), err)
+		if errors.Is(err, syscall.ENOENT) {
+			return exitNotFound
+		}
+		return exitNoExec
+	}
+	go func() {
+		for sig := range sigs {
+			unix.Kill(pid, sig.(syscall.Signal))
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: wait: %v\n", err)
+			return exitSetup
+		}
+		if got != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Package native is cordon's own Linux sandbox: the same mount tree, seccomp
+// filter and namespaces as the bubblewrap backend, built by cordon itself
+// with the kernel's mount API, so the cost of a launch grows with the
+// number of roots and not with its square, and no argument limit applies
+// (docs/design.md, section 3, "native").
+//
+// The launcher starts this same program as the sandbox's pid 1 in new
+// user, mount, pid, ipc, uts, cgroup (and, with the network off, network)
+// namespaces, with argv[1] InitArg and the Spec on a descriptor. The init
+// builds the tree from the bubblewrap renderer's mount list (bwrap.Plan's
+// Mounts, Masks and Stubs, unchanged), pivots into it, drops every
+// capability, sets no_new_privs, installs the seccomp program and runs the
+// command in a new session as its child: it reaps, forwards signals, exits
+// with the command's status and dies with its parent.
+//
+// Unlike bubblewrap, which reads /proc/self/mountinfo again for every bind
+// to find and remount the mounts below it, each root here is one clone of
+// the host's tree at that path (open_tree), made read-only as a whole
+// (mount_setattr with AT_RECURSIVE) and attached (move_mount) in tree
+// order.
+package native
+
+// InitArg is argv[1] of the sandbox's init; argv[2] is the descriptor of
+// its Spec.
+const InitArg = "__cordon-init"
+
+// Backend is the value of CORDON_SANDBOX inside the sandbox.
+const Backend = "native"
+
+// InitName is the sandbox's pid 1 as /proc/1/comm shows it inside.
+const InitName = "cordon-init"
+
+// Spec is everything the init needs, as the launcher decided it.
+type Spec struct {
+	// RootWritable binds the host's "/" writable (the model says so of
+	// "/"); otherwise it is read-only.
+	RootWritable bool `json:"rootWritable,omitempty"`
+	// Mounts are the policy's mounts, shallow to deep (bwrap.Plan.Mounts).
+	Mounts []Mount `json:"mounts"`
+	// ProcReadonly are bound read-only over themselves in the sandbox's
+	// /proc, ProcMasked get /dev/null over them (bwrap.ProcReadonly,
+	// bwrap.ProcMasked); those missing are skipped.
+	ProcReadonly []string `json:"procReadonly,omitempty"`
+	ProcMasked   []string `json:"procMasked,omitempty"`
+	// Network keeps the host network; false gives an empty network
+	// namespace with a loopback interface.
+	Network bool `json:"network,omitempty"`
+	// DisableUserns stops the sandbox creating nested user namespaces.
+	DisableUserns bool `json:"disableUserns,omitempty"`
+	// Seccomp is the filter program (bwrap.Program); empty installs none.
+	Seccomp []byte `json:"seccomp,omitempty"`
+	// Chdir is the working directory inside; "" keeps the launcher's when
+	// it is visible, else "/".
+	Chdir string `json:"chdir,omitempty"`
+	// Path and Argv are the command.
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	// Files is how many descriptors from 3 on the command inherits (the
+	// caller's ExtraFiles).
+	Files int `json:"files,omitempty"`
+	// Weaken names a hardening step the init leaves out; only the
+	// conformance suite's mutation check sets it (internal/testhook).
+	Weaken string `json:"weaken,omitempty"`
+	// Probe builds the whole sandbox, then exits 0 instead of running a
+	// command (detection).
+	Probe bool `json:"probe,omitempty"`
+}
+
+// Mount binds Src (Path when empty) at Path, with the mounts below it,
+// read-only when Readonly says so (bwrap.Mount). Ino and Dev, when set,
+// are the identity the source must still have: a root swapped between
+// the launcher's check and the mount fails the launch instead of binding
+// what the swap put there.
+type Mount struct {
+	Path     string `json:"path"`
+	Src      string `json:"src,omitempty"`
+	Readonly bool   `json:"ro,omitempty"`
+	// What names the mount in errors ("bind", "pin", "mask", ...).
+	What string `json:"what,omitempty"`
+	Dev  uint64 `json:"dev,omitempty"`
+	Ino  uint64 `json:"ino,omitempty"`
+}
