@@ -52,13 +52,17 @@ var (
 // never walks a whole home directory. Directories that hold installed
 // packages, never a repository the user commits in, are not entered.
 // Files cost no directory read, so a directory of many files cannot use
-// up the budget; scanEntries bounds the time spent listing them. A scan
-// cut short keeps every repository seen before (see scancache.go).
+// up the budget; scanEntries bounds the time spent listing them, and
+// scanReuse the stats spent on directories an earlier scan read and that
+// have not changed since (see scancache.go), which are not read again. A
+// scan cut short keeps every repository seen before, and what it read:
+// the next one goes further.
 const scanDepth = 10
 
 var (
-	scanDirs    = 20000
-	scanEntries = 500000
+	scanDirs    = 50000
+	scanEntries = 1000000
+	scanReuse   = 200000
 )
 
 var scanSkip = map[string]bool{
@@ -249,42 +253,88 @@ type gitPlace struct {
 // scanGit finds the git repositories below root (not root itself) by a
 // bounded breadth-first walk that never follows symlinks: work trees, and
 // directories git's discovery would take for a git directory (a bare
-// repository, a separate or planted gitdir), which it does not enter. It
-// returns them, the directories it read, and whether a bound cut it short.
-func scanGit(root string) (places []gitPlace, read []dirStamp, cut bool) {
+// repository, a separate or planted gitdir), which it does not enter. A
+// directory in prior whose stamp still matches is not read again: what it
+// held then is what it holds now (see scancache.go), so only a stat is
+// spent on it. It returns the repositories, what it learnt of each
+// directory it reached, and whether a bound cut it short.
+func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs []dirRecord, cut bool) {
 	level := []string{root}
-	dirs, entries := 0, 0
+	read, entries, reused := 0, 0, 0
 	buf := make([]byte, 32<<10)
 	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
 		var next []string
 		for _, dir := range level {
-			if dirs >= scanDirs || entries >= scanEntries {
-				return places, read, true
+			if read >= scanDirs || entries >= scanEntries || reused >= scanReuse {
+				return places, dirs, true
 			}
-			dirs++
-			ents, id, err := readDir(dir, buf)
-			if err != nil {
-				continue
-			}
-			entries += len(ents)
-			read = append(read, dirStamp{dir, id})
-			if dir != root {
-				if pl, ok := shape(dir, ents); ok {
-					places = append(places, pl)
-					if pl.Gitdir {
-						continue
-					}
+			rec, ok := unchanged(dir, prior)
+			if ok {
+				reused++
+			} else {
+				read++
+				if scanRead != nil {
+					scanRead(dir)
 				}
-			}
-			for _, d := range ents {
-				if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] {
-					next = append(next, dir+"/"+d.name)
+				ents, id, err := readDir(dir, buf)
+				if err != nil {
+					continue
 				}
+				entries += len(ents)
+				rec = describe(dir, id, ents, dir == root)
+			}
+			dirs = append(dirs, rec)
+			switch rec.Shape {
+			case shapeWorkTree:
+				places = append(places, gitPlace{Path: dir})
+			case shapeGitdir:
+				places = append(places, gitPlace{Path: dir, Gitdir: true})
+			}
+			for _, n := range rec.Subdirs {
+				next = append(next, dir+"/"+n)
 			}
 		}
 		level = next
 	}
-	return places, read, false
+	return places, dirs, false
+}
+
+// scanRead, when set (by tests), is told of each directory scanGit reads.
+var scanRead func(dir string)
+
+// unchanged returns prior's record of dir when dir is still the directory
+// it describes, with the same stamp.
+func unchanged(dir string, prior map[string]dirRecord) (dirRecord, bool) {
+	rec, ok := prior[dir]
+	if !ok {
+		return dirRecord{}, false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || stampOf(fi) != rec.stamp {
+		return dirRecord{}, false
+	}
+	return rec, true
+}
+
+// describe is what the scan needs of a directory it read: its shape (none
+// for the root) and the subdirectories to enter (none in a git directory).
+func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
+	rec := dirRecord{Path: dir, stamp: id}
+	if !isRoot {
+		if pl, ok := shape(dir, ents); ok {
+			rec.Shape = shapeWorkTree
+			if pl.Gitdir {
+				rec.Shape = shapeGitdir
+				return rec
+			}
+		}
+	}
+	for _, d := range ents {
+		if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] {
+			rec.Subdirs = append(rec.Subdirs, d.name)
+		}
+	}
+	return rec
 }
 
 // shape tells from its entries whether dir is a work tree or a git
@@ -324,11 +374,20 @@ type stamp struct {
 	Ctime int64  `json:"ctime"`
 }
 
-// dirStamp is a directory the scan read, and its stamp when it did.
-type dirStamp struct {
+// dirRecord is a directory the scan reached: its stamp when it was read,
+// its shape and the subdirectories the scan enters.
+type dirRecord struct {
 	Path string `json:"path"`
 	stamp
+	Shape   int8     `json:"shape,omitempty"`
+	Subdirs []string `json:"sub,omitempty"`
 }
+
+// Shapes of a directory (dirRecord.Shape; 0: neither).
+const (
+	shapeWorkTree = 1 // holds a .git entry
+	shapeGitdir   = 2 // is shaped like a git directory; not entered
+)
 
 // credentials lists the credential stores under home to deny: those that
 // exist, and those a sandbox could create because a writable root contains

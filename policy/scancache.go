@@ -16,7 +16,11 @@ import (
 // the names in the directories it read, so it is kept with the stamp
 // (inode and ctime) of each: while every stamp still matches, no entry was
 // added, removed or renamed in any of them, and the result stands. A stat
-// per directory replaces an open, a read and a close of it.
+// per directory replaces an open, a read and a close of it. When some
+// stamps moved, only those directories are read again; the others answer
+// from the record (what they held, which of them to enter), so a scan
+// after an edit costs what the edit touched, and a scan cut short by its
+// bounds leaves a record the next one starts from.
 //
 // The record also remembers: every repository a scan found stays in it,
 // and protected, for as long as it is still there, whatever later scans
@@ -32,14 +36,20 @@ import (
 var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means does.
-const scanVersion = 2
+const scanVersion = 3
 
 type scanRecord struct {
 	V      int        `json:"v"`
 	Root   string     `json:"root"`
 	Places []gitPlace `json:"places"`
-	// Read is empty when the record may not be taken as current.
-	Read []dirStamp `json:"read"`
+	// Dirs are the directories the scan reached whose stamps can be
+	// trusted (none changed within racyWindow of the scan): a later scan
+	// reads again only those whose stamp moved.
+	Dirs []dirRecord `json:"dirs"`
+	// Complete: the scan was not cut short and every directory it reached
+	// is in Dirs. Only then, with every stamp still matching, is Places
+	// the answer without a walk.
+	Complete bool `json:"complete"`
 }
 
 // cachedScan is scanGit, answered from dir when the recorded scan of root
@@ -47,7 +57,7 @@ type scanRecord struct {
 // "" means no record. cut reports a scan cut short by its bounds.
 func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	if dir == "" {
-		places, _, cut = scanGit(root)
+		places, _, cut = scanGit(root, nil)
 		return places, cut
 	}
 	sum := sha256.Sum256([]byte(root))
@@ -56,21 +66,24 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	if current {
 		return rec.Places, false
 	}
+	prior := make(map[string]dirRecord, len(rec.Dirs))
+	for _, d := range rec.Dirs {
+		prior[d.Path] = d
+	}
 	start := time.Now()
-	places, read, cut := scanGit(root)
+	places, dirs, cut := scanGit(root, prior)
 	if !testhook.ScanForgets {
 		places = keepKnown(places, rec.Places, root)
 	}
-	for _, d := range read {
+	trusted := make([]dirRecord, 0, len(dirs))
+	for _, d := range dirs {
 		if start.Sub(time.Unix(0, d.Ctime)) < racyWindow {
-			read = nil // too fresh to trust a stamp; scan again next time
-			break
+			continue // too fresh to trust its stamp: read it again next time
 		}
+		trusted = append(trusted, d)
 	}
-	if cut {
-		read = nil
-	}
-	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Read: read})
+	complete := !cut && len(trusted) == len(dirs)
+	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Dirs: trusted, Complete: complete})
 	return places, cut
 }
 
@@ -100,10 +113,10 @@ func loadScan(file, root string) (rec scanRecord, current bool) {
 	if err != nil || json.Unmarshal(b, &rec) != nil || rec.V != scanVersion || rec.Root != root {
 		return scanRecord{}, false
 	}
-	if len(rec.Read) == 0 {
+	if !rec.Complete {
 		return rec, false
 	}
-	for _, d := range rec.Read {
+	for _, d := range rec.Dirs {
 		fi, err := os.Lstat(d.Path)
 		if err != nil || !fi.IsDir() || stampOf(fi) != d.stamp {
 			return rec, false

@@ -89,7 +89,7 @@ func TestScanBoundKeepsKnownRepositories(t *testing.T) {
 	for i := 0; i < scanDirs; i++ {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, "a-junk", "d"+strconv.Itoa(i)), 0o755))
 	}
-	scanned, _, cut := scanGit(ws)
+	scanned, _, cut := scanGit(ws, nil)
 	require.True(t, cut)
 	require.NotContains(t, paths(scanned), lib, "the fixture hides the repository from a fresh scan")
 	got, cut := cachedScan(ws, cache)
@@ -116,7 +116,83 @@ func TestScanBoundCountsDirectories(t *testing.T) {
 	}
 	lib := filepath.Join(ws, "z", "lib")
 	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
-	got, _, cut := scanGit(ws)
+	got, _, cut := scanGit(ws, nil)
 	require.False(t, cut)
 	require.Equal(t, []string{lib}, paths(got))
+}
+
+// A scan after a change reads again only the directories whose stamp
+// moved; the others answer from the record.
+func TestScanRereadsOnlyChangedDirectories(t *testing.T) {
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 0
+	defer func() { scanRead = nil }()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	for i := range 50 {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "p", "d"+strconv.Itoa(i), "src"), 0o755))
+	}
+	lib := filepath.Join(ws, "p", "d7", "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
+	var reads []string
+	scanRead = func(dir string) { reads = append(reads, dir) }
+	first, _ := cachedScan(ws, cache)
+	require.Equal(t, []string{lib}, paths(first))
+	require.Greater(t, len(reads), 100)
+
+	reads = nil
+	again, _ := cachedScan(ws, cache)
+	require.Equal(t, []string{lib}, paths(again))
+	require.Empty(t, reads, "nothing changed: stats only")
+
+	// A new repository in one directory: that directory, and the new
+	// ones below it, are read; nothing else.
+	sub := filepath.Join(ws, "p", "d30", "src")
+	newRepo := filepath.Join(sub, "vendored")
+	require.NoError(t, os.MkdirAll(filepath.Join(newRepo, ".git"), 0o755))
+	reads = nil
+	got, _ := cachedScan(ws, cache)
+	require.ElementsMatch(t, []string{lib, newRepo}, paths(got))
+	require.ElementsMatch(t, []string{sub, newRepo}, reads)
+
+	// A directory swapped for another (a new inode) is read again, even
+	// with its names unchanged.
+	d7 := filepath.Join(ws, "p", "d7")
+	require.NoError(t, os.Rename(d7, d7+".old"))
+	require.NoError(t, os.MkdirAll(filepath.Join(d7, "lib"), 0o755)) // no .git now
+	reads = nil
+	got, _ = cachedScan(ws, cache)
+	require.ElementsMatch(t, []string{newRepo, filepath.Join(d7+".old", "lib")}, paths(got))
+	require.Contains(t, reads, d7)
+}
+
+// A scan cut short leaves a record the next one starts from: launch by
+// launch the scan reaches the whole workspace and becomes current.
+func TestScanCutShortMakesProgress(t *testing.T) {
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 0
+	defer func(n int) { scanDirs = n }(scanDirs)
+	scanDirs = 100
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	for i := range 250 {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "d"+strconv.Itoa(i)), 0o755))
+	}
+	lib := filepath.Join(ws, "z", "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
+	_, cut := cachedScan(ws, cache)
+	require.True(t, cut)
+	var got []gitPlace
+	for range 5 {
+		if got, cut = cachedScan(ws, cache); !cut {
+			break
+		}
+	}
+	require.False(t, cut, "the scan never got past its bound")
+	require.Equal(t, []string{lib}, paths(got))
+	ents, _ := os.ReadDir(cache)
+	_, current := loadScan(filepath.Join(cache, ents[0].Name()), ws)
+	require.True(t, current)
 }
