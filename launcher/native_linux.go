@@ -32,8 +32,17 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	argv := append([]string{c.Path}, c.Args[1:]...)
+	ctty := false
 	if c.Tty {
-		argv = c.ttyArgv(canon, argv)
+		// The init starts the command in a session of its own with the
+		// pty as its controlling terminal: no helper to exec inside.
+		// (Under the SkipTtyPty mutation the pty is the caller's terminal,
+		// which the helper only warns about; it keeps that path.)
+		if testhook.SkipTtyPty {
+			argv = c.ttyArgv(canon, argv)
+		} else {
+			ctty = true
+		}
 		c.ttyInBwrap = true
 	}
 	spec := native.Spec{
@@ -46,6 +55,8 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		Path:          argv[0],
 		Argv:          argv,
 		Files:         len(c.ExtraFiles),
+		Ctty:          ctty,
+		CttyFd:        c.ttyCtty(),
 	}
 	if !testhook.SkipSeccomp {
 		spec.Seccomp = plan.Seccomp

@@ -336,6 +336,9 @@ func mountDev(old int) error {
 			return fmt.Errorf("/dev/%s: %w", n, err)
 		}
 	}
+	if err := bindConsole(old, dev); err != nil {
+		return err
+	}
 	for name, target := range map[string]string{
 		"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
 		"fd": "/proc/self/fd", "core": "/proc/kcore", "ptmx": "pts/ptmx",
@@ -354,6 +357,29 @@ func mountDev(old int) error {
 	}
 	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// bindConsole binds the terminal on stdin, if there is one, at
+// /dev/console, as bwrap does: ttyname(3) (tty, ssh, gpg) finds the
+// terminal there, the sandbox's own devpts not holding it.
+func bindConsole(old int, dev string) error {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return nil
+	}
+	name, err := os.Readlink(oldRoot + "/proc/self/fd/0") // the host's /proc, after the pivot
+	if err != nil || !strings.HasPrefix(name, "/dev/") || strings.Contains(name, "..") {
+		return nil
+	}
+	p := dev + "/console"
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("/dev/console: %w", err)
+	}
+	f.Close()
+	if err := attach(old, strings.TrimPrefix(name, "/"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.AT_FDCWD, p, nil); err != nil {
+		return fmt.Errorf("/dev/console: %w", err)
 	}
 	return nil
 }
@@ -474,7 +500,8 @@ func run(s *Spec) int {
 		Env:   os.Environ(),
 		Files: files,
 		// A session of its own, without the caller's terminal.
-		Sys: &syscall.SysProcAttr{Setsid: s.Weaken != "new-session"},
+		Sys: &syscall.SysProcAttr{Setsid: s.Weaken != "new-session",
+			Setctty: s.Ctty && s.Weaken != "new-session", Ctty: s.CttyFd},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", filepath.Base(path), err)

@@ -58,6 +58,10 @@ type Spec struct {
 	// Files is how many descriptors from 3 on the command inherits (the
 	// caller's ExtraFiles).
 	Files int `json:"files,omitempty"`
+	// Ctty makes the command's descriptor CttyFd, a terminal (the
+	// launcher's pty), the controlling terminal of its session.
+	Ctty   bool `json:"ctty,omitempty"`
+	CttyFd int  `json:"cttyFd,omitempty"`
 	// Weaken names a hardening step the init leaves out; only the
 	// conformance suite's mutation check sets it (internal/testhook).
 	Weaken string `json:"weaken,omitempty"`
