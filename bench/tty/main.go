@@ -42,6 +42,7 @@ import (
 func main() {
 	n := flag.Int("n", 100, "launch alternations")
 	k := flag.Int("k", 2000, "keystroke round trips per setup")
+	backend := flag.String("backend", "auto", "the sandbox backend of every launch (auto, bwrap, native)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "cordon-bench-tty-")
 	check(err)
@@ -69,8 +70,8 @@ func main() {
 	}
 	var plain, tty []time.Duration
 	for i := 0; i < *n+3; i++ {
-		a := run(bin, "run", "--no-tty", "--workspace", ws, "--", "/bin/true")
-		b := run(bin, "run", "--tty", "--workspace", ws, "--", "/bin/true")
+		a := run(bin, "run", "--backend", *backend, "--no-tty", "--workspace", ws, "--", "/bin/true")
+		b := run(bin, "run", "--backend", *backend, "--tty", "--workspace", ws, "--", "/bin/true")
 		if i >= 3 { // warm-up
 			plain, tty = append(plain, a), append(tty, b)
 		}
@@ -139,7 +140,7 @@ func main() {
 	}
 	const catRaw = `stty raw -echo; echo '!'; exec cat`
 	report("keystroke echo, cat on the terminal", echo("/bin/sh", "-c", catRaw))
-	report("keystroke echo, cat inside cordon run", echo(bin, "run", "--workspace", ws, "--", "/bin/sh", "-c", catRaw))
+	report("keystroke echo, cat inside cordon run", echo(bin, "run", "--backend", *backend, "--workspace", ws, "--", "/bin/sh", "-c", catRaw))
 }
 
 func report(name string, d []time.Duration) {
