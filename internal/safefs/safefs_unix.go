@@ -212,27 +212,13 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	defer unix.Close(pfd)
-	mode, owner := uint32(perm.Perm()), (*unix.Stat_t)(nil)
-	var st unix.Stat_t
-	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return pathErr("write", r.full(c), &linkError{r.full(c)})
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return pathErr("write", r.full(c), errors.New("not a regular file"))
-	case err == nil:
-		mode, owner = uint32(st.Mode)&0o7777, &st
-	case !errors.Is(err, unix.ENOENT):
-		return pathErr("write", r.full(c), err)
+	full := r.full(c)
+	mode, owner, err := replaced(pfd, base, full, uint32(perm.Perm()))
+	if err != nil {
+		return err
 	}
 	if testhook.SafeFSFollow {
-		// The mutation writes through whatever the name points at now.
-		fd, err := unix.Openat(pfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, mode)
-		if err != nil {
-			return pathErr("write", r.full(c), err)
-		}
-		f := os.NewFile(uintptr(fd), r.full(c))
-		_, err = f.Write(data)
-		return errors.Join(err, f.Close())
+		return writeInPlace(pfd, base, full, data, mode)
 	}
 	create := mode // a new file: perm less the umask, by the kernel
 	if owner != nil {
@@ -240,10 +226,56 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 	}
 	tmp, fd, err := tempFile(pfd, base, create)
 	if err != nil {
-		return pathErr("write", r.full(c), err)
+		return pathErr("write", full, err)
 	}
-	f := os.NewFile(uintptr(fd), r.full(path.Join(dir, tmp)))
+	err = fillTemp(fd, r.full(path.Join(dir, tmp)), data, mode, owner)
+	if err == nil {
+		err = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return pathErr("write", full, err)
+	}
+	return nil
+}
+
+// replaced looks at what WriteFile is about to replace, base in the
+// directory pfd (full in messages): a regular file gives its mode and
+// owner, nothing there gives perm and no owner, and anything else (a link
+// first of all) is refused.
+func replaced(pfd int, base, full string, perm uint32) (mode uint32, owner *unix.Stat_t, err error) {
+	var st unix.Stat_t
+	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return 0, nil, pathErr("write", full, &linkError{full})
+	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return 0, nil, pathErr("write", full, errors.New("not a regular file"))
+	case err == nil:
+		return uint32(st.Mode) & 0o7777, &st, nil
+	case !errors.Is(err, unix.ENOENT):
+		return 0, nil, pathErr("write", full, err)
+	}
+	return perm, nil, nil
+}
+
+// writeInPlace is the SafeFSFollow mutation's WriteFile: it writes
+// through whatever the name points at now.
+func writeInPlace(pfd int, base, full string, data []byte, mode uint32) error {
+	fd, err := unix.Openat(pfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return pathErr("write", full, err)
+	}
+	f := os.NewFile(uintptr(fd), full)
 	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// fillTemp writes data to the new temporary file fd (named name), gives
+// it the mode (and, for a root caller, the owner) of the file it replaces,
+// when there is one, syncs and closes it.
+func fillTemp(fd int, name string, data []byte, mode uint32, owner *unix.Stat_t) error {
+	f := os.NewFile(uintptr(fd), name)
+	_, err := f.Write(data)
 	if err == nil && owner != nil {
 		err = unix.Fchmod(fd, mode)
 		if os.Geteuid() == 0 {
@@ -256,14 +288,7 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(pfd, tmp, pfd, base)
-	}
-	if err != nil {
-		unix.Unlinkat(pfd, tmp, 0)
-		return pathErr("write", r.full(c), err)
-	}
-	return nil
+	return err
 }
 
 // tempFile creates a new file next to base in the directory pfd.
