@@ -115,9 +115,8 @@ import (
 // The test logs the failing cases of every mutation.
 
 const (
-	envMutation = "CORDON_MUTATION"
-	envHelper   = "CORDON_MUTANT_HELPER"
-	envOut      = "CORDON_MUTANT_OUT"
+	envHelper = "CORDON_MUTANT_HELPER"
+	envOut    = "CORDON_MUTANT_OUT"
 )
 
 type mutation struct {
@@ -266,8 +265,8 @@ func TestMutations(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { exec.Command("rm", "-rf", tmp).Run() })
 		require.NoError(t, os.Chmod(tmp, 0o1777))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envMutation+"="+name, envHelper+"="+helper, envOut+"="+out,
+		cmd := testenv.Subprocess(t, "TestHelperMutant", name)
+		cmd.Env = append(cmd.Env, envHelper+"="+helper, envOut+"="+out,
 			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		cmd.ExtraFiles = []*os.File{pty.Master}
@@ -329,8 +328,18 @@ func TestMutations(t *testing.T) {
 	}
 }
 
-// mutantMain runs in a re-executed child: the catalogue, in-process through
-// the launcher API, as this user, under mutation name.
+// TestHelperMutant is a child of TestMutations: it runs the catalogue
+// in-process through the launcher API, as this user, under the mutation
+// it is given.
+func TestHelperMutant(t *testing.T) {
+	name := testenv.InSubprocess(t)
+	if code := mutantMain(name); code != 0 {
+		t.Fatalf("mutant %s: exit status %d", name, code)
+	}
+}
+
+// mutantMain runs the catalogue under the mutation name ("none": none)
+// and writes the report to $CORDON_MUTANT_OUT; it returns an exit status.
 func mutantMain(name string) int {
 	var m *mutation
 	for i := range mutations {
