@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -193,7 +194,7 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 	return nil
 }
 
-func (l *Log) openLog(dir *os.File) (*os.File, error) {
+func (l *Log) openLog(dir *safefs.Root) (*os.File, error) {
 	if testhook.AuditFollowLinks {
 		return os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	}
@@ -211,7 +212,7 @@ func (l *Log) openLog(dir *os.File) (*os.File, error) {
 // append adds one record to the open, locked log f in dir: it checks the
 // anchor against the log, writes the record's line and then the new
 // anchor, cutting the log back should either fail.
-func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessage) error {
+func (l *Log) append(dir *safefs.Root, f *os.File, kind, toolUseID string, raw json.RawMessage) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 )
 
 // VerifyError names the first bad record (1-based) of a log; Record 0 is
@@ -120,7 +122,7 @@ func readLocked(path, abs string) (head Head, data []byte, release func(), err e
 }
 
 // readBoth reads the anchor of the log abs, opened in dir, and the log f.
-func readBoth(path string, dir, f *os.File, abs string) (Head, []byte, error) {
+func readBoth(path string, dir *safefs.Root, f *os.File, abs string) (Head, []byte, error) {
 	hf, err := openAt(dir, filepath.Base(HeadPath(abs)), rdonly, false)
 	if err != nil {
 		return Head{}, nil, fmt.Errorf("verify %s: %w (the anchor is required)", path, err)

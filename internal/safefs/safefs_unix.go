@@ -82,6 +82,18 @@ func (r *Root) Open(rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), r.full(c)), nil
 }
 
+// OpenFile opens rel beneath r as os.OpenFile would with flag and perm
+// (os.O_RDWR, os.O_APPEND, os.O_CREATE, os.O_EXCL...), but following no
+// symbolic link, not blocking on a FIFO and never taking a terminal as
+// the caller's controlling one.
+func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	fd, c, err := r.open("open", rel, flag|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.full(c)), nil
+}
+
 // OpenRoot opens the directory rel beneath r as a root of its own.
 func (r *Root) OpenRoot(rel string) (*Root, error) {
 	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -247,7 +259,7 @@ func replaced(pfd int, base, full string, perm uint32) (mode uint32, owner *unix
 	var st unix.Stat_t
 	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return 0, nil, pathErr("write", full, &linkError{full})
+		return 0, nil, pathErr("write", full, &LinkError{full})
 	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return 0, nil, pathErr("write", full, errors.New("not a regular file"))
 	case err == nil:
@@ -473,10 +485,10 @@ func explain(op string, dirfd int, name, rel string, err error) error {
 	full := path.Join(name, rel)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
 		if link := firstLink(dirfd, rel); link != "" {
-			return pathErr(op, full, &linkError{path.Join(name, link)})
+			return pathErr(op, full, &LinkError{path.Join(name, link)})
 		}
 		if errors.Is(err, unix.ELOOP) {
-			return pathErr(op, full, &linkError{full}) // swapped back since
+			return pathErr(op, full, &LinkError{full}) // swapped back since
 		}
 	}
 	return pathErr(op, full, err)
