@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/atomicfile"
 	"github.com/cordon-sandbox/cordon/internal/safefs"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
@@ -379,9 +380,5 @@ func renameHead(path string, h Head) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, b)
 }
