@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -142,22 +141,40 @@ func (r *Root) parent(op, dir string) (int, error) {
 	return fd, nil
 }
 
+// entry is an entry below a root, its parent open: what Mkdir, WriteFile
+// and RemoveIf act on.
+type entry struct {
+	pfd       int    // the parent, opened beneath the root; the caller closes it
+	dir, base string // the parent's path ("." for the root) and the entry's name
+	path      string // rel, cleaned
+}
+
+// entry cleans rel, which must name an entry below r (not r itself), and
+// opens its parent beneath r.
+func (r *Root) entry(op, rel string) (entry, error) {
+	c, err := clean(rel)
+	if err != nil || c == "." {
+		return entry{}, pathErr(op, r.full(rel), errors.Join(err, ErrOutside))
+	}
+	dir, base := split(c)
+	pfd, err := r.parent(op, dir)
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{pfd: pfd, dir: dir, base: base, path: c}, nil
+}
+
 // Mkdir creates the directory rel (its parent must exist) in its parent
 // opened beneath r. A link at rel is not followed: mkdirat fails with
 // EEXIST.
 func (r *Root) Mkdir(rel string, perm fs.FileMode) error {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return pathErr("mkdir", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("mkdir", dir)
+	e, err := r.entry("mkdir", rel)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(pfd)
-	if err := unix.Mkdirat(pfd, base, uint32(perm.Perm())); err != nil {
-		return pathErr("mkdir", r.full(c), err)
+	defer unix.Close(e.pfd)
+	if err := unix.Mkdirat(e.pfd, e.base, uint32(perm.Perm())); err != nil {
+		return pathErr("mkdir", r.full(e.path), err)
 	}
 	return nil
 }
@@ -214,17 +231,12 @@ func (r *Root) CreateExcl(rel string, perm fs.FileMode) (*os.File, error) {
 // keeps its mode (and, for a root caller, its owner); a new one gets perm
 // less the umask.
 func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return pathErr("write", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("write", dir)
+	e, err := r.entry("write", rel)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(pfd)
-	full := r.full(c)
+	defer unix.Close(e.pfd)
+	pfd, dir, base, full := e.pfd, e.dir, e.base, r.full(e.path)
 	mode, owner, err := replaced(pfd, base, full, uint32(perm.Perm()))
 	if err != nil {
 		return err
@@ -326,16 +338,12 @@ func tempFile(pfd int, base string, mode uint32) (string, int, error) {
 // opened beneath r, if keep says so of what is there now. It reports
 // whether it removed it.
 func (r *Root) RemoveIf(rel string, ok func(Info) bool) (bool, error) {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return false, pathErr("remove", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("remove", dir)
+	e, err := r.entry("remove", rel)
 	if err != nil {
 		return false, err
 	}
-	defer unix.Close(pfd)
+	defer unix.Close(e.pfd)
+	pfd, base, c := e.pfd, e.base, e.path
 	var st unix.Stat_t
 	if err := unix.Fstatat(pfd, base, &st, statFlags()); err != nil {
 		return false, pathErr("remove", r.full(c), err)
@@ -352,74 +360,6 @@ func (r *Root) RemoveIf(rel string, ok func(Info) bool) (bool, error) {
 		return false, pathErr("remove", r.full(c), err)
 	}
 	return true, nil
-}
-
-// WalkFunc is called for each entry Walk visits, with its path relative
-// to the root and its type (fs.ModeSymlink for a link, which Walk never
-// follows). fs.SkipDir skips a directory, fs.SkipAll ends the walk.
-type WalkFunc func(rel string, typ fs.FileMode) error
-
-// Walk visits rel and, when it is a directory, everything below it in
-// lexical order. Each directory is opened from the one above it without
-// following a link, so a directory swapped for a link during the walk is
-// skipped, never entered. Entries that cannot be read are skipped.
-func (r *Root) Walk(rel string, fn WalkFunc) error {
-	c, err := clean(rel)
-	if err != nil {
-		return pathErr("walk", r.full(rel), err)
-	}
-	in, err := r.Lstat(c)
-	if err != nil {
-		return err
-	}
-	if err := fn(c, in.Mode.Type()); err != nil || !in.IsDir() {
-		if err == fs.SkipDir || err == fs.SkipAll {
-			return nil
-		}
-		return err
-	}
-	fd, err := openBeneath(r.fd, c, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return nil // swapped since the Lstat
-	}
-	if err := walkDir(fd, c, fn); err != fs.SkipAll {
-		return err
-	}
-	return nil
-}
-
-// walkDir walks the directory fd (which it closes), named rel.
-func walkDir(fd int, rel string, fn WalkFunc) error {
-	f := os.NewFile(uintptr(fd), rel)
-	names, _ := f.Readdirnames(-1)
-	defer f.Close()
-	slices.Sort(names)
-	for _, name := range names {
-		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, statFlags()) != nil {
-			continue
-		}
-		p := path.Join(rel, name)
-		typ := info(&st).Mode.Type()
-		err := fn(p, typ)
-		if err == fs.SkipDir {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !typ.IsDir() {
-			continue
-		}
-		sub, err := openBeneath(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			continue // swapped for a link (or unreadable): not entered
-		}
-		if err := walkDir(sub, p, fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func info(st *unix.Stat_t) Info {
