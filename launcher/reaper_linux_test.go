@@ -114,45 +114,63 @@ type loggedSweep struct {
 	sweepResult
 }
 
-// sweeps reads the sweeps logged so far.
-func (l reaperLog) sweeps(t *testing.T) []loggedSweep {
-	t.Helper()
+// sweeps reads the sweeps logged so far: the complete lines (a line the
+// reaper is writing may be read in part).
+func (l reaperLog) sweeps() ([]loggedSweep, error) {
 	b, err := os.ReadFile(string(l))
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	var out []loggedSweep
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+	for {
+		line, rest, complete := bytes.Cut(b, []byte("\n"))
+		if !complete {
+			return out, nil
+		}
+		b = rest
 		var s loggedSweep
-		require.NoError(t, json.Unmarshal(line, &s), "%s", line)
+		if err := json.Unmarshal(line, &s); err != nil {
+			return nil, fmt.Errorf("reaper log line %q: %w", line, err)
+		}
 		if s.Event == "sweep" {
 			out = append(out, s)
 		}
 	}
-	return out
 }
 
 // mark is the number of sweeps logged so far: waitSweep(mark, ...) looks
 // only at those that come after.
-func (l reaperLog) mark(t *testing.T) int { return len(l.sweeps(t)) }
+func (l reaperLog) mark(t *testing.T) int {
+	t.Helper()
+	ss, err := l.sweeps()
+	require.NoError(t, err)
+	return len(ss)
+}
 
 // waitSweep waits for a sweep after the first `after` that satisfies ok,
 // and returns it.
 func (l reaperLog) waitSweep(t *testing.T, after int, why string, ok func(sweepResult) bool) sweepResult {
 	t.Helper()
-	var found *sweepResult
+	var found sweepResult
+	var err error
 	require.Eventually(t, func() bool {
-		ss := l.sweeps(t)
-		for i := after; i < len(ss); i++ {
-			if ok(ss[i].sweepResult) {
-				found = &ss[i].sweepResult
+		var ss []loggedSweep
+		if ss, err = l.sweeps(); err != nil {
+			return true
+		}
+		for _, s := range ss[min(after, len(ss)):] {
+			if ok(s.sweepResult) {
+				found = s.sweepResult
 				return true
 			}
 		}
 		return false
 	}, 20*time.Second, 10*time.Millisecond, "no sweep of the reaper %s; its log:\n%s", why, l.dump())
-	return *found
+	require.NoError(t, err)
+	return found
 }
 
 // waitRemoved waits for the sweep that removes stub.
@@ -172,9 +190,9 @@ func (l reaperLog) waitLeft(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(string(l))
-		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 		var last loggedSweep
-		if json.Unmarshal(lines[len(lines)-1], &last) != nil || last.Event != "exit" {
+		if !bytes.HasSuffix(b, []byte("\n")) || json.Unmarshal(lines[len(lines)-1], &last) != nil || last.Event != "exit" {
 			return false
 		}
 		lk, err := os.Open(reaperLockPath(dir))
@@ -302,10 +320,12 @@ func TestStubsMountedByAnotherRegistryStay(t *testing.T) {
 func killedLauncher(t *testing.T, ws string) {
 	t.Helper()
 	child := testenv.Subprocess(t, "TestHelperLaunchAndHang", ws)
-	var out bytes.Buffer
-	child.Stdout = &out
+	out, err := child.StdoutPipe()
+	require.NoError(t, err)
 	require.NoError(t, child.Start())
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "started") }, 20*time.Second, 20*time.Millisecond)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the child ended before its sandbox started")
+	require.Equal(t, "started\n", line)
 	require.DirExists(t, filepath.Join(ws, ".vscode"))
 	require.NoError(t, child.Process.Kill())
 	child.Wait()
