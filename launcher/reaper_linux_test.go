@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +100,16 @@ func ownRegistry(t *testing.T) reaperLog {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Masks are directories of mode 000: let TempDir's cleanup
+		// remove them when it runs as another user than root.
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	})
 	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
 	log := reaperLog(filepath.Join(dir, "reaper.log"))
 	t.Setenv(envReaperLog, string(log))
