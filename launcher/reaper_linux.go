@@ -85,7 +85,7 @@ func ensureReaper(dir string) error {
 // (its pidfd), the registry changes (inotify) or a linger time runs out.
 func reaperMain(dir string) int {
 	if d, err := registryDir(); err != nil || d != dir {
-		return 2 // only ever the registry this user and TMPDIR would use
+		return 2 // only ever the registry of this user's state directory
 	}
 	lk, err := os.OpenFile(reaperLockPath(dir), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
