@@ -32,6 +32,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/atomicfile"
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -193,7 +195,7 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 	return nil
 }
 
-func (l *Log) openLog(dir *os.File) (*os.File, error) {
+func (l *Log) openLog(dir *safefs.Root) (*os.File, error) {
 	if testhook.AuditFollowLinks {
 		return os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	}
@@ -208,7 +210,10 @@ func (l *Log) openLog(dir *os.File) (*os.File, error) {
 	return f, nil
 }
 
-func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessage) error {
+// append adds one record to the open, locked log f in dir: it checks the
+// anchor against the log, writes the record's line and then the new
+// anchor, cutting the log back should either fail.
+func (l *Log) append(dir *safefs.Root, f *os.File, kind, toolUseID string, raw json.RawMessage) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -222,54 +227,21 @@ func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessag
 	if err := checkFile(hf, true); err != nil {
 		return fmt.Errorf("anchor: %w", err)
 	}
-	head, err := readHead(hf)
-	switch {
-	case err == errEmptyHead && size == 0:
-		head = Head{} // a new log
-	case err != nil:
+	head, err := l.anchorOf(hf, size)
+	if err != nil {
 		return err
-	case head.V != Format:
-		return fmt.Errorf("the log is of the unkeyed format 1; move it aside and let cordon start a new one")
-	case head.Key != l.key.ID():
-		return fmt.Errorf("the log was written with audit key %s, not this user's key %s", head.Key, l.key.ID())
-	case head.MAC != head.sum(l.key):
-		return fmt.Errorf("its anchor %s was not written with this key: run 'cordon audit verify %s'", hf.Name(), l.path)
-	case head.Size != size:
-		return fmt.Errorf("log is %d bytes but its anchor says %d; run 'cordon audit verify %s'", size, head.Size, l.path)
 	}
 	keep := l.keepsAnchor()
 	if keep {
-		k, err := readKept(l.path)
-		if err != nil {
+		if err := l.matchesKept(f, head); err != nil {
 			return err
 		}
-		if k != nil && k.Head.Key == l.key.ID() {
-			if err := l.continues(f, head, k.Head); err != nil {
-				return err
-			}
-		}
 	}
-	rec, err := json.Marshal(Record{Seq: head.Count + 1, Time: l.now(), Kind: kind, ToolUseID: toolUseID, Data: raw, Prev: head.Hash})
+	out, mac, err := l.recordLine(head, kind, toolUseID, raw)
 	if err != nil {
 		return err
 	}
-	mac := l.key.mac("cordon audit record", rec)
-	out, err := json.Marshal(line{V: Format, Key: l.key.ID(), MAC: mac, Record: rec})
-	if err != nil {
-		return err
-	}
-	out = append(out, '\n')
-	// One write of the whole line; on failure cut back so no partial line
-	// stays behind.
-	if n, err := f.Write(out); err != nil || n != len(out) {
-		_ = f.Truncate(size)
-		if err == nil {
-			err = fmt.Errorf("short write (%d of %d bytes)", n, len(out))
-		}
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Truncate(size)
+	if err := writeLine(f, out, size); err != nil {
 		return err
 	}
 	next := Head{V: Format, Key: l.key.ID(), Count: head.Count + 1, Hash: mac, Size: size + int64(len(out))}
@@ -287,6 +259,73 @@ func (l *Log) append(dir, f *os.File, kind, toolUseID string, raw json.RawMessag
 		// Should this fail, the log is one record past cordon's anchor,
 		// which the next append accepts (see continues).
 		return writeKept(l.path, next)
+	}
+	return nil
+}
+
+// anchorOf reads the anchor hf of a log of size bytes and checks that it
+// is this key's and describes the log as it is: an empty anchor only
+// starts a new log.
+func (l *Log) anchorOf(hf *os.File, size int64) (Head, error) {
+	head, err := readHead(hf)
+	switch {
+	case err == errEmptyHead && size == 0:
+		return Head{}, nil // a new log
+	case err != nil:
+		return Head{}, err
+	case head.V != Format:
+		return Head{}, fmt.Errorf("the log is of the unkeyed format 1; move it aside and let cordon start a new one")
+	case head.Key != l.key.ID():
+		return Head{}, fmt.Errorf("the log was written with audit key %s, not this user's key %s", head.Key, l.key.ID())
+	case head.MAC != head.sum(l.key):
+		return Head{}, fmt.Errorf("its anchor %s was not written with this key: run 'cordon audit verify %s'", hf.Name(), l.path)
+	case head.Size != size:
+		return Head{}, fmt.Errorf("log is %d bytes but its anchor says %d; run 'cordon audit verify %s'", size, head.Size, l.path)
+	}
+	return head, nil
+}
+
+// matchesKept checks the log's anchor against cordon's own copy of it,
+// when there is one under this key: a log put back to an older state
+// (anchor and all) disagrees with it.
+func (l *Log) matchesKept(f *os.File, head Head) error {
+	k, err := readKept(l.path)
+	if err != nil {
+		return err
+	}
+	if k != nil && k.Head.Key == l.key.ID() {
+		return l.continues(f, head, k.Head)
+	}
+	return nil
+}
+
+// recordLine is the line of the record that follows head, and its MAC.
+func (l *Log) recordLine(head Head, kind, toolUseID string, raw json.RawMessage) (out []byte, mac string, err error) {
+	rec, err := json.Marshal(Record{Seq: head.Count + 1, Time: l.now(), Kind: kind, ToolUseID: toolUseID, Data: raw, Prev: head.Hash})
+	if err != nil {
+		return nil, "", err
+	}
+	mac = l.key.mac("cordon audit record", rec)
+	out, err = json.Marshal(line{V: Format, Key: l.key.ID(), MAC: mac, Record: rec})
+	if err != nil {
+		return nil, "", err
+	}
+	return append(out, '\n'), mac, nil
+}
+
+// writeLine appends out to the log f of size bytes in one write, then
+// syncs; on failure it cuts the log back so no partial line stays behind.
+func writeLine(f *os.File, out []byte, size int64) error {
+	if n, err := f.Write(out); err != nil || n != len(out) {
+		_ = f.Truncate(size)
+		if err == nil {
+			err = fmt.Errorf("short write (%d of %d bytes)", n, len(out))
+		}
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Truncate(size)
+		return err
 	}
 	return nil
 }
@@ -341,9 +380,5 @@ func renameHead(path string, h Head) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, b)
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cordon-sandbox/cordon/internal/atomicfile"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -76,23 +77,7 @@ func writeKept(path string, h Head) error {
 	if err != nil {
 		return err
 	}
-	dst := KeptAnchorPath(path)
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".anchor.*")
-	if err != nil {
-		return fmt.Errorf("keep the anchor of %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
+	if err := atomicfile.WriteFileSync(KeptAnchorPath(path), b); err != nil {
 		return fmt.Errorf("keep the anchor of %s: %w", path, err)
 	}
 	return nil

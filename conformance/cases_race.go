@@ -23,119 +23,144 @@ func raceCases() []Case {
 	return []Case{
 		{Name: "race-filetools-write", Class: Symlink, Backends: linuxOnly,
 			Summary: "while a sandboxed swapper exchanges ws/dir with a link to HOME (renameat2 RENAME_EXCHANGE in a loop), the runner's write_file and edit_file write dir/.bashrc and dir/new-N/x through the Go API, 900 times",
-			Run: func(h *H) {
-				ws, p := h.ws()
-				h.Write("ws/dir/.bashrc", "decoy token\n")
-				h.Write("home/.bashrc", "original\n")
-				snap := h.Snapshot()
-				b := h.background(p, `ln -s "$HOME" link && "$ATTACK" __attack swap-loop "$PWD/dir" "$PWD/link" "$PWD/.ready" "$PWD/.stop"`)
-				h.waitFor(filepath.Join(ws, ".ready"), b)
-				res := h.runFileToolRace(ws, "write", raceAttempts)
-				touch(filepath.Join(ws, ".stop"))
-				o := h.swapperDone(b)
-				st := countRace(res)
-				h.logRace("race-filetools-write", st, swaps(o))
-				h.Unchanged(snap, "ws")
-				if st.succeeded == 0 || st.denied+st.raced == 0 {
-					h.Errorf("the race did not happen (%s): the case proves nothing", st)
-				}
-				if st.failed > 0 {
-					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
-				}
-			}},
+			Run:     raceFiletoolsWrite},
 		{Name: "race-filetools-read", Class: Symlink, Backends: linuxOnly,
 			Summary: "while a sandboxed swapper exchanges ws/dir with a link to the denied ~/.ssh in a loop, the runner's read_file (a file, a directory) and glob read through dir, 900 times",
-			Run: func(h *H) {
-				ws, p := h.ws()
-				h.Write("ws/dir/secret", "decoy\n")
-				h.WriteMode("home/.ssh/secret", h.Secret, 0o600)
-				h.WriteMode("home/.ssh/"+h.Secret, "", 0o600) // its name is a secret too
-				b := h.background(p, `ln -s "$HOME/.ssh" link && "$ATTACK" __attack swap-loop "$PWD/dir" "$PWD/link" "$PWD/.ready" "$PWD/.stop"`)
-				h.waitFor(filepath.Join(ws, ".ready"), b)
-				res := h.runFileToolRace(ws, "read", raceAttempts)
-				touch(filepath.Join(ws, ".stop"))
-				o := h.swapperDone(b)
-				st := countRace(res)
-				h.logRace("race-filetools-read", st, swaps(o))
-				leaked := 0
-				for _, a := range res {
-					if strings.Contains(a.Output, h.Secret) || strings.Contains(a.Error, h.Secret) {
-						if leaked++; leaked == 1 {
-							h.Errorf("%s read the denied ~/.ssh: %q", a.Tool, clip(a.Output))
-						}
-					}
-				}
-				if leaked > 0 {
-					h.Errorf("%d of %d reads got the denied file (%s)", leaked, len(res), st)
-				}
-				if st.succeeded == 0 || st.denied+st.raced == 0 {
-					h.Errorf("the race did not happen (%s): the case proves nothing", st)
-				}
-				if st.failed > 0 {
-					h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
-				}
-			}},
+			Run:     raceFiletoolsRead},
 		{Name: "race-stubs", Class: NotYet, Backends: linuxOnly,
 			Summary: "200 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
-			Run: func(h *H) {
-				ws, p := h.ws()
-				h.Mkdir("ws/d")
-				// A chain of its own for each launch, so that each makes a
-				// stub in d (none adopts the last one's), and a directory
-				// outside where the rest of each chain would land.
-				for i := range raceStubsLaunches {
-					h.Mkdir(fmt.Sprintf("outside/x%d", i))
-				}
-				snap := h.Snapshot()
-				b := h.background(p, `ln -s "$FIX/outside" l && "$ATTACK" __attack swap-on-create "$PWD/d" "$PWD/d" "$PWD/l" 3ms "$PWD/.ready" "$PWD/.stop"`)
-				h.waitFor(filepath.Join(ws, ".ready"), b)
-				var ok, raced, mountRaced, other int
-				var firstOther string
-				for i := range raceStubsLaunches {
-					deny := filepath.Join(ws, fmt.Sprintf("d/x%d/a/b/c", i))
-					ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
-					o, err := h.x.Exec(ctx, h.User, Launch{Policy: Policy{Workspace: ws, Deny: []string{deny}},
-						Dir: ws, Env: h.env(nil), Argv: []string{"/bin/sh", "-c", "true"}})
-					cancel()
-					switch {
-					case err == nil && o.Code == 0:
-						ok++
-					case err == nil && strings.Contains(o.Stderr, "symbolic link"):
-						// The launcher met the link making a stub, or
-						// canonicalization met it and dropped the root
-						// rather than make its stub where it points.
-						raced++
-					case err == nil && o.Code == 125 && (strings.Contains(o.Stderr, "readlink") ||
-						strings.Contains(o.Stderr, "changed after the policy was built")):
-						// canonicalization met the swap half-way (a link
-						// that was a directory again when read), or the
-						// launcher saw a root change identity: refused.
-						raced++
-					case err == nil && strings.HasPrefix(o.Stderr, "bwrap: Race condition"):
-						mountRaced++ // bwrap's own check of a bound descriptor
-					case err == nil && strings.HasPrefix(o.Stderr, "bwrap: Can't"):
-						// bwrap met it at mount time (the stubs were made
-						// before the swap): no mount target, no launch.
-						mountRaced++
-					default:
-						if other++; other == 1 {
-							firstOther = fmt.Sprintf("%v\n%s", err, o)
-						}
-					}
-				}
-				touch(filepath.Join(ws, ".stop"))
-				o := h.swapperDone(b)
-				st := fmt.Sprintf("launches=%d ok=%d raced-refused=%d bwrap-refused=%d other-failed=%d", raceStubsLaunches, ok, raced, mountRaced, other)
-				h.logRace("race-stubs", stringer(st), swaps(o))
-				h.Unchanged(snap, "ws")
-				if other > 0 {
-					h.Errorf("%d launches failed for another reason (%s), e.g.:\n%s", other, st, firstOther)
-				}
-				if ok == 0 || raced+mountRaced == 0 {
-					h.Errorf("the race did not happen (%s): the case proves nothing", st)
-				}
-			}},
+			Run:     raceStubs},
 	}
+}
+
+// raceFiletools runs the runner's file tools (op "write" or "read") 900
+// times through ws/dir while a sandboxed swapper exchanges dir with a link
+// to target, and returns each call's outcome and their tally.
+func (h *H) raceFiletools(name, op, target string) ([]raceAttempt, raceStats) {
+	ws, p := h.ws()
+	b := h.background(p, `ln -s "`+target+`" link && "$ATTACK" __attack swap-loop "$PWD/dir" "$PWD/link" "$PWD/.ready" "$PWD/.stop"`)
+	h.waitFor(filepath.Join(ws, ".ready"), b)
+	res := h.runFileToolRace(ws, op, raceAttempts)
+	touch(filepath.Join(ws, ".stop"))
+	o := h.swapperDone(b)
+	st := countRace(res)
+	h.logRace(name, st, swaps(o))
+	return res, st
+}
+
+// raceHappened fails the case when the file tools' race did not happen
+// (then it proves nothing) or a call failed for another reason than
+// meeting the link.
+func (h *H) raceHappened(res []raceAttempt, st raceStats) {
+	if st.succeeded == 0 || st.denied+st.raced == 0 {
+		h.Errorf("the race did not happen (%s): the case proves nothing", st)
+	}
+	if st.failed > 0 {
+		h.Errorf("%d calls failed for another reason than a link (%s), e.g.: %s", st.failed, st, firstOther(res))
+	}
+}
+
+// raceFiletoolsWrite: no write lands in HOME through the swapped link.
+func raceFiletoolsWrite(h *H) {
+	h.Mkdir("ws")
+	h.Write("ws/dir/.bashrc", "decoy token\n")
+	h.Write("home/.bashrc", "original\n")
+	snap := h.Snapshot()
+	res, st := h.raceFiletools("race-filetools-write", "write", "$HOME")
+	h.Unchanged(snap, "ws")
+	h.raceHappened(res, st)
+}
+
+// raceFiletoolsRead: no read returns the denied ~/.ssh through the
+// swapped link, not even a name in it.
+func raceFiletoolsRead(h *H) {
+	h.Mkdir("ws")
+	h.Write("ws/dir/secret", "decoy\n")
+	h.WriteMode("home/.ssh/secret", h.Secret, 0o600)
+	h.WriteMode("home/.ssh/"+h.Secret, "", 0o600) // its name is a secret too
+	res, st := h.raceFiletools("race-filetools-read", "read", "$HOME/.ssh")
+	leaked := 0
+	for _, a := range res {
+		if strings.Contains(a.Output, h.Secret) || strings.Contains(a.Error, h.Secret) {
+			if leaked++; leaked == 1 {
+				h.Errorf("%s read the denied ~/.ssh: %q", a.Tool, clip(a.Output))
+			}
+		}
+	}
+	if leaked > 0 {
+		h.Errorf("%d of %d reads got the denied file (%s)", leaked, len(res), st)
+	}
+	h.raceHappened(res, st)
+}
+
+// raceStubs: no launch makes a mount stub outside the workspace through
+// ws/d swapped for a link while it makes its stubs.
+func raceStubs(h *H) {
+	ws, p := h.ws()
+	h.Mkdir("ws/d")
+	// A chain of its own for each launch, so that each makes a stub in d
+	// (none adopts the last one's), and a directory outside where the
+	// rest of each chain would land.
+	for i := range raceStubsLaunches {
+		h.Mkdir(fmt.Sprintf("outside/x%d", i))
+	}
+	snap := h.Snapshot()
+	b := h.background(p, `ln -s "$FIX/outside" l && "$ATTACK" __attack swap-on-create "$PWD/d" "$PWD/d" "$PWD/l" 3ms "$PWD/.ready" "$PWD/.stop"`)
+	h.waitFor(filepath.Join(ws, ".ready"), b)
+	count := map[string]int{}
+	var firstOther string
+	for i := range raceStubsLaunches {
+		deny := filepath.Join(ws, fmt.Sprintf("d/x%d/a/b/c", i))
+		ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+		o, err := h.x.Exec(ctx, h.User, Launch{Policy: Policy{Workspace: ws, Deny: []string{deny}},
+			Dir: ws, Env: h.env(nil), Argv: []string{"/bin/sh", "-c", "true"}})
+		cancel()
+		kind := stubLaunchOutcome(o, err)
+		if count[kind]++; kind == "other" && count[kind] == 1 {
+			firstOther = fmt.Sprintf("%v\n%s", err, o)
+		}
+	}
+	touch(filepath.Join(ws, ".stop"))
+	o := h.swapperDone(b)
+	ok, raced, mountRaced, other := count["ok"], count["raced"], count["bwrap"], count["other"]
+	st := fmt.Sprintf("launches=%d ok=%d raced-refused=%d bwrap-refused=%d other-failed=%d", raceStubsLaunches, ok, raced, mountRaced, other)
+	h.logRace("race-stubs", stringer(st), swaps(o))
+	h.Unchanged(snap, "ws")
+	if other > 0 {
+		h.Errorf("%d launches failed for another reason (%s), e.g.:\n%s", other, st, firstOther)
+	}
+	if ok == 0 || raced+mountRaced == 0 {
+		h.Errorf("the race did not happen (%s): the case proves nothing", st)
+	}
+}
+
+// stubLaunchOutcome sorts one launch of race-stubs: "ok", "raced" (cordon
+// refused it, having met the swap), "bwrap" (bwrap refused it) or "other".
+func stubLaunchOutcome(o Output, err error) string {
+	switch {
+	case err != nil:
+		return "other"
+	case o.Code == 0:
+		return "ok"
+	case strings.Contains(o.Stderr, "symbolic link"):
+		// The launcher met the link making a stub, or canonicalization
+		// met it and dropped the root rather than make its stub where it
+		// points.
+		return "raced"
+	case o.Code == 125 && (strings.Contains(o.Stderr, "readlink") ||
+		strings.Contains(o.Stderr, "changed after the policy was built")):
+		// canonicalization met the swap half-way (a link that was a
+		// directory again when read), or the launcher saw a root change
+		// identity: refused.
+		return "raced"
+	case strings.HasPrefix(o.Stderr, "bwrap: Race condition"):
+		return "bwrap" // bwrap's own check of a bound descriptor
+	case strings.HasPrefix(o.Stderr, "bwrap: Can't"):
+		// bwrap met it at mount time (the stubs were made before the
+		// swap): no mount target, no launch.
+		return "bwrap"
+	}
+	return "other"
 }
 
 type stringer string

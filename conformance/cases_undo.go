@@ -50,9 +50,7 @@ func undoCases() []Case {
 		{Name: "undo-nested-userns-unshare", Class: 7, Backends: linuxOnly, Needs: []string{"unshare"}, Summary: "unshare -U -m (-r), then unmount and remount the masks from the nested namespace",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/private")
-				h.Write("ws/private/id", h.Secret)
-				p.Deny = []string{d}
+				h.deniedDir(&p, "ws/private")
 				p.Readonly = []string{h.Write("ws/ro.txt", "original\n")}
 				o := h.Sandbox(p, `A='echo "@@USER""NS@@"; umount private; umount -l private; umount ro.txt; mount -o remount,rw ro.txt; cat private/id; echo pwn > ro.txt'; unshare -U -m -r sh -c "$A" || unshare -U -m sh -c "$A"`)
 				h.NoSecret(o)
@@ -62,9 +60,7 @@ func undoCases() []Case {
 		{Name: "undo-nested-userns-syscall", Class: 7, Backends: linuxOnly, Summary: "clone a nested user+mount namespace mapped to root (cordon __attack userns), then unmount",
 			Run: func(h *H) {
 				_, p := h.ws()
-				d := h.Mkdir("ws/private")
-				h.Write("ws/private/id", h.Secret)
-				p.Deny = []string{d}
+				h.deniedDir(&p, "ws/private")
 				o := h.Sandbox(p, `"$ATTACK" __attack userns /bin/sh -c '"$ATTACK" __attack umount "$PWD/private"; cat private/id'`)
 				h.NoSecret(o)
 				h.Refuse(o, "USERNS", "UMOUNT")

@@ -24,3 +24,20 @@ func (h *H) ws() (string, Policy) {
 	w := h.Mkdir("ws")
 	return w, Policy{Workspace: w}
 }
+
+// deniedDir creates the directory rel with the secret in its file id, and
+// denies it in p.
+func (h *H) deniedDir(p *Policy, rel string) string {
+	d := h.Mkdir(rel)
+	h.Write(rel+"/id", h.Secret)
+	p.Deny = []string{d}
+	return d
+}
+
+// readonlyDir creates ws/ro holding f ("original"), read-only in p.
+func (h *H) readonlyDir(p *Policy) string {
+	d := h.Mkdir("ws/ro")
+	h.Write("ws/ro/f", "original\n")
+	p.Readonly = []string{d}
+	return d
+}

@@ -15,15 +15,6 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	// A re-executed child of TestMutations runs the catalogue under one
-	// mutation and exits; see mutation_linux_test.go.
-	if name := os.Getenv(envMutation); name != "" {
-		os.Exit(mutantMain(name))
-	}
-	os.Exit(m.Run())
-}
-
 var (
 	buildOnce sync.Once
 	buildDir  string

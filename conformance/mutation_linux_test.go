@@ -115,10 +115,9 @@ import (
 // The test logs the failing cases of every mutation.
 
 const (
-	envMutation = "CORDON_MUTATION"
-	envHelper   = "CORDON_MUTANT_HELPER"
-	envOut      = "CORDON_MUTANT_OUT"
-	envBackend  = "CORDON_MUTANT_BACKEND"
+	envHelper  = "CORDON_MUTANT_HELPER"
+	envOut     = "CORDON_MUTANT_OUT"
+	envBackend = "CORDON_MUTANT_BACKEND"
 )
 
 type mutation struct {
@@ -278,8 +277,8 @@ func mutationCheck(t *testing.T, backend string) {
 		require.NoError(t, err)
 		t.Cleanup(func() { exec.Command("rm", "-rf", tmp).Run() })
 		require.NoError(t, os.Chmod(tmp, 0o1777))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envMutation+"="+name, envBackend+"="+backend, envHelper+"="+helper, envOut+"="+out,
+		cmd := testenv.Subprocess(t, "TestHelperMutant", name)
+		cmd.Env = append(cmd.Env, envBackend+"="+backend, envHelper+"="+helper, envOut+"="+out,
 			EnvCtty+"="+pty.Slave.Name(), EnvCttyMaster+"=3", "TMPDIR="+tmp, state.EnvDir+"="+filepath.Join(tmp, "st", "cordon"))
 		cmd.Stdin = pty.Slave
 		cmd.ExtraFiles = []*os.File{pty.Master}
@@ -355,8 +354,18 @@ func (m mutation) perBackend() bool {
 	return m.args != nil || m.closeFds || m.seccomp || m.filter != nil || m.state || m.name == "identity-check"
 }
 
-// mutantMain runs in a re-executed child: the catalogue, in-process through
-// the launcher API, as this user, under mutation name.
+// TestHelperMutant is a child of TestMutations: it runs the catalogue
+// in-process through the launcher API, as this user, under the mutation
+// it is given.
+func TestHelperMutant(t *testing.T) {
+	name := testenv.InSubprocess(t)
+	if code := mutantMain(name); code != 0 {
+		t.Fatalf("mutant %s: exit status %d", name, code)
+	}
+}
+
+// mutantMain runs the catalogue under the mutation name ("none": none)
+// and writes the report to $CORDON_MUTANT_OUT; it returns an exit status.
 func mutantMain(name string) int {
 	var m *mutation
 	for i := range mutations {

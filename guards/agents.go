@@ -2,7 +2,6 @@ package guards
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 )
 
@@ -29,13 +28,9 @@ func NewCrossAgent(root, agent, parent string) (*CrossAgent, error) {
 	if agent == "" {
 		return nil, fmt.Errorf("agents root %q: an agent id is required", root)
 	}
-	abs, err := filepath.Abs(root)
+	abs, real, err := absReal("agents root", root)
 	if err != nil {
-		return nil, fmt.Errorf("agents root %q: %w", root, err)
-	}
-	real, err := Realpath(abs)
-	if err != nil {
-		return nil, fmt.Errorf("agents root %q: %w", root, err)
+		return nil, err
 	}
 	g := &CrossAgent{roots: []string{abs}, agent: agent, parent: parent}
 	if real != abs {

@@ -2,6 +2,7 @@ package guards
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -56,8 +57,42 @@ var alwaysRecursive = map[string]bool{
 	"zip": true, "fd": true, "ag": true, "git": false,
 }
 
+// named classifies one command by its name: commands that act on the machine
+// itself, rm and find, shells and eval (whose strings are parsed in turn),
+// and wrappers (whose command is classified); whatever is left is searched
+// for paths.
 func (c *classifier) named(name string, ws []word, depth int, via string) {
 	args := ws[1:]
+	switch {
+	case name == "eval":
+		if s, ok := joined(args); ok {
+			c.script(s, depth+1, via+" (inside eval)")
+		}
+		return
+	case shells[name]:
+		c.shell(name, args, depth, via)
+		return
+	case name == "rm":
+		c.rm(args, via)
+	case name == "find":
+		c.find(args, depth, via)
+	default:
+		c.machine(name, args, via)
+	}
+	if c.v.Deny {
+		return
+	}
+	if w, ok := wrappers[name]; ok {
+		c.wrapped(name, w, args, depth, via)
+		return
+	}
+	c.collectPaths(name, args)
+}
+
+// machine denies the commands that act on the machine rather than on files:
+// privilege escalation, stopping the machine, creating a filesystem, and dd
+// onto a device.
+func (c *classifier) machine(name string, args []word, via string) {
 	switch {
 	case privileged[name]:
 		c.deny(name, via, "%s runs commands with another user's privileges", name)
@@ -73,8 +108,6 @@ func (c *classifier) named(name string, ws []word, depth int, via string) {
 				return
 			}
 		}
-	case name == "rm":
-		c.rm(args, via)
 	case name == "dd":
 		for _, a := range args {
 			if dev, ok := strings.CutPrefix(a.val, "of="); ok && a.ok && isDevice(dev) {
@@ -82,25 +115,7 @@ func (c *classifier) named(name string, ws []word, depth int, via string) {
 				return
 			}
 		}
-	case name == "eval":
-		if s, ok := joined(args); ok {
-			c.script(s, depth+1, via+" (inside eval)")
-		}
-		return
-	case shells[name]:
-		c.shell(name, args, depth, via)
-		return
-	case name == "find":
-		c.find(args, depth, via)
 	}
-	if c.v.Deny {
-		return
-	}
-	if w, ok := wrappers[name]; ok {
-		c.wrapped(name, w, args, depth, via)
-		return
-	}
-	c.collectPaths(name, args)
 }
 
 // wrapped skips a wrapper's options and operands and classifies the command
@@ -113,29 +128,23 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 		if !a.ok {
 			return
 		}
+		if name == "env" {
+			if script, known, found := splitString(args[i:]); found {
+				if known {
+					c.script(script, depth+1, via)
+				}
+				return
+			}
+		}
 		switch {
 		case a.val == "--":
 			c.command(args[i+1:], depth, via)
 			return
-		case name == "env" && (a.val == "-S" || a.val == "--split-string"):
-			if i+1 < len(args) && args[i+1].ok {
-				c.script(args[i+1].val, depth+1, via)
-			}
-			return
-		case name == "env" && strings.HasPrefix(a.val, "--split-string="):
-			c.script(strings.TrimPrefix(a.val, "--split-string="), depth+1, via)
-			return
-		case name == "env" && strings.HasPrefix(a.val, "-S"):
-			c.script(strings.TrimPrefix(a.val, "-S"), depth+1, via)
-			return
 		case name == "command" && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "vV"):
 			return // command -v only looks the name up
 		case strings.HasPrefix(a.val, "-") && len(a.val) > 1:
-			for _, o := range w.argOpts {
-				if a.val == o {
-					i++
-					break
-				}
+			if slices.Contains(w.argOpts, a.val) {
+				i++
 			}
 		case w.assigns && isAssign(a.val):
 		case operands > 0:
@@ -145,6 +154,25 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 			return
 		}
 	}
+}
+
+// splitString reports whether args starts with env's -S (--split-string),
+// which runs its operand as a command line, and returns that script when it
+// is known before run time.
+func splitString(args []word) (script string, known, found bool) {
+	a := args[0]
+	switch {
+	case a.val == "-S" || a.val == "--split-string":
+		if len(args) > 1 && args[1].ok {
+			return args[1].val, true, true
+		}
+		return "", false, true
+	case strings.HasPrefix(a.val, "--split-string="):
+		return strings.TrimPrefix(a.val, "--split-string="), true, true
+	case strings.HasPrefix(a.val, "-S"):
+		return strings.TrimPrefix(a.val, "-S"), true, true
+	}
+	return "", false, false
 }
 
 func isAssign(s string) bool {

@@ -123,19 +123,27 @@ type Scope struct {
 	dir string // realpath of the workspace
 }
 
+// absReal is dir made absolute and its real path; what names dir in
+// errors ("workspace").
+func absReal(what, dir string) (abs, real string, err error) {
+	if abs, err = filepath.Abs(dir); err == nil {
+		real, err = Realpath(abs)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("%s %q: %w", what, dir, err)
+	}
+	return abs, real, nil
+}
+
 // NewScope resolves the workspace once, so each check only walks the part
 // of a path below it.
 func NewScope(dir string) (*Scope, error) {
 	if err := checkPath(dir); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	abs, err := filepath.Abs(dir)
+	_, real, err := absReal("workspace", dir)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", dir, err)
-	}
-	real, err := Realpath(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+		return nil, err
 	}
 	fi, err := os.Stat(real)
 	if err != nil {

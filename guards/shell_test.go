@@ -1,6 +1,7 @@
 package guards
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -182,32 +183,11 @@ func TestClassifyShellUnparsable(t *testing.T) {
 func TestClassifyShellDepth(t *testing.T) {
 	src := "sudo id"
 	for range maxDepth + 2 {
-		q := "'" + replaceAll(src, "'", `'\''`) + "'"
+		q := "'" + strings.ReplaceAll(src, "'", `'\''`) + "'"
 		src = "sh -c " + q
 	}
 	v := ClassifyShell(src)
 	require.True(t, v.Deny)
-}
-
-func replaceAll(s, old, new string) string {
-	out := ""
-	for {
-		i := indexOf(s, old)
-		if i < 0 {
-			return out + s
-		}
-		out += s[:i] + new
-		s = s[i+len(old):]
-	}
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 func TestClassifyShellPaths(t *testing.T) {

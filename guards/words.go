@@ -78,63 +78,81 @@ func ansiC(s string) string {
 			sb.WriteByte(s[i])
 			continue
 		}
-		i++
-		switch c := s[i]; c {
-		case 'a':
-			sb.WriteByte('\a')
-		case 'b':
-			sb.WriteByte('\b')
-		case 'e', 'E':
-			sb.WriteByte(0x1b)
-		case 'f':
-			sb.WriteByte('\f')
-		case 'n':
-			sb.WriteByte('\n')
-		case 'r':
-			sb.WriteByte('\r')
-		case 't':
-			sb.WriteByte('\t')
-		case 'v':
-			sb.WriteByte('\v')
-		case 'x', 'u', 'U':
-			width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
-			j := i + 1
-			for j < len(s) && j-i-1 < width && isHex(s[j]) {
-				j++
-			}
-			if j == i+1 {
-				sb.WriteByte('\\')
-				sb.WriteByte(c)
-				continue
-			}
-			v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
-			if c == 'x' {
-				sb.WriteByte(byte(v))
-			} else {
-				sb.WriteRune(rune(v))
-			}
-			i = j - 1
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			j := i
-			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
-				j++
-			}
-			v, _ := strconv.ParseUint(s[i:j], 8, 16)
-			sb.WriteByte(byte(v))
-			i = j - 1
-		case 'c':
-			if i+1 < len(s) {
-				i++
-				sb.WriteByte(s[i] & 0x1f)
-			}
-		default: // \\ \' \" \? and unknown escapes
-			if strings.IndexByte("\\'\"?", c) < 0 {
-				sb.WriteByte('\\')
-			}
-			sb.WriteByte(c)
-		}
+		i = ansiCEscape(&sb, s, i+1)
 	}
 	return sb.String()
+}
+
+// letterEscapes are the one-letter escapes of $'...' that stand for a control
+// character.
+var letterEscapes = map[byte]byte{
+	'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f',
+	'n': '\n', 'r': '\r', 't': '\t', 'v': '\v',
+}
+
+// ansiCEscape decodes the escape whose first byte after the backslash is
+// s[i], writes it to sb and returns the index of the escape's last byte.
+func ansiCEscape(sb *strings.Builder, s string, i int) int {
+	c := s[i]
+	if b, ok := letterEscapes[c]; ok {
+		sb.WriteByte(b)
+		return i
+	}
+	switch {
+	case c == 'x' || c == 'u' || c == 'U':
+		return ansiCHex(sb, s, i)
+	case c >= '0' && c <= '7':
+		return ansiCOctal(sb, s, i)
+	case c == 'c': // \cX: the control character of X
+		if i+1 < len(s) {
+			sb.WriteByte(s[i+1] & 0x1f)
+			return i + 1
+		}
+		return i
+	}
+	// \\ \' \" \? stand for the character; bash keeps the backslash of an
+	// unknown escape.
+	if strings.IndexByte("\\'\"?", c) < 0 {
+		sb.WriteByte('\\')
+	}
+	sb.WriteByte(c)
+	return i
+}
+
+// ansiCHex decodes \xHH (a byte), \uHHHH and \UHHHHHHHH (a rune), whose
+// letter is s[i]; with no hex digit after the letter the escape stays as
+// written.
+func ansiCHex(sb *strings.Builder, s string, i int) int {
+	c := s[i]
+	width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+	j := i + 1
+	for j < len(s) && j-i-1 < width && isHex(s[j]) {
+		j++
+	}
+	if j == i+1 {
+		sb.WriteByte('\\')
+		sb.WriteByte(c)
+		return i
+	}
+	v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+	if c == 'x' {
+		sb.WriteByte(byte(v))
+	} else {
+		sb.WriteRune(rune(v))
+	}
+	return j - 1
+}
+
+// ansiCOctal decodes \NNN, up to three octal digits starting at s[i], into
+// one byte.
+func ansiCOctal(sb *strings.Builder, s string, i int) int {
+	j := i
+	for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+		j++
+	}
+	v, _ := strconv.ParseUint(s[i:j], 8, 16)
+	sb.WriteByte(byte(v))
+	return j - 1
 }
 
 func isHex(c byte) bool {

@@ -1,12 +1,9 @@
 package launcher
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -95,59 +92,6 @@ func TestOnlyStdioAndExtraFilesReachTheChild(t *testing.T) {
 	require.Equal(t, "via-extra\n", string(got[:n]))
 }
 
-// holdSandbox starts a sandbox that waits until release is closed.
-func holdSandbox(t *testing.T, p policy.FsSandboxPolicy) (done chan error, release func()) {
-	t.Helper()
-	fifo := filepath.Join(t.TempDir(), "go")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	c := Command(p, "sh", "-c", `read x < "$0"`, fifo)
-	p.ReadonlyRoots = append(p.ReadonlyRoots, filepath.Dir(fifo))
-	c.Policy = p
-	require.NoError(t, c.Start())
-	done = make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	return done, func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		require.NoError(t, err)
-		f.WriteString("\n")
-		f.Close()
-		require.NoError(t, <-done)
-	}
-}
-
-// holdSandboxScript is holdSandbox that runs script (in the workspace,
-// the policy's first writable root) once released; done gets its output.
-// It returns once the sandbox runs, its mounts made.
-func holdSandboxScript(t *testing.T, p policy.FsSandboxPolicy, script string) (done chan string, release func()) {
-	t.Helper()
-	fifo := filepath.Join(t.TempDir(), "go")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	p.ReadonlyRoots = append(p.ReadonlyRoots, filepath.Dir(fifo))
-	c := Command(p, "sh", "-c", `echo up; read x < "$0"; cd "$1" && `+script, fifo, p.WritableRoots[0])
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	c.Stdout, c.Stderr = w, w
-	require.NoError(t, c.Start())
-	w.Close()
-	br := bufio.NewReader(r)
-	line, err := br.ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "up\n", line)
-	done = make(chan string, 1)
-	go func() {
-		rest, _ := io.ReadAll(br)
-		c.Wait()
-		r.Close()
-		done <- string(rest)
-	}()
-	return done, func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		require.NoError(t, err)
-		f.WriteString("\n")
-		f.Close()
-	}
-}
-
 // gone waits for the stub reaper to remove p.
 func gone(t *testing.T, p, why string) {
 	t.Helper()
@@ -155,141 +99,6 @@ func gone(t *testing.T, p, why string) {
 		_, err := os.Lstat(p)
 		return errors.Is(err, os.ErrNotExist)
 	}, 20*time.Second, 10*time.Millisecond, why)
-}
-
-// stubCase sets a stub test up: bwrap, the linger time, a workspace, its
-// policy and its .vscode, a protected name that does not exist.
-func stubCase(t *testing.T, linger string) (ws string, p policy.FsSandboxPolicy, stub string) {
-	t.Helper()
-	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", linger)
-	ws = t.TempDir()
-	return ws, workspacePolicy(t, ws), filepath.Join(ws, ".vscode")
-}
-
-func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
-	_, p, stub := stubCase(t, "0")
-	_, releaseA := holdSandbox(t, p)
-	require.DirExists(t, stub)
-	_, releaseB := holdSandbox(t, p)
-	releaseA()
-	time.Sleep(200 * time.Millisecond) // the reaper's turn, were it wrong
-	require.DirExists(t, stub, "B still holds the stub")
-	// B's mask still holds: nothing can be planted in .vscode.
-	out, err := Command(p, "sh", "-c", `echo x > "$0"/settings.json || echo blocked`, stub).CombinedOutput()
-	require.NoError(t, err)
-	require.Contains(t, string(out), "blocked")
-	releaseB()
-	gone(t, stub, "the reaper removes the stub once no sandbox holds it")
-}
-
-func TestStubsLingerForTheNextLaunch(t *testing.T) {
-	_, p, stub := stubCase(t, "3s")
-	require.NoError(t, Command(p, "true").Run())
-	fi1, err := os.Lstat(stub)
-	require.NoError(t, err, "the stub stays for the next launch")
-	require.NoError(t, Command(p, "true").Run())
-	fi2, err := os.Lstat(stub)
-	require.NoError(t, err)
-	require.True(t, os.SameFile(fi1, fi2), "the second launch reused the stub")
-	gone(t, stub, "the reaper removes it after the linger time")
-}
-
-// F5 (conformance/FINDINGS.md): a stub held by a live sandbox is never
-// removed for a killed launch that shared it; removing it would detach the
-// live sandbox's mask.
-func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
-	ws, p, stub := stubCase(t, "0")
-	done, releaseA := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
-	killedLauncher(t, ws)
-	time.Sleep(300 * time.Millisecond) // the reaper's turn, were it wrong
-	require.DirExists(t, stub, "A still holds the stub")
-	releaseA()
-	require.NotContains(t, <-done, "PLANTED", "A's mask held")
-	gone(t, stub, "the reaper removes the stub once no sandbox holds it")
-
-	// Alone, a killed launch's stubs go too.
-	ws2 := t.TempDir()
-	killedLauncher(t, ws2)
-	gone(t, filepath.Join(ws2, ".vscode"), "the reaper sweeps stubs of dead holders")
-}
-
-// Many launches in one workspace at once, started and ended in every
-// order: each one's mask holds while it runs, and no stub is left.
-func TestStubsUnderConcurrentLaunches(t *testing.T) {
-	ws, p, stub := stubCase(t, "0")
-	const n = 8
-	for round := range 3 {
-		errs := make(chan error, n)
-		for i := range n {
-			go func() {
-				// Sleep a little, differently, so launches overlap and end
-				// out of order.
-				script := fmt.Sprintf(`sleep 0.0%d; echo x > .vscode/x 2>/dev/null && echo PLANTED; mkdir -p .idea/y 2>/dev/null && echo PLANTED; true`, (i*3+round)%10)
-				c := Command(p, "sh", "-c", script)
-				c.Dir = ws
-				out, err := c.CombinedOutput()
-				if err == nil && strings.Contains(string(out), "PLANTED") {
-					err = fmt.Errorf("launch %d: a mask did not hold: %s", i, out)
-				}
-				errs <- err
-			}()
-		}
-		for range n {
-			require.NoError(t, <-errs)
-		}
-	}
-	gone(t, stub, "the last launch out leaves no stub")
-	gone(t, filepath.Join(ws, ".idea"), "the last launch out leaves no stub")
-}
-
-// F6 (conformance/FINDINGS.md): a sandbox launched with another TMPDIR
-// (another stub registry) mounts over the first one's stub without holding
-// it; the first registry's reaper must leave it until that sandbox ends.
-func TestStubsMountedByAnotherRegistryStay(t *testing.T) {
-	_, p, stub := stubCase(t, "0")
-	tmp1, tmp2 := t.TempDir(), t.TempDir()
-	t.Setenv("TMPDIR", tmp1)
-	_, releaseA := holdSandbox(t, p)
-	t.Setenv("TMPDIR", tmp2)
-	done, releaseB := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
-	releaseA()
-	time.Sleep(300 * time.Millisecond) // registry 1's reaper's turn
-	require.DirExists(t, stub, "B mounts over it")
-	releaseB()
-	require.NotContains(t, <-done, "PLANTED", "B's mask held")
-	gone(t, stub, "registry 1's reaper removes it once B has ended")
-}
-
-// killedLauncher has a child test process launch a sandbox in ws and then
-// SIGKILLs it: no cleanup runs, and bwrap dies with it (--die-with-parent).
-func killedLauncher(t *testing.T, ws string) {
-	t.Helper()
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperLaunchAndHang$")
-	child.Env = append(os.Environ(), "CORDON_TEST_CRASH_CHILD="+ws)
-	var out bytes.Buffer
-	child.Stdout = &out
-	require.NoError(t, child.Start())
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "started") }, 20*time.Second, 20*time.Millisecond)
-	require.DirExists(t, filepath.Join(ws, ".vscode"))
-	require.NoError(t, child.Process.Kill())
-	child.Wait()
-}
-
-func TestHelperLaunchAndHang(t *testing.T) {
-	ws := os.Getenv("CORDON_TEST_CRASH_CHILD")
-	if ws == "" {
-		t.Skip("helper process for killedLauncher")
-	}
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
-	require.NoError(t, err)
-	// "started" comes from inside: bwrap has set up the sandbox, and with
-	// it --die-with-parent (a launcher killed before that leaves bwrap
-	// running the command to its end, with its mounts).
-	c := Command(p, "sh", "-c", "echo started; exec sleep 60")
-	c.Stdout = os.Stdout
-	require.NoError(t, c.Start())
-	c.Wait()
 }
 
 func TestExecReplacesTheProcess(t *testing.T) {

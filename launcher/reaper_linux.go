@@ -1,10 +1,12 @@
 package launcher
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -27,7 +29,16 @@ import (
 // its whole life, so a launch knows whether one runs; it leaves only
 // under the registry lock, once no holder file is left, so a launch that
 // saw it running is sure to be seen by it.
+//
+// With CORDON_REAPER_LOG=FILE in the environment of the launch that starts
+// it, the reaper appends one JSON line to FILE for each sweep (a
+// sweepResult: what it found and what it removed) and one when it leaves,
+// so tests and benchmarks can tell what it did, and when, without waiting
+// on a clock.
 const reaperName = "cordon-stub-reaper"
+
+// envReaperLog names the file the reaper logs its sweeps to.
+const envReaperLog = "CORDON_REAPER_LOG"
 
 func init() {
 	if len(os.Args) == 2 && os.Args[0] == reaperName {
@@ -74,7 +85,7 @@ func ensureReaper(dir string) error {
 // (its pidfd), the registry changes (inotify) or a linger time runs out.
 func reaperMain(dir string) int {
 	if d, err := registryDir(); err != nil || d != dir {
-		return 2 // only ever the registry this user and TMPDIR would use
+		return 2 // only ever the registry of this user's state directory
 	}
 	lk, err := os.OpenFile(reaperLockPath(dir), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -90,6 +101,7 @@ func reaperMain(dir string) int {
 		unix.Close(in)
 		in = -1
 	}
+	log := os.Getenv(envReaperLog)
 	seen := map[string]time.Time{}
 	pidfds := map[int]int{}
 	for {
@@ -97,16 +109,44 @@ func reaperMain(dir string) int {
 		if err != nil {
 			return 1
 		}
-		wait, pids, empty := r.sweep(time.Now(), seen)
-		if empty {
+		res := r.sweep(time.Now(), seen)
+		logReaper(log, dir, "sweep", &res)
+		if res.Left == 0 {
+			logReaper(log, dir, "exit", nil)
 			unix.Flock(int(lk.Fd()), unix.LOCK_UN)
 			r.unlock()
 			return 0
 		}
 		r.unlock()
-		syncPidfds(pidfds, pids)
-		sleep(in, pidfds, wait)
+		syncPidfds(pidfds, res.pids)
+		sleep(in, pidfds, res.wait)
 	}
+}
+
+// logReaper appends one line about the reaper of the registry dir to the
+// file log (none when ""): what happened (event "sweep" or "exit") and,
+// for a sweep, what it found and did. It is best effort: a log never
+// changes what the reaper does.
+func logReaper(log, dir, event string, res *sweepResult) {
+	if log == "" {
+		return
+	}
+	b, err := json.Marshal(struct {
+		Time     time.Time `json:"time"`
+		PID      int       `json:"pid"`
+		Registry string    `json:"registry"`
+		Event    string    `json:"event"`
+		*sweepResult
+	}{time.Now().UTC(), os.Getpid(), dir, event, res})
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return
+	}
+	f.Write(append(b, '\n'))
+	f.Close()
 }
 
 func syncPidfds(fds map[int]int, pids []int) {
@@ -156,30 +196,85 @@ func sleep(in int, pidfds map[int]int, wait time.Duration) {
 	}
 }
 
+// sweepResult is what one sweep found and did. The exported fields are
+// what the reaper logs (see envReaperLog).
+type sweepResult struct {
+	Live  int `json:"live"`  // holders whose launch runs
+	Ended int `json:"ended"` // holders whose launch has ended
+	// Removed lists the stubs whose time had come, removed unless they
+	// were no longer what cordon made.
+	Removed []string `json:"removed,omitempty"`
+	// Busy lists the stubs whose time had come but that another sandbox
+	// mounts over: they stay until it ends.
+	Busy []string `json:"busy,omitempty"`
+	// Lingering lists the stubs no live holder holds whose linger time
+	// runs still.
+	Lingering []string `json:"lingering,omitempty"`
+	Left      int      `json:"left"` // holder files left; at 0 the reaper leaves
+
+	wait time.Duration // until the next sweep is due (-1: when something happens)
+	pids []int         // of the live holders, to wait on
+}
+
 // sweep removes the stubs that no live holder holds and whose linger time
 // (the longest any ended holder of theirs asked for, counted from when the
 // sweep first saw them unheld) has passed, unless a sandbox mounts over
-// them. It rewrites or removes ended holders' files to match, and returns
-// how long until it should look again (-1: only when something happens),
-// the pids of live holders, and whether no holder file is left. The caller
-// holds the lock.
-func (r *registry) sweep(now time.Time, seen map[string]time.Time) (wait time.Duration, pids []int, empty bool) {
+// them. It rewrites or removes ended holders' files to match, and says
+// what it did, how long until it should look again, and which holders to
+// wait on. seen remembers, across sweeps, when each stub was first seen
+// unheld. The caller holds the lock.
+func (r *registry) sweep(now time.Time, seen map[string]time.Time) sweepResult {
 	hs := r.holders("")
+	var res sweepResult
 	live := map[string]bool{}
 	for _, h := range hs {
 		if !h.alive {
+			res.Ended++
 			continue
 		}
+		res.Live++
 		if pid, _, ok := holderPID(h.name); ok {
-			pids = append(pids, pid)
+			res.pids = append(res.pids, pid)
 		}
 		for _, s := range h.file.Stubs {
 			live[s.Path] = true
 			delete(seen, s.Path)
 		}
 	}
-	linger := map[string]time.Duration{}
+	unheld, linger := unheldStubs(hs, live)
+	due, wait := dueStubs(unheld, linger, seen, now)
+	for p := range unheld {
+		if _, ok := due[p]; !ok {
+			res.Lingering = append(res.Lingering, p)
+		}
+	}
+	// A stub another sandbox mounts over (one that found it as an
+	// existing directory: another registry's, or another user's) stays
+	// until that sandbox ends.
+	busy := removeStubs(due)
+	for p := range due {
+		if !busy[p] {
+			delete(seen, p)
+			res.Removed = append(res.Removed, p)
+			continue
+		}
+		delete(due, p)
+		res.Busy = append(res.Busy, p)
+		wait = soonest(wait, busyRetryAfter(now.Sub(seen[p].Add(linger[p]))))
+	}
+	res.Left = r.forget(hs, due, live)
+	res.wait = wait
+	slices.Sort(res.Removed)
+	slices.Sort(res.Busy)
+	slices.Sort(res.Lingering)
+	return res
+}
+
+// unheldStubs are the stubs of ended holders that no live holder holds,
+// with the longest linger time any of their ended holders asked for.
+func unheldStubs(hs []holder, live map[string]bool) (map[string]stubRecord, map[string]time.Duration) {
 	unheld := map[string]stubRecord{}
+	linger := map[string]time.Duration{}
 	for _, h := range hs {
 		if h.alive {
 			continue
@@ -191,7 +286,14 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time) (wait time.Du
 			}
 		}
 	}
-	wait = -1
+	return unheld, linger
+}
+
+// dueStubs are the unheld stubs whose linger time, counted from when they
+// were first seen unheld (seen, which it updates), has passed by now; wait
+// is how long until the next one is due (-1: none lingers).
+func dueStubs(unheld map[string]stubRecord, linger map[string]time.Duration, seen map[string]time.Time, now time.Time) (map[string]stubRecord, time.Duration) {
+	wait := time.Duration(-1)
 	due := map[string]stubRecord{}
 	for p, s := range unheld {
 		first, ok := seen[p]
@@ -200,26 +302,33 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time) (wait time.Du
 		}
 		if left := first.Add(linger[p]).Sub(now); left <= 0 {
 			due[p] = s
-		} else if wait < 0 || left < wait {
-			wait = left
+		} else {
+			wait = soonest(wait, left)
 		}
 	}
-	// A stub another sandbox mounts over (one that found it as an
-	// existing directory: another registry's, or another user's) stays
-	// until that sandbox ends. Look again in a second, then less and less
-	// often (a quarter of how long it has been due, at most every 30s).
-	busy := removeStubs(due)
-	for p := range due {
-		if !busy[p] {
-			delete(seen, p)
-			continue
-		}
-		delete(due, p)
-		retry := min(max(now.Sub(seen[p].Add(linger[p]))/4, busyRetry), 30*time.Second)
-		if wait < 0 || wait > retry {
-			wait = retry
-		}
+	return due, wait
+}
+
+// busyRetryAfter is when to look again at a stub another sandbox mounts
+// over, overdue by that long: in a second, then less and less often (a
+// quarter of how long it has been due, at most every 30s).
+func busyRetryAfter(overdue time.Duration) time.Duration {
+	return min(max(overdue/4, busyRetry), 30*time.Second)
+}
+
+// soonest is the shorter of two waits, where -1 means no wait at all.
+func soonest(wait, d time.Duration) time.Duration {
+	if wait < 0 || d < wait {
+		return d
 	}
+	return wait
+}
+
+// forget brings the ended holders' files in line with a sweep: a stub
+// removed (due) or now held by a live holder is dropped from each; a file
+// left with no stub is removed. It returns how many holder files are
+// left, live ones included.
+func (r *registry) forget(hs []holder, due map[string]stubRecord, live map[string]bool) int {
 	left := 0
 	for _, h := range hs {
 		if h.alive {
@@ -244,5 +353,5 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time) (wait time.Du
 			left++
 		}
 	}
-	return wait, pids, left == 0
+	return left
 }

@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,13 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/safefs"
@@ -26,7 +21,7 @@ import (
 // A stub is a mount target the launcher creates on the host because the
 // policy names a path that does not exist yet (bwrap can only mount onto an
 // existing path). Each launch records the stubs it holds in a holder file
-// of its own in the registry, under one lock, briefly.
+// of its own in the registry (registry_linux.go), under one lock, briefly.
 //
 // A stub is removed only when no live launch holds it: removing a
 // directory that a live sandbox mounts over would detach that mount inside
@@ -37,24 +32,8 @@ import (
 // launches in one workspace reuse the stubs instead of paying a mkdir and
 // an rmdir each. A launch that cannot have a reaper removes its stubs
 // itself when it ends.
-type registry struct {
-	dir  string
-	lock *os.File
-	me   string                // this launch's holder file name
-	live map[string]stubRecord // stubs held by live launches (not this one)
-	dead map[string]stubRecord // stubs held only by ended launches
-	mine map[string]stubRecord // stubs this launch holds
-	// reaped: a reaper runs and will remove this launch's stubs after it.
-	reaped bool
-}
 
-type holderFile struct {
-	// LingerMS is how long the stubs stay after this holder ends, when no
-	// other live holder holds them.
-	LingerMS int64        `json:"linger_ms"`
-	Stubs    []stubRecord `json:"stubs"`
-}
-
+// stubRecord is one stub as a holder file records it.
 type stubRecord struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
@@ -96,103 +75,6 @@ func stubLinger(d time.Duration) time.Duration {
 		return DefaultStubLinger
 	}
 	return min(d, time.Hour)
-}
-
-var holderSeq atomic.Int64
-
-const donePrefix = "done-"
-
-func registryDir() (string, error) {
-	rt, err := runtimeDir()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(rt, "stubs")
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("stub registry: %w", err)
-	}
-	return dir, nil
-}
-
-// openRegistry takes the registry's lock and loads what every holder
-// holds. Call unlock when done.
-func openRegistry() (*registry, error) {
-	dir, err := registryDir()
-	if err != nil {
-		return nil, err
-	}
-	r, err := lockRegistry(dir)
-	if err != nil {
-		return nil, err
-	}
-	r.me = fmt.Sprintf("%d-%s-%d.json", os.Getpid(), procStart(os.Getpid()), holderSeq.Add(1))
-	r.load("")
-	return r, nil
-}
-
-func lockRegistry(dir string) (*registry, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("stub registry: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stub registry: lock: %w", err)
-	}
-	return &registry{dir: dir, lock: f, mine: map[string]stubRecord{}}, nil
-}
-
-func (r *registry) unlock() {
-	unix.Flock(int(r.lock.Fd()), unix.LOCK_UN)
-	r.lock.Close()
-}
-
-// holder is one holder file as read.
-type holder struct {
-	name  string
-	alive bool
-	file  holderFile
-}
-
-// holders reads every holder file but skip's; unreadable ones are removed.
-func (r *registry) holders(skip string) []holder {
-	ents, _ := os.ReadDir(r.dir)
-	var hs []holder
-	for _, d := range ents {
-		name := d.Name()
-		if !strings.HasSuffix(name, ".json") || name == skip {
-			continue
-		}
-		var h holder
-		b, err := os.ReadFile(filepath.Join(r.dir, name))
-		if err != nil || json.Unmarshal(b, &h.file) != nil {
-			os.Remove(filepath.Join(r.dir, name))
-			continue
-		}
-		h.name, h.alive = name, holderAlive(name)
-		hs = append(hs, h)
-	}
-	return hs
-}
-
-// load sorts what the holders hold into live and dead.
-func (r *registry) load(skip string) {
-	r.live, r.dead = map[string]stubRecord{}, map[string]stubRecord{}
-	hs := r.holders(skip)
-	for _, h := range hs {
-		for _, s := range h.file.Stubs {
-			if h.alive {
-				r.live[s.Path] = s
-			}
-		}
-	}
-	for _, h := range hs {
-		for _, s := range h.file.Stubs {
-			if _, ok := r.live[s.Path]; !h.alive && !ok {
-				r.dead[s.Path] = s
-			}
-		}
-	}
 }
 
 // stat is the renderer's view of the host: a stub in the registry counts
@@ -317,27 +199,6 @@ func (r *registry) adopt(p string) bool {
 		r.mine[q] = rec
 	}
 	return true
-}
-
-func (r *registry) held(p string) (stubRecord, bool) {
-	if s, ok := r.live[p]; ok {
-		return s, true
-	}
-	s, ok := r.dead[p]
-	return s, ok
-}
-
-// writeHolder replaces a holder file atomically.
-func writeHolder(path string, h holderFile) error {
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // release ends this launch's hold. With a reaper the holder file is only
@@ -562,43 +423,4 @@ func inode(fi os.FileInfo) uint64 {
 		return uint64(st.Ino)
 	}
 	return 0
-}
-
-// holderPID reads "PID-START-SEQ.json" (done-… files have ended).
-func holderPID(name string) (pid int, start string, ok bool) {
-	parts := strings.SplitN(strings.TrimSuffix(name, ".json"), "-", 3)
-	if len(parts) != 3 {
-		return 0, "", false
-	}
-	pid, err := strconv.Atoi(parts[0])
-	if err != nil || pid <= 0 {
-		return 0, "", false
-	}
-	return pid, parts[1], true
-}
-
-// holderAlive checks that the holder's process still runs and started
-// when it did (a recycled pid is not the holder).
-func holderAlive(name string) bool {
-	pid, start, ok := holderPID(name)
-	if !ok || exited(pid) {
-		return false
-	}
-	return procStart(pid) == start
-}
-
-// exited reports whether pid has ended, also when it is a zombie its
-// parent has not collected yet. A process in the middle of execve from a
-// thread other than its leader shows its leader as a zombie for a moment
-// (/proc/PID/stat says Z); its pidfd does not report it ended, so only
-// the pidfd is asked.
-func exited(pid int) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return errors.Is(err, unix.ESRCH) || unix.Kill(pid, 0) == unix.ESRCH
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n == 1 && fds[0].Revents&unix.POLLIN != 0
 }

@@ -154,6 +154,10 @@ func (d *Decider) Evaluate(req Request) (Decision, *Call) {
 	panic("permission: default.deny did not match") // unreachable: the last rule always matches
 }
 
+// prepare gathers what the rules look at for req: the tool and its
+// parsed arguments; for a shell command its classification; for a path
+// tool the path it acts on, resolved in the workspace, and what the
+// kernel's view allows there.
 func (d *Decider) prepare(req Request) *subject {
 	s := &subject{req: req}
 	s.tool, s.known = tools[req.Name]
@@ -165,33 +169,12 @@ func (d *Decider) prepare(req Request) *subject {
 		s.call = nil
 		return s
 	}
-	switch {
-	case s.tool.core == ToolBash:
+	if s.tool.core == ToolBash {
 		s.shell = guards.ClassifyShell(s.call.Command)
 		return s
-	case s.tool.globKey != "":
-		full := s.call.Pattern
-		if !strings.HasPrefix(full, "/") && s.call.Path != "" {
-			full = strings.TrimSuffix(s.call.Path, "/") + "/" + full
-		}
-		var climbs bool
-		s.target, _, climbs = guards.GlobPrefix(full)
-		if climbs {
-			s.resErr = fmt.Errorf("pattern %q climbs out with \"..\" after a wildcard", s.call.Pattern)
-		}
-	default:
-		s.target = s.call.Path
-		if s.target == "" {
-			s.target = "."
-		}
 	}
-	// A relative path is taken from the cwd, joined without cleaning so
-	// that ".." applies after the symlinks before it, as in the kernel. A
-	// "~" stays first, where the scope refuses it: tools expand it.
-	from := s.target
-	if !filepath.IsAbs(from) && (!strings.HasPrefix(from, "~") || mutation.noTilde) && d.cwd != d.scope.Dir() {
-		from = d.cwd + "/" + from
-	}
+	s.pickTarget()
+	from := d.fromCwd(s.target)
 	s.lexical = d.scope.Lexical(from)
 	var resolved string
 	var err error
@@ -203,6 +186,46 @@ func (d *Decider) prepare(req Request) *subject {
 	if !s.inside || s.resErr != nil {
 		return s
 	}
+	d.inspect(s, resolved, from)
+	return s
+}
+
+// pickTarget sets the path a path tool acts on: a glob's fixed prefix
+// (joined to its path), else the path argument, "." when empty.
+func (s *subject) pickTarget() {
+	if s.tool.globKey == "" {
+		s.target = s.call.Path
+		if s.target == "" {
+			s.target = "."
+		}
+		return
+	}
+	full := s.call.Pattern
+	if !strings.HasPrefix(full, "/") && s.call.Path != "" {
+		full = strings.TrimSuffix(s.call.Path, "/") + "/" + full
+	}
+	var climbs bool
+	s.target, _, climbs = guards.GlobPrefix(full)
+	if climbs {
+		s.resErr = fmt.Errorf("pattern %q climbs out with \"..\" after a wildcard", s.call.Pattern)
+	}
+}
+
+// fromCwd takes a relative target from the cwd, joined without cleaning
+// so that ".." applies after the symlinks before it, as in the kernel. A
+// "~" stays first, where the scope refuses it: tools expand it.
+func (d *Decider) fromCwd(target string) string {
+	if !filepath.IsAbs(target) && (!strings.HasPrefix(target, "~") || mutation.noTilde) && d.cwd != d.scope.Dir() {
+		return d.cwd + "/" + target
+	}
+	return target
+}
+
+// inspect records, for a target resolved inside the workspace, what the
+// kernel's view allows there, the other names of a file to be written,
+// what is denied below a directory a recursive tool descends into, and
+// the cleaned reading of a path with "..".
+func (d *Decider) inspect(s *subject, resolved, from string) {
 	s.verdict = d.explain(resolved)
 	if mutation.noKernel {
 		s.verdict.Read, s.verdict.Write = true, true
@@ -216,7 +239,6 @@ func (d *Decider) prepare(req Request) *subject {
 	if hasDotDot(from) && !mutation.noCleaned {
 		d.alsoCleaned(s)
 	}
-	return s
 }
 
 // mutation removes one defence at a time, for the test that proves the

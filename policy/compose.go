@@ -232,32 +232,7 @@ func (s *Spec) home(r resolver) string {
 // are listed, and none that is already a root: a root the caller named
 // says what the caller wants there, and a denied path stays denied.
 func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
-	var cand []string
-	for _, p := range s.Protect {
-		if filepath.IsAbs(p) {
-			cand = append(cand, p)
-		}
-	}
-	for _, e := range s.Executables {
-		if filepath.IsAbs(e) && !testhook.SkipProtectExecutables {
-			cand = append(cand, e)
-		}
-	}
-	optOut := map[string]bool{}
-	for _, d := range s.WritablePathDirs {
-		if rd, err := resolveCached(r, d); err == nil {
-			optOut[rd] = true
-		}
-	}
-	for _, d := range filepath.SplitList(s.Path) {
-		// A relative entry ("." or "") means the shell's working
-		// directory, whatever it is then: nothing to protect by path.
-		if filepath.IsAbs(d) && !testhook.SkipProtectPath {
-			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil && !optOut[rd] {
-				cand = append(cand, rd)
-			}
-		}
-	}
+	cand := append(s.namedExecutables(), s.pathDirs(r)...)
 	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
 			cand = append(cand, filepath.Join(home, n))
@@ -277,6 +252,45 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 		out = append(out, rp)
 	}
 	return out
+}
+
+// namedExecutables are the absolute paths of Spec.Protect and
+// Spec.Executables, as given.
+func (s *Spec) namedExecutables() []string {
+	var cand []string
+	for _, p := range s.Protect {
+		if filepath.IsAbs(p) {
+			cand = append(cand, p)
+		}
+	}
+	for _, e := range s.Executables {
+		if filepath.IsAbs(e) && !testhook.SkipProtectExecutables {
+			cand = append(cand, e)
+		}
+	}
+	return cand
+}
+
+// pathDirs are the absolute directories of Spec.Path, resolved, but those
+// Spec.WritablePathDirs opts out of.
+func (s *Spec) pathDirs(r resolver) []string {
+	optOut := map[string]bool{}
+	for _, d := range s.WritablePathDirs {
+		if rd, err := resolveCached(r, d); err == nil {
+			optOut[rd] = true
+		}
+	}
+	var dirs []string
+	for _, d := range filepath.SplitList(s.Path) {
+		// A relative entry ("." or "") means the shell's working
+		// directory, whatever it is then: nothing to protect by path.
+		if filepath.IsAbs(d) && !testhook.SkipProtectPath {
+			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil && !optOut[rd] {
+				dirs = append(dirs, rd)
+			}
+		}
+	}
+	return dirs
 }
 
 // Executables returns the paths of the running program that the user

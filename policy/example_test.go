@@ -31,3 +31,38 @@ func ExampleCompose() {
 	// .vscode/tasks.json write=false
 	// false
 }
+
+// Workspace is the preset alone, as data: the workspace writable, writes
+// elsewhere refused, git metadata and files tools run protected, and
+// credential stores under HOME denied. Canonicalize turns it into the
+// model the backends render and Explain answers from.
+func ExampleWorkspace() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	base, _ := filepath.EvalSymlinks(dir)
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755)
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := policy.Canonicalize(p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("restrictWrites:", p.RestrictWrites)
+	for _, rel := range []string{"ws/main.go", "ws/.git/hooks/pre-commit", "home/.bashrc", "home/.ssh/id_ed25519"} {
+		v := c.Explain(filepath.Join(base, rel))
+		fmt.Printf("%-25s read=%-5v write=%v\n", rel, v.Read, v.Write)
+	}
+	// Output:
+	// restrictWrites: true
+	// ws/main.go                read=true  write=true
+	// ws/.git/hooks/pre-commit  read=true  write=false
+	// home/.bashrc              read=true  write=false
+	// home/.ssh/id_ed25519      read=false write=false
+}

@@ -270,62 +270,94 @@ func configRefs(file, dir, top string) []string {
 		top = dir
 	}
 	var out []string
-	add := func(v, base string) {
-		if v == "" || strings.HasPrefix(v, "~") {
-			return
+	for _, e := range configEntries(string(b)) {
+		paths, inConfigDir := configPaths(e.key, e.value)
+		base := top
+		if inConfigDir {
+			base = dir
 		}
-		if !filepath.IsAbs(v) {
-			v = filepath.Join(base, v)
-		}
-		if r, err := Resolve(filepath.Clean(v)); err == nil {
-			out = append(out, r)
+		for _, v := range paths {
+			if v == "" || strings.HasPrefix(v, "~") {
+				continue
+			}
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(base, v)
+			}
+			if r, err := Resolve(filepath.Clean(v)); err == nil {
+				out = append(out, r)
+			}
 		}
 	}
+	return out
+}
+
+// configEntry is one "key = value" of a git config file: the key with its
+// section and subsection ("section.sub.key", all lower case but the
+// subsection), the value unquoted.
+type configEntry struct{ key, value string }
+
+// configEntries reads the entries of a git config file's text, as far as
+// configRefs needs: a section header, alone or before an entry on its
+// line, and "key = value" lines; anything else is skipped.
+func configEntries(text string) []configEntry {
+	var out []configEntry
 	section := ""
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "[") {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
+			s, rest, ok := sectionHeader(line)
+			if !ok {
 				continue
 			}
-			head := line[1:end]
-			name, sub, _ := strings.Cut(head, " ")
-			section = strings.ToLower(name)
-			if sub != "" {
-				section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
-			}
-			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
-				continue
-			}
+			section, line = s, rest
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
 			continue
 		}
-		key := section + "." + strings.ToLower(strings.TrimSpace(k))
-		v = configValue(v)
-		last := key[strings.LastIndexByte(key, '.')+1:]
-		switch {
-		case strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif."):
-			if last == "path" {
-				add(v, dir)
-			}
-		case key == "core.hookspath":
-			add(v, top)
-			if filepath.Base(v) == "_" { // husky's stubs run the scripts beside them
-				add(filepath.Dir(v), top)
-			}
-		case commandKeys[key] || commandKeys[strings.SplitN(key, ".", 2)[0]+".*."+last] ||
-			strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager."):
-			prog := strings.TrimPrefix(v, "!")
-			if f := strings.Fields(prog); len(f) > 0 && strings.Contains(f[0], "/") {
-				add(f[0], top)
-			}
-		}
+		out = append(out, configEntry{key: section + "." + strings.ToLower(strings.TrimSpace(k)), value: configValue(v)})
 	}
 	return out
+}
+
+// sectionHeader reads a line starting with "[": the section it opens
+// ("name" or "name.subsection") and what follows the header on the line.
+func sectionHeader(line string) (section, rest string, ok bool) {
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return "", "", false
+	}
+	name, sub, _ := strings.Cut(line[1:end], " ")
+	section = strings.ToLower(name)
+	if sub != "" {
+		section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
+	}
+	return section, strings.TrimSpace(line[end+1:]), true
+}
+
+// configPaths returns the paths the config entry key = v makes git read or
+// run, and whether they are relative to the config file's directory (an
+// include) rather than to the work tree's top (hooks, commands).
+func configPaths(key, v string) (paths []string, inConfigDir bool) {
+	last := key[strings.LastIndexByte(key, '.')+1:]
+	switch {
+	case strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif."):
+		if last == "path" {
+			return []string{v}, true
+		}
+	case key == "core.hookspath":
+		if filepath.Base(v) == "_" { // husky's stubs run the scripts beside them
+			return []string{v, filepath.Dir(v)}, false
+		}
+		return []string{v}, false
+	case commandKeys[key] || commandKeys[strings.SplitN(key, ".", 2)[0]+".*."+last] ||
+		strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager."):
+		prog := strings.TrimPrefix(v, "!")
+		if f := strings.Fields(prog); len(f) > 0 && strings.Contains(f[0], "/") {
+			return []string{f[0]}, false
+		}
+	}
+	return nil, false
 }
 
 // commandKeys are the config keys whose value git runs as a command

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/atomicfile"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
@@ -134,15 +135,5 @@ func storeScan(dir, file string, rec scanRecord) {
 	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, "scan-*.tmp")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || os.Rename(tmp.Name(), file) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = atomicfile.WriteFile(file, b)
 }

@@ -73,13 +73,15 @@ func pathErr(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
-// linkError names the component that is a link, when it can tell.
-type linkError struct {
-	link string
+// LinkError is the cause of an error for a path with a symbolic link in
+// it: Link is the first component that is one (as far as it could tell:
+// the path itself when the link has gone since). It wraps ErrSymlink.
+type LinkError struct {
+	Link string
 }
 
-func (e *linkError) Error() string {
-	return fmt.Sprintf("%s is a symbolic link (links are not followed here)", e.link)
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link (links are not followed here)", e.Link)
 }
 
-func (e *linkError) Unwrap() error { return ErrSymlink }
+func (e *LinkError) Unwrap() error { return ErrSymlink }

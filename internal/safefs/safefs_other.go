@@ -16,11 +16,14 @@ type Root struct{}
 
 type WalkFunc func(rel string, typ fs.FileMode) error
 
-func OpenRoot(dir string) (*Root, error)                             { return nil, pathErr("open root", dir, errUnsupported) }
-func (r *Root) Close() error                                         { return errUnsupported }
-func (r *Root) Name() string                                         { return "" }
-func (r *Root) Open(rel string) (*os.File, error)                    { return nil, errUnsupported }
-func (r *Root) OpenRoot(rel string) (*Root, error)                   { return nil, errUnsupported }
+func OpenRoot(dir string) (*Root, error)           { return nil, pathErr("open root", dir, errUnsupported) }
+func (r *Root) Close() error                       { return errUnsupported }
+func (r *Root) Name() string                       { return "" }
+func (r *Root) Open(rel string) (*os.File, error)  { return nil, errUnsupported }
+func (r *Root) OpenRoot(rel string) (*Root, error) { return nil, errUnsupported }
+func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	return nil, errUnsupported
+}
 func (r *Root) Lstat(rel string) (Info, error)                       { return Info{}, errUnsupported }
 func (r *Root) Mkdir(rel string, perm fs.FileMode) error             { return errUnsupported }
 func (r *Root) MkdirAll(rel string, perm fs.FileMode) (*Root, error) { return nil, errUnsupported }

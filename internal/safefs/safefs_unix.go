@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -82,6 +81,18 @@ func (r *Root) Open(rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), r.full(c)), nil
 }
 
+// OpenFile opens rel beneath r as os.OpenFile would with flag and perm
+// (os.O_RDWR, os.O_APPEND, os.O_CREATE, os.O_EXCL...), but following no
+// symbolic link, not blocking on a FIFO and never taking a terminal as
+// the caller's controlling one.
+func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	fd, c, err := r.open("open", rel, flag|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.full(c)), nil
+}
+
 // OpenRoot opens the directory rel beneath r as a root of its own.
 func (r *Root) OpenRoot(rel string) (*Root, error) {
 	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -130,22 +141,40 @@ func (r *Root) parent(op, dir string) (int, error) {
 	return fd, nil
 }
 
+// entry is an entry below a root, its parent open: what Mkdir, WriteFile
+// and RemoveIf act on.
+type entry struct {
+	pfd       int    // the parent, opened beneath the root; the caller closes it
+	dir, base string // the parent's path ("." for the root) and the entry's name
+	path      string // rel, cleaned
+}
+
+// entry cleans rel, which must name an entry below r (not r itself), and
+// opens its parent beneath r.
+func (r *Root) entry(op, rel string) (entry, error) {
+	c, err := clean(rel)
+	if err != nil || c == "." {
+		return entry{}, pathErr(op, r.full(rel), errors.Join(err, ErrOutside))
+	}
+	dir, base := split(c)
+	pfd, err := r.parent(op, dir)
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{pfd: pfd, dir: dir, base: base, path: c}, nil
+}
+
 // Mkdir creates the directory rel (its parent must exist) in its parent
 // opened beneath r. A link at rel is not followed: mkdirat fails with
 // EEXIST.
 func (r *Root) Mkdir(rel string, perm fs.FileMode) error {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return pathErr("mkdir", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("mkdir", dir)
+	e, err := r.entry("mkdir", rel)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(pfd)
-	if err := unix.Mkdirat(pfd, base, uint32(perm.Perm())); err != nil {
-		return pathErr("mkdir", r.full(c), err)
+	defer unix.Close(e.pfd)
+	if err := unix.Mkdirat(e.pfd, e.base, uint32(perm.Perm())); err != nil {
+		return pathErr("mkdir", r.full(e.path), err)
 	}
 	return nil
 }
@@ -202,37 +231,18 @@ func (r *Root) CreateExcl(rel string, perm fs.FileMode) (*os.File, error) {
 // keeps its mode (and, for a root caller, its owner); a new one gets perm
 // less the umask.
 func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return pathErr("write", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("write", dir)
+	e, err := r.entry("write", rel)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(pfd)
-	mode, owner := uint32(perm.Perm()), (*unix.Stat_t)(nil)
-	var st unix.Stat_t
-	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return pathErr("write", r.full(c), &linkError{r.full(c)})
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return pathErr("write", r.full(c), errors.New("not a regular file"))
-	case err == nil:
-		mode, owner = uint32(st.Mode)&0o7777, &st
-	case !errors.Is(err, unix.ENOENT):
-		return pathErr("write", r.full(c), err)
+	defer unix.Close(e.pfd)
+	pfd, dir, base, full := e.pfd, e.dir, e.base, r.full(e.path)
+	mode, owner, err := replaced(pfd, base, full, uint32(perm.Perm()))
+	if err != nil {
+		return err
 	}
 	if testhook.SafeFSFollow {
-		// The mutation writes through whatever the name points at now.
-		fd, err := unix.Openat(pfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, mode)
-		if err != nil {
-			return pathErr("write", r.full(c), err)
-		}
-		f := os.NewFile(uintptr(fd), r.full(c))
-		_, err = f.Write(data)
-		return errors.Join(err, f.Close())
+		return writeInPlace(pfd, base, full, data, mode)
 	}
 	create := mode // a new file: perm less the umask, by the kernel
 	if owner != nil {
@@ -240,10 +250,56 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 	}
 	tmp, fd, err := tempFile(pfd, base, create)
 	if err != nil {
-		return pathErr("write", r.full(c), err)
+		return pathErr("write", full, err)
 	}
-	f := os.NewFile(uintptr(fd), r.full(path.Join(dir, tmp)))
+	err = fillTemp(fd, r.full(path.Join(dir, tmp)), data, mode, owner)
+	if err == nil {
+		err = unix.Renameat(pfd, tmp, pfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(pfd, tmp, 0)
+		return pathErr("write", full, err)
+	}
+	return nil
+}
+
+// replaced looks at what WriteFile is about to replace, base in the
+// directory pfd (full in messages): a regular file gives its mode and
+// owner, nothing there gives perm and no owner, and anything else (a link
+// first of all) is refused.
+func replaced(pfd int, base, full string, perm uint32) (mode uint32, owner *unix.Stat_t, err error) {
+	var st unix.Stat_t
+	switch err := unix.Fstatat(pfd, base, &st, statFlags()); {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return 0, nil, pathErr("write", full, &LinkError{full})
+	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return 0, nil, pathErr("write", full, errors.New("not a regular file"))
+	case err == nil:
+		return uint32(st.Mode) & 0o7777, &st, nil
+	case !errors.Is(err, unix.ENOENT):
+		return 0, nil, pathErr("write", full, err)
+	}
+	return perm, nil, nil
+}
+
+// writeInPlace is the SafeFSFollow mutation's WriteFile: it writes
+// through whatever the name points at now.
+func writeInPlace(pfd int, base, full string, data []byte, mode uint32) error {
+	fd, err := unix.Openat(pfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return pathErr("write", full, err)
+	}
+	f := os.NewFile(uintptr(fd), full)
 	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// fillTemp writes data to the new temporary file fd (named name), gives
+// it the mode (and, for a root caller, the owner) of the file it replaces,
+// when there is one, syncs and closes it.
+func fillTemp(fd int, name string, data []byte, mode uint32, owner *unix.Stat_t) error {
+	f := os.NewFile(uintptr(fd), name)
+	_, err := f.Write(data)
 	if err == nil && owner != nil {
 		err = unix.Fchmod(fd, mode)
 		if os.Geteuid() == 0 {
@@ -256,14 +312,7 @@ func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(pfd, tmp, pfd, base)
-	}
-	if err != nil {
-		unix.Unlinkat(pfd, tmp, 0)
-		return pathErr("write", r.full(c), err)
-	}
-	return nil
+	return err
 }
 
 // tempFile creates a new file next to base in the directory pfd.
@@ -289,16 +338,12 @@ func tempFile(pfd int, base string, mode uint32) (string, int, error) {
 // opened beneath r, if keep says so of what is there now. It reports
 // whether it removed it.
 func (r *Root) RemoveIf(rel string, ok func(Info) bool) (bool, error) {
-	c, err := clean(rel)
-	if err != nil || c == "." {
-		return false, pathErr("remove", r.full(rel), errors.Join(err, ErrOutside))
-	}
-	dir, base := split(c)
-	pfd, err := r.parent("remove", dir)
+	e, err := r.entry("remove", rel)
 	if err != nil {
 		return false, err
 	}
-	defer unix.Close(pfd)
+	defer unix.Close(e.pfd)
+	pfd, base, c := e.pfd, e.base, e.path
 	var st unix.Stat_t
 	if err := unix.Fstatat(pfd, base, &st, statFlags()); err != nil {
 		return false, pathErr("remove", r.full(c), err)
@@ -315,74 +360,6 @@ func (r *Root) RemoveIf(rel string, ok func(Info) bool) (bool, error) {
 		return false, pathErr("remove", r.full(c), err)
 	}
 	return true, nil
-}
-
-// WalkFunc is called for each entry Walk visits, with its path relative
-// to the root and its type (fs.ModeSymlink for a link, which Walk never
-// follows). fs.SkipDir skips a directory, fs.SkipAll ends the walk.
-type WalkFunc func(rel string, typ fs.FileMode) error
-
-// Walk visits rel and, when it is a directory, everything below it in
-// lexical order. Each directory is opened from the one above it without
-// following a link, so a directory swapped for a link during the walk is
-// skipped, never entered. Entries that cannot be read are skipped.
-func (r *Root) Walk(rel string, fn WalkFunc) error {
-	c, err := clean(rel)
-	if err != nil {
-		return pathErr("walk", r.full(rel), err)
-	}
-	in, err := r.Lstat(c)
-	if err != nil {
-		return err
-	}
-	if err := fn(c, in.Mode.Type()); err != nil || !in.IsDir() {
-		if err == fs.SkipDir || err == fs.SkipAll {
-			return nil
-		}
-		return err
-	}
-	fd, err := openBeneath(r.fd, c, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return nil // swapped since the Lstat
-	}
-	if err := walkDir(fd, c, fn); err != fs.SkipAll {
-		return err
-	}
-	return nil
-}
-
-// walkDir walks the directory fd (which it closes), named rel.
-func walkDir(fd int, rel string, fn WalkFunc) error {
-	f := os.NewFile(uintptr(fd), rel)
-	names, _ := f.Readdirnames(-1)
-	defer f.Close()
-	slices.Sort(names)
-	for _, name := range names {
-		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, statFlags()) != nil {
-			continue
-		}
-		p := path.Join(rel, name)
-		typ := info(&st).Mode.Type()
-		err := fn(p, typ)
-		if err == fs.SkipDir {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !typ.IsDir() {
-			continue
-		}
-		sub, err := openBeneath(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			continue // swapped for a link (or unreadable): not entered
-		}
-		if err := walkDir(sub, p, fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func info(st *unix.Stat_t) Info {
@@ -448,10 +425,10 @@ func explain(op string, dirfd int, name, rel string, err error) error {
 	full := path.Join(name, rel)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
 		if link := firstLink(dirfd, rel); link != "" {
-			return pathErr(op, full, &linkError{path.Join(name, link)})
+			return pathErr(op, full, &LinkError{path.Join(name, link)})
 		}
 		if errors.Is(err, unix.ELOOP) {
-			return pathErr(op, full, &linkError{full}) // swapped back since
+			return pathErr(op, full, &LinkError{full}) // swapped back since
 		}
 	}
 	return pathErr(op, full, err)

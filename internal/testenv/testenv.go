@@ -2,7 +2,9 @@
 // test that needs a real sandbox goes through it, so a missing feature is
 // a visible skip with its reason — and on CI, where
 // CORDON_REQUIRE_BACKEND names the backend, a failure instead, so a green
-// run cannot hide a skipped suite.
+// run cannot hide a skipped suite. Subprocess runs a helper test function
+// in a child of the test binary, for what a test cannot undo in its own
+// process.
 package testenv
 
 import (

@@ -1,0 +1,46 @@
+// Package atomicfile replaces a small file of cordon's own whole: the new
+// content goes to a temporary file beside it, which is then renamed over
+// it. A reader sees the old content or the new, never part of either, and
+// a writer that fails or is killed half-way leaves the old file as it was
+// (the temporary file is removed on failure; one a kill leaves behind
+// starts with a dot and ends in .tmp).
+//
+// A rename gives the name a new inode. That is what the registry files and
+// caches here want, and what a file a sandbox has bound read-only must
+// not get: audit anchors are rewritten in place instead (package audit).
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// WriteFile replaces name with data, mode 0600. A crash of the machine
+// may leave the file empty or old: for what the next run can rebuild or
+// do without (caches, the stub registry).
+func WriteFile(name string, data []byte) error { return write(name, data, false) }
+
+// WriteFileSync is WriteFile that has the data on disk before the rename,
+// so that after a crash the file holds the old content or the new.
+func WriteFileSync(name string, data []byte) error { return write(name, data, true) }
+
+func write(name string, data []byte, sync bool) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil && sync {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
