@@ -20,6 +20,9 @@ import (
 // of roots do not fit in argv) and runs the command under sandbox-exec.
 // Paths reach the profile only as -D parameters.
 func (c *Cmd) seatbeltCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
+	if c.NetPolicy != nil {
+		return nil, nil, fmt.Errorf("network: the domain allowlist is not available with Seatbelt yet")
+	}
 	prof, err := seatbelt.Render(canon, seatbelt.Options{Network: c.Network})
 	if err != nil {
 		return nil, nil, err

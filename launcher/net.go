@@ -1,0 +1,140 @@
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/netproxy"
+)
+
+// The network allowlist (Cmd.NetPolicy, docs/design.md "The network
+// allowlist"): the sandbox has no network of its own, and its one way out
+// is cordon's proxy (package netproxy), run in this process for the
+// sandbox's lifetime. How the sandbox reaches the proxy differs by
+// backend: on Linux the proxy accepts on a listener inside the sandbox's
+// own network namespace (net_linux.go); on macOS on a loopback port that
+// only the profile lets the sandbox reach, behind a credential
+// (net_darwin.go).
+
+// ProxyPort is the port of the proxy on the sandbox's loopback (Linux),
+// where HTTP_PROXY points.
+const ProxyPort = 3128
+
+// netSession is a launch's proxy.
+type netSession struct {
+	srv  *netproxy.Server
+	url  string // the HTTP proxy URL the sandbox is given
+	surl string // the SOCKS5 URL
+	// start is run once the sandbox process started; serve ends when
+	// the proxy does.
+	start func() error
+	close func()
+	wg    sync.WaitGroup
+}
+
+// newServer is the proxy of c: its policy, and its events to c.NetEvent
+// or, without one, refusals to stderr.
+func (c *Cmd) newServer(stderr io.Writer) *netproxy.Server {
+	ev := c.NetEvent
+	if ev == nil {
+		seen := map[string]bool{}
+		ev = func(e netproxy.Event) {
+			if msg := netproxy.Refusal(e); msg != "" && !seen[e.Host+":"+strconv.Itoa(e.Port)] && stderr != nil {
+				seen[e.Host+":"+strconv.Itoa(e.Port)] = true
+				fmt.Fprintln(stderr, msg)
+			}
+		}
+	}
+	return &netproxy.Server{Policy: c.NetPolicy, Event: ev}
+}
+
+// serve runs the proxy on ln until stop.
+func (n *netSession) serve(ln net.Listener) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.srv.Serve(ln)
+	}()
+}
+
+// stop ends the proxy and every connection through it, and waits for
+// the last events.
+func (n *netSession) stop() {
+	if n.close != nil {
+		n.close()
+	}
+	n.srv.Close()
+	n.wg.Wait()
+}
+
+// stopNet ends the launch's proxy, if it has one.
+func (c *Cmd) stopNet() {
+	if c.net != nil {
+		c.net.stop()
+		c.net = nil
+	}
+}
+
+// proxyEnv points the usual variables at the proxy, replacing what the
+// caller had (a host proxy is unreachable from the sandbox anyway).
+func proxyEnv(env []string, httpURL, socksURL string) []string {
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+		env = setEnv(env, k, httpURL)
+	}
+	for _, k := range []string{"ALL_PROXY", "all_proxy"} {
+		env = setEnv(env, k, socksURL)
+	}
+	for _, k := range []string{"NO_PROXY", "no_proxy"} {
+		env = setEnv(env, k, "localhost,127.0.0.1,::1")
+	}
+	return env
+}
+
+// checkNet refuses what a network allowlist cannot be combined with.
+func (c *Cmd) checkNet() error {
+	if c.NetPolicy == nil {
+		return nil
+	}
+	if c.Network {
+		return fmt.Errorf("network: a domain allowlist and the host's full network (Network) cannot be combined")
+	}
+	if len(c.NetPolicy.Allow) == 0 {
+		return fmt.Errorf("network: the allowlist allows no host (give an allow pattern, or leave the network off)")
+	}
+	return nil
+}
+
+// lockedWriter serializes writes from the proxy's messages and from the
+// copy of the sandbox's own stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// stderrFor is where the proxy's messages go: Stderr itself when it is a
+// file (written whole, as the sandbox's own writes are), else Stderr
+// behind a lock that the launch's copy of the sandbox's stderr shares.
+func (c *Cmd) stderrFor() io.Writer {
+	switch w := c.Stderr.(type) {
+	case nil:
+		return nil
+	case *os.File:
+		return w
+	case *lockedWriter:
+		return w
+	default:
+		lw := &lockedWriter{w: w}
+		c.Stderr = lw
+		return lw
+	}
+}
