@@ -441,11 +441,9 @@ func (s *Server) forward(ctx context.Context, c net.Conn, req *http.Request, hos
 		}
 		interim := resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols
 		resp.Close = !keep
-		cw := bufio.NewWriter(c)
-		werr := resp.Write(cw)
-		if werr == nil {
-			werr = cw.Flush()
-		}
+		// Straight to the client, unbuffered: a streamed response
+		// (a log, a long poll) reaches it as it comes.
+		werr := resp.Write(c)
 		resp.Body.Close()
 		if werr != nil {
 			return false

@@ -293,3 +293,24 @@ func TestCloseEndsRelays(t *testing.T) {
 	_, err = c.Read(make([]byte, 1))
 	require.Error(t, err, "the client's connection ends with the proxy")
 }
+
+// TestStreamed: a response the destination streams reaches the client
+// as it comes, not when it ends.
+func TestStreamed(t *testing.T) {
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first\n")
+		w.(http.Flusher).Flush()
+		<-hold
+	}))
+	defer srv.Close()
+	defer close(hold)
+	p := port(t, srv.URL)
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
+	resp, err := f.client().Get(fmt.Sprintf("http://s.test:%d/", p))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "first\n", line)
+	f.srv.Close()
+}
