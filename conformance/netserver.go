@@ -38,7 +38,7 @@ func (h *H) NetServer(addr string) *NetServer {
 		h.Fatalf("fixture: %v", err)
 	}
 	s := &NetServer{Port: ln.Addr().(*net.TCPAddr).Port, Addr: ln.Addr().String(),
-		Body: "cordon-net-" + h.Secret[len(h.Secret)-12:] + "-" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port),
+		Body:  "cordon-net-" + h.Secret[len(h.Secret)-12:] + "-" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port),
 		conns: map[net.Conn]bool{}}
 	stop := make(chan struct{})
 	s.srv = &http.Server{
