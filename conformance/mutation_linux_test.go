@@ -104,6 +104,11 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
+//	net-filter      net-other-port, net-other-host, net-ip-literal
+//	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
+//	                helper's listener then lands on the host's loopback:
+//	                these cases run one at a time)
+//	net-internal-guard  net-private-behind-name
 //
 // agent-protections .. identity-check switch off a step of policy.Compose
 // or of the launcher through a testhook flag.
@@ -134,6 +139,9 @@ type mutation struct {
 	// the whole catalogue once per switch would take minutes each.
 	onlyCatchers bool
 	rootOnly     bool // only a root launcher keeps what the step removes
+	// serial runs the cases one at a time: without their own network
+	// namespace, sandboxes with a proxy share the host's loopback port.
+	serial bool
 	catchers     []string
 }
 
@@ -236,6 +244,18 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-path-dir"}},
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-nested-workspace-swap"}},
+	{name: "net-filter", step: "the network proxy's allowlist (every host and port allowed)",
+		hooks:        func() { testhook.NetAllowAll = true },
+		onlyCatchers: true,
+		catchers:     []string{"net-other-port", "net-other-host", "net-ip-literal"}},
+	{name: "net-netns", step: "the sandbox's own network namespace with a network allowlist (--unshare-net)",
+		args:         dropFlag("--unshare-net", 0),
+		onlyCatchers: true, serial: true,
+		catchers:     []string{"net-direct-connect", "net-no-proxy-vars", "net-dns"}},
+	{name: "net-internal-guard", step: "the proxy's refusal of internal addresses behind a name no pattern names exactly",
+		hooks:        func() { testhook.NetNoInternalGuard = true },
+		onlyCatchers: true,
+		catchers:     []string{"net-private-behind-name"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
@@ -371,9 +391,13 @@ func mutantMain(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	workers := 4
+	if m != nil && m.serial {
+		workers = 1
+	}
 	rep, err := Run(context.Background(), Config{
 		Executor: &Launcher{BackendName: "bwrap", HelperPath: os.Getenv(envHelper)},
-		Users:    us, BaseDir: base, Workers: 4, Cases: cases,
+		Users:    us, BaseDir: base, Workers: workers, Cases: cases,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -130,11 +131,11 @@ func receiveListener(uc *net.UnixConn) (net.Listener, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+	if errors.Is(err, io.EOF) || err == nil && n == 0 && oobn == 0 {
+		return nil, errNoListener
+	}
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 && oobn == 0 {
-		return nil, errNoListener
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil {
