@@ -141,8 +141,8 @@ type mutation struct {
 	rootOnly     bool // only a root launcher keeps what the step removes
 	// serial runs the cases one at a time: without their own network
 	// namespace, sandboxes with a proxy share the host's loopback port.
-	serial bool
-	catchers     []string
+	serial   bool
+	catchers []string
 }
 
 var mutations = []mutation{
@@ -251,7 +251,7 @@ var mutations = []mutation{
 	{name: "net-netns", step: "the sandbox's own network namespace with a network allowlist (--unshare-net)",
 		args:         dropFlag("--unshare-net", 0),
 		onlyCatchers: true, serial: true,
-		catchers:     []string{"net-direct-connect", "net-no-proxy-vars", "net-dns"}},
+		catchers: []string{"net-direct-connect", "net-no-proxy-vars", "net-dns"}},
 	{name: "net-internal-guard", step: "the proxy's refusal of internal addresses behind a name no pattern names exactly",
 		hooks:        func() { testhook.NetNoInternalGuard = true },
 		onlyCatchers: true,
