@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Class 15: the network allowlist (docs/threat-model.md). Servers on the
+// Class 15: the network allowlist (docs/threat-model.md), on both
+// backends. Servers on the
 // host stand in for the internet: 127.0.0.1 of the host is not the
 // sandbox's loopback, so a host server named by an exact pattern
 // (localhost:PORT, which the proxy may connect to because the pattern
@@ -38,7 +39,7 @@ func netCases() []Case {
 	}
 	needCurl := []string{"curl"}
 	return []Case{
-		{Name: "net-allowed-http", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-allowed-http", Class: Network, Needs: needCurl,
 			Summary: "an allowed host (a host server named exactly, localhost:PORT) answers a plain HTTP request through the proxy (absolute-URI GET)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
@@ -46,7 +47,7 @@ func netCases() []Case {
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				served(h, s, o, "HTTP")
 			}},
-		{Name: "net-allowed-connect", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-allowed-connect", Class: Network, Needs: needCurl,
 			Summary: "an allowed host answers through a CONNECT tunnel (curl --proxytunnel, as for https)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
@@ -54,7 +55,7 @@ func netCases() []Case {
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				served(h, s, o, "CONNECT")
 			}},
-		{Name: "net-allowed-socks5", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-allowed-socks5", Class: Network, Needs: needCurl,
 			Summary: "an allowed host answers through the proxy's SOCKS5 side, the name resolved by the proxy (ALL_PROXY=socks5h://)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
@@ -62,7 +63,7 @@ func netCases() []Case {
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				served(h, s, o, "SOCKS")
 			}},
-		{Name: "net-other-port", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-other-port", Class: Network, Needs: needCurl,
 			Summary: "another port of the allowed host is refused, by HTTP, CONNECT and SOCKS5",
 			Run: func(h *H) {
 				s, other := h.NetServer("127.0.0.1:0"), h.NetServer("127.0.0.1:0")
@@ -74,7 +75,7 @@ func netCases() []Case {
 				h.Refuse(o, "HTTP", "CONNECT", "SOCKS")
 				h.Untouched(other, 0, o)
 			}},
-		{Name: "net-other-host", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-other-host", Class: Network, Needs: needCurl,
 			Summary: "a host no pattern names is refused, and cordon names it and the flag that would allow it on stderr",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
@@ -91,19 +92,19 @@ func netCases() []Case {
 					h.Errorf("stderr does not say %q:\n%s", want, o)
 				}
 			}},
-		{Name: "net-ip-literal", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-ip-literal", Class: Network, Needs: needCurl,
 			Summary: "the address an allowed name resolves to, asked for as an IP literal, is refused (names are matched as asked, never by address)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
 				o := h.Sandbox(allow(h, local(s)), `
 `+curlProxied+` "http://127.0.0.1:$P/" | grep -q "$B" && ok HTTP
 `+curlProxied+` --proxytunnel "http://127.0.0.1:$P/" | grep -q "$B" && ok CONNECT
-`+curlProxied+` --proxy "socks5://127.0.0.1:3128" "http://localhost:$P/" | grep -q "$B" && ok SOCKS`,
+`+curlProxied+` --proxy "$(echo "$ALL_PROXY" | sed 's/^socks5h:/socks5:/')" "http://localhost:$P/" | grep -q "$B" && ok SOCKS`,
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				h.Refuse(o, "HTTP", "CONNECT", "SOCKS")
 				h.Untouched(s, 0, o)
 			}},
-		{Name: "net-private-behind-name", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-private-behind-name", Class: Network, Needs: needCurl,
 			Summary: "a name allowed through a wildcard (*.localhost:PORT) that resolves to an internal address (loopback here; the LAN or 169.254.169.254 elsewhere) is refused",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
@@ -127,7 +128,7 @@ func netCases() []Case {
 				h.Refuse(o, "TCP")
 				h.Untouched(s, 0, o)
 			}},
-		{Name: "net-no-proxy-vars", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-no-proxy-vars", Class: Network, Needs: needCurl,
 			Summary: "a client with the proxy variables removed (one that ignores them) reaches nothing, and fails rather than hangs",
 			Run: func(h *H) {
 				s := h.NetServer(":0")
@@ -161,7 +162,7 @@ true`, "B="+s.Body)
 					h.Errorf("host: %d datagrams from inside the sandbox reached the host:\n%s", n, o)
 				}
 			}},
-		{Name: "net-nothing-left", Class: Network, Backends: bwrapOnly, Needs: needCurl,
+		{Name: "net-nothing-left", Class: Network, Needs: needCurl,
 			Summary: "a connection through the proxy held open by a background process, and the process, end with the sandbox: nothing of the proxy outlives cordon run",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")

@@ -219,7 +219,11 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return c.prepare(ctx)
+	inner, release, err := c.prepare(ctx)
+	if err != nil {
+		c.stopNet()
+	}
+	return inner, release, err
 }
 
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {

@@ -5,10 +5,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/netproxy"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // The network allowlist (Cmd.NetPolicy, docs/design.md "The network
@@ -34,6 +36,45 @@ type netSession struct {
 	start func() error
 	close func()
 	wg    sync.WaitGroup
+}
+
+// On Linux the sandbox keeps its own network namespace, empty but for
+// loopback, and the seccomp filter keeps refusing Unix sockets (a socket
+// file of the host, docker.sock or an ssh-agent, is reachable through any
+// read-only mount). The proxy's listener is made inside that namespace,
+// so that only the sandbox can connect to it, by this program run as a
+// helper before the command (argv[1] netExecArg): it listens on
+// 127.0.0.1:ProxyPort, hands the listening socket to the launcher over
+// one end of a socket pair the launcher created (sendmsg on an inherited
+// socket; the filter refuses only making new Unix sockets), closes that
+// end and execs the command. The launcher accepts on the socket from
+// outside, in this process, and connects out from the host's namespace.
+// Nothing of the proxy runs inside, and it ends with the launcher.
+//
+// Entering the sandbox's namespace from here instead is not open to an
+// unprivileged launcher: setns to a network namespace needs
+// CAP_SYS_ADMIN in the user namespace that owns it, which is the
+// sandbox's.
+const netExecArg = "__cordon-net-exec"
+
+// selfHelper is this program, when the policy lets the sandbox read and
+// execute it: the helper of interactive mode and of the proxy.
+func selfHelper(canon *policy.Canonical) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode().Perm()&0o111 == 0 || !canon.Access(exe, policy.Read) {
+		return "", fmt.Errorf("%s is not readable inside the sandbox", exe)
+	}
+	return exe, nil
 }
 
 // newServer is the proxy of c: its policy, and its events to c.NetEvent

@@ -14,25 +14,6 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// On Linux the sandbox keeps its own network namespace, empty but for
-// loopback, and the seccomp filter keeps refusing Unix sockets (a socket
-// file of the host, docker.sock or an ssh-agent, is reachable through any
-// read-only mount). The proxy's listener is made inside that namespace,
-// so that only the sandbox can connect to it, by this program run as a
-// helper before the command (argv[1] netExecArg): it listens on
-// 127.0.0.1:ProxyPort, hands the listening socket to the launcher over
-// one end of a socket pair the launcher created (sendmsg on an inherited
-// socket; the filter refuses only making new Unix sockets), closes that
-// end and execs the command. The launcher accepts on the socket from
-// outside, in this process, and connects out from the host's namespace.
-// Nothing of the proxy runs inside, and it ends with the launcher.
-//
-// Entering the sandbox's namespace from here instead is not open to an
-// unprivileged launcher: setns to a network namespace needs
-// CAP_SYS_ADMIN in the user namespace that owns it, which is the
-// sandbox's.
-const netExecArg = "__cordon-net-exec"
-
 func init() {
 	if len(os.Args) >= 5 && os.Args[1] == netExecArg {
 		os.Exit(netExecMain(os.Args[2:]))
@@ -72,10 +53,6 @@ func netExecMain(a []string) int {
 	}
 	return 126
 }
-
-// selfHelper is this program, when the policy lets the sandbox read and
-// execute it: the helper of interactive mode and of the proxy.
-func selfHelper(canon *policy.Canonical) (string, error) { return ttyHelper(canon) }
 
 // newNetSession makes the socket pair of a launch with a proxy, and the
 // argv and environment that set the proxy up inside: fd is the number

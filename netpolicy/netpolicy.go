@@ -59,10 +59,13 @@ func (p Pattern) String() string {
 	return p.Text
 }
 
-// Literal reports whether p names host exactly: not through a wildcard.
-// Only such a pattern lets a host reach loopback, private and other
-// internal addresses (see Internal).
-func (p Pattern) Literal() bool { return !p.Wildcard }
+// Literal reports whether p names its host exactly, as the user wrote
+// it: not through a wildcard, and not from a preset (whose hosts are
+// public registries that never live at an internal address). Only such a
+// pattern lets a host reach loopback, private and other internal
+// addresses (see Internal): the user named that host, and so trusts
+// where its DNS leads.
+func (p Pattern) Literal() bool { return !p.Wildcard && p.Preset == "" }
 
 // ErrPattern is wrapped by every error about a malformed pattern.
 var ErrPattern = errors.New("bad network pattern")

@@ -77,6 +77,7 @@ func TestPresetsParse(t *testing.T) {
 	require.True(t, p.Decide("registry.npmjs.org", 443).Allowed)
 	require.Equal(t, "--allow-domain registry.npmjs.org (@npm)", p.Decide("registry.npmjs.org", 443).Rule())
 	require.Equal(t, []string{"@npm"}, p.AllowText())
+	require.False(t, p.Decide("registry.npmjs.org", 443).Literal, "a preset's host never reaches internal addresses")
 }
 
 func TestDecide(t *testing.T) {

@@ -970,7 +970,7 @@ func inProcess(cfg config, tmp, ws string) error {
 			return err
 		}
 		t1 := time.Now()
-		if _, err := launcher.Render(ctx, p, "bwrap", false, []string{"/bin/true"}); err != nil {
+		if _, err := launcher.Render(ctx, p, "bwrap", false, nil, []string{"/bin/true"}); err != nil {
 			return err
 		}
 		t2 := time.Now()
