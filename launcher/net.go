@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/netproxy"
@@ -121,8 +122,13 @@ func (c *Cmd) stopNet() {
 }
 
 // proxyEnv points the usual variables at the proxy, replacing what the
-// caller had (a host proxy is unreachable from the sandbox anyway).
-func proxyEnv(env []string, httpURL, socksURL string) []string {
+// caller had (a host proxy is unreachable from the sandbox anyway), and,
+// when the caller set none, GIT_SSH_COMMAND at ssh with exe relaying
+// through the proxy ("" leaves it).
+func proxyEnv(env []string, httpURL, socksURL, exe string) []string {
+	if exe != "" && envLookup(env, "GIT_SSH_COMMAND") == "" {
+		env = setEnv(env, "GIT_SSH_COMMAND", sshCommand(exe))
+	}
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
 		env = setEnv(env, k, httpURL)
 	}
@@ -178,4 +184,15 @@ func (c *Cmd) stderrFor() io.Writer {
 		c.Stderr = lw
 		return lw
 	}
+}
+
+// envLookup is key's value in env, "" when unset.
+func envLookup(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }

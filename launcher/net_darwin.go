@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"strconv"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // On macOS there is no network namespace: the proxy listens on a free
@@ -14,7 +16,7 @@ import (
 // reach (seatbelt.Options.ProxyPort). Every local user can reach that port
 // too, so the proxy answers only clients that present this launch's
 // random credential, which only the sandbox's proxy variables carry.
-func (c *Cmd) newNetSessionTCP(env []string, stderr io.Writer) (*netSession, int, []string, error) {
+func (c *Cmd) newNetSessionTCP(canon *policy.Canonical, env []string, stderr io.Writer) (*netSession, int, []string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("network allowlist: proxy listener: %w", err)
@@ -34,5 +36,6 @@ func (c *Cmd) newNetSessionTCP(env []string, stderr io.Writer) (*netSession, int
 		n.serve(ln)
 		return nil
 	}
-	return n, port, proxyEnv(env, n.url, n.surl), nil
+	exe, _ := selfHelper(canon) // without it, no ssh relay: ssh then fails to connect
+	return n, port, proxyEnv(env, n.url, n.surl, exe), nil
 }

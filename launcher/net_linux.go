@@ -95,7 +95,7 @@ func (c *Cmd) newNetSession(canon *policy.Canonical, argv, env []string, fd int,
 		return nil
 	}
 	argv = append([]string{exe, netExecArg, strconv.Itoa(fd), strconv.Itoa(ProxyPort)}, argv...)
-	return n, inside, argv, proxyEnv(env, n.url, n.surl), nil
+	return n, inside, argv, proxyEnv(env, n.url, n.surl, exe), nil
 }
 
 // errNoListener: the sandbox ended without handing over a listener (the

@@ -23,7 +23,7 @@ func (c *Cmd) seatbeltCmd(ctx context.Context, canon *policy.Canonical, res dete
 	opts := seatbelt.Options{Network: c.Network}
 	if c.NetPolicy != nil {
 		var err error
-		if c.net, opts.ProxyPort, env, err = c.newNetSessionTCP(env, c.stderrFor()); err != nil {
+		if c.net, opts.ProxyPort, env, err = c.newNetSessionTCP(canon, env, c.stderrFor()); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,10 +58,18 @@ func serve(t *testing.T, h http.Handler) string {
 // the workspace and the working directory.
 func runProxied(t *testing.T, ws, allow, script string) (string, string) {
 	t.Helper()
+	out, stderr := runProxiedRefusing(t, ws, allow, script)
+	require.NotContains(t, stderr, "cordon: network: refused", "the tool asked for a host the test did not allow")
+	return out, stderr
+}
+
+// runProxiedRefusing is runProxied for a script that is refused some
+// host on purpose.
+func runProxiedRefusing(t *testing.T, ws, allow, script string) (string, string) {
+	t.Helper()
 	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--allow-domain", allow, "--", "sh", "-c",
 		"export NO_PROXY= no_proxy=\ncd \"$0\"\n"+script, ws)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	require.NotContains(t, stderr, "cordon: network: refused", "the tool asked for a host the test did not allow")
 	return out, stderr
 }
 
@@ -225,4 +235,37 @@ func TestToolNpmInstall(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(ws, "node_modules", "cordon-probe", "index.js"))
 	require.NoError(t, err)
 	require.Equal(t, "module.exports = 'hello';\n", string(b))
+}
+
+// TestToolSSHRelay: GIT_SSH_COMMAND inside runs ssh with cordon as its
+// ProxyCommand; the relay reaches an allowed host:port through the
+// proxy (an echo server stands in for sshd) and names a refused one.
+func TestToolSSHRelay(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ws := t.TempDir()
+	out, _ := runProxiedRefusing(t, ws, "ssh.localhost:"+port, `
+echo "$GIT_SSH_COMMAND"
+echo 'SSH-2.0-probe' | "`+exe+`" __cordon-connect ssh.localhost `+port+`
+"`+exe+`" __cordon-connect other.localhost `+port+` </dev/null 2>&1 || echo refused`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, out)
+	require.Equal(t, "ssh -o ProxyCommand='"+exe+" __cordon-connect %h %p'", lines[0])
+	require.Equal(t, "SSH-2.0-probe", lines[1])
+	require.Contains(t, lines[2], "refused other.localhost:"+port)
+	require.Equal(t, "refused", lines[3])
 }
