@@ -148,11 +148,7 @@ true`, "B="+s.Body)
 			Summary: "DNS inside resolves nothing: datagrams to the configured name servers and to the host go nowhere, lookups fail",
 			Run: func(h *H) {
 				port, count := h.UDPServer(":0")
-				var to []string
-				for _, a := range hostAddrs(port) {
-					to = append(to, a)
-				}
-				to = append(to, nameservers()...)
+				to := append(hostAddrs(port), nameservers()...)
 				s := h.NetServer("127.0.0.1:0")
 				o := h.Sandbox(allow(h, local(s)), `
 "$ATTACK" __attack udp `+strings.Join(to, " ")+`

@@ -3,7 +3,6 @@ package launcher
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,15 +91,6 @@ func (c *Cmd) newServer(stderr io.Writer) *netproxy.Server {
 		}
 	}
 	return &netproxy.Server{Policy: c.NetPolicy, Event: ev}
-}
-
-// serve runs the proxy on ln until stop.
-func (n *netSession) serve(ln net.Listener) {
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.srv.Serve(ln)
-	}()
 }
 
 // stop ends the proxy and every connection through it, and waits for

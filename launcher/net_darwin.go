@@ -39,3 +39,12 @@ func (c *Cmd) newNetSessionTCP(canon *policy.Canonical, env []string, stderr io.
 	exe, _ := selfHelper(canon) // without it, no ssh relay: ssh then fails to connect
 	return n, port, proxyEnv(env, n.url, n.surl, exe), nil
 }
+
+// serve runs the proxy on ln until stop.
+func (n *netSession) serve(ln net.Listener) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.srv.Serve(ln)
+	}()
+}
