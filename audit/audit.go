@@ -47,6 +47,8 @@ const (
 	KindPermission = "permission"
 	KindResult     = "result"
 	KindLaunch     = "launch"
+	// KindNetwork records one decision of a sandbox's network proxy.
+	KindNetwork = "network"
 )
 
 // Record is one entry of the trail.

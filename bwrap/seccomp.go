@@ -136,6 +136,20 @@ var (
 		Families: []uint32{afUnix, afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
 )
 
+// socketsProxy is the network allowlist (a proxy outside): the sandbox's
+// own network namespace as with the network off, where the proxy listens
+// on loopback; the same families, and still no AF_UNIX.
+var socketsProxy = Sockets{Mode: "network proxy",
+	Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+
+// SocketsProxy is the allowlist of a sandbox whose network is a proxy
+// outside it, a copy the caller may change.
+func SocketsProxy() Sockets {
+	s := socketsProxy
+	s.Families, s.Netlink = slices.Clone(s.Families), slices.Clone(s.Netlink)
+	return s
+}
+
 // SocketsFor is the allowlist of the network on (the host's) or off, a
 // copy the caller may change.
 func SocketsFor(network bool) Sockets {

@@ -39,6 +39,9 @@ type Policy struct {
 	WritablePathDirs []string
 	// GitWrites is --allow-git-writes.
 	GitWrites bool
+	// AllowDomains and DenyDomains are the network allowlist
+	// (--allow-domain, --deny-domain).
+	AllowDomains, DenyDomains []string
 }
 
 // Flags renders p as 'cordon run' flags.
@@ -54,7 +57,8 @@ func (p Policy) Flags() []string {
 		flag  string
 		paths []string
 	}{{"--deny", p.Deny}, {"--readonly", p.Readonly}, {"--writable", p.Writable}, {"--base-writable", p.Base},
-		{"--allow-read", p.AllowRead}, {"--writable-path-dir", p.WritablePathDirs}} {
+		{"--allow-read", p.AllowRead}, {"--writable-path-dir", p.WritablePathDirs},
+		{"--allow-domain", p.AllowDomains}, {"--deny-domain", p.DenyDomains}} {
 		for _, x := range l.paths {
 			f = append(f, l.flag, x)
 		}
@@ -85,7 +89,7 @@ func (p Policy) Spec(env []string, exe string) policy.Spec {
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
 		Home: envValue(env, "HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
-		GitWrites: p.GitWrites,
+		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
 	}
 }
 
@@ -238,6 +242,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd := launcher.CommandContext(ctx, comp.Policy, l.Argv[0], l.Argv[1:]...)
 	cmd.Backend = x.BackendName
 	cmd.Network = l.Policy.Network
+	cmd.NetPolicy = comp.Network
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs = comp.Canonical.IDs()
 	cmd.StubLinger = -1 // the case's host check waits for the reaper

@@ -320,7 +320,7 @@ func (h *H) newStubs(ctx context.Context, l Launch) []string {
 	if err != nil {
 		return nil
 	}
-	r, err := launcher.Render(ctx, comp.Policy, h.Backend(), false, l.Argv)
+	r, err := launcher.Render(ctx, comp.Policy, h.Backend(), false, nil, l.Argv)
 	if err != nil {
 		return nil
 	}

@@ -105,6 +105,11 @@ import (
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
 //	steered-roots        cross-launch-steered-roots
+//	net-filter      net-other-port, net-other-host, net-ip-literal
+//	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
+//	                helper's listener then lands on the host's loopback:
+//	                these cases run one at a time)
+//	net-internal-guard  net-private-behind-name
 //
 // agent-protections .. identity-check switch off a step of policy.Compose
 // or of the launcher through a testhook flag.
@@ -135,7 +140,10 @@ type mutation struct {
 	// the whole catalogue once per switch would take minutes each.
 	onlyCatchers bool
 	rootOnly     bool // only a root launcher keeps what the step removes
-	catchers     []string
+	// serial runs the cases one at a time: without their own network
+	// namespace, sandboxes with a proxy share the host's loopback port.
+	serial   bool
+	catchers []string
 }
 
 var mutations = []mutation{
@@ -240,6 +248,18 @@ var mutations = []mutation{
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
 		catchers: []string{"cross-launch-steered-roots"}},
+	{name: "net-filter", step: "the network proxy's allowlist (every host and port allowed)",
+		hooks:        func() { testhook.NetAllowAll = true },
+		onlyCatchers: true,
+		catchers:     []string{"net-other-port", "net-other-host", "net-ip-literal"}},
+	{name: "net-netns", step: "the sandbox's own network namespace with a network allowlist (--unshare-net)",
+		args:         dropFlag("--unshare-net", 0),
+		onlyCatchers: true, serial: true,
+		catchers: []string{"net-direct-connect", "net-no-proxy-vars", "net-dns"}},
+	{name: "net-internal-guard", step: "the proxy's refusal of internal addresses behind a name no pattern names exactly",
+		hooks:        func() { testhook.NetNoInternalGuard = true },
+		onlyCatchers: true,
+		catchers:     []string{"net-private-behind-name"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
@@ -351,6 +371,9 @@ func mutationCheck(t *testing.T, backend string) {
 // the descriptors, the seccomp filter, the state directory's mount, the
 // identity check of what is mounted).
 func (m mutation) perBackend() bool {
+	if m.name == "net-netns" {
+		return false // drops a bwrap option; the native init has no such switch
+	}
 	return m.args != nil || m.closeFds || m.seccomp || m.filter != nil || m.state || m.name == "identity-check"
 }
 
@@ -414,9 +437,13 @@ func mutantMain(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	workers := 4
+	if m != nil && m.serial {
+		workers = 1
+	}
 	rep, err := Run(context.Background(), Config{
 		Executor: &Launcher{BackendName: backend, HelperPath: os.Getenv(envHelper)},
-		Users:    us, BaseDir: base, Workers: 4, Cases: cases,
+		Users:    us, BaseDir: base, Workers: workers, Cases: cases,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,10 +22,15 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err != nil {
 		return nil, nil, err
 	}
-	// The caller's ExtraFiles keep fds 3..; the seccomp program and the
-	// argument list come after them, then the roots' descriptors.
-	seccompFD, argsFD := 3+len(c.ExtraFiles), 4+len(c.ExtraFiles)
-	roots := &rootFDs{canon: canon, first: 5 + len(c.ExtraFiles)}
+	// The caller's ExtraFiles keep fds 3..; the sandbox's end of the
+	// proxy's socket pair (with a network allowlist), the seccomp program
+	// and the argument list come after them, then the roots' descriptors.
+	extra := len(c.ExtraFiles)
+	if c.NetPolicy != nil {
+		extra++
+	}
+	seccompFD, argsFD := 3+extra, 4+extra
+	roots := &rootFDs{canon: canon, first: 5 + extra}
 	opts := bwrap.Options{
 		Network:       c.Network,
 		EmptyFile:     empty,
@@ -33,6 +38,10 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		DisableUserns: versionAtLeast(res.Version, 0, 8),
 		Chdir:         c.Dir,
 		Stat:          reg.stat(canon.Stat),
+	}
+	if c.NetPolicy != nil {
+		s := bwrap.SocketsProxy()
+		opts.Sockets = &s
 	}
 	// The numbers between the argument list and the roots' descriptors
 	// are closed in bwrap (nil ExtraFiles), which would also close some
@@ -50,6 +59,10 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		argv = c.ttyArgv(canon, argv)
 		c.ttyInBwrap = true
 	}
+	var netEnd *os.File
+	if err == nil && c.NetPolicy != nil {
+		c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor())
+	}
 	if err == nil {
 		err = checkArgCount(plan.Args, argv)
 	}
@@ -61,6 +74,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	if err != nil {
 		roots.close()
+		c.stopNet()
 		return nil, nil, err
 	}
 	release := func() {
@@ -75,7 +89,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		r.release()
 		r.unlock()
 	}
-	c.handoff = len(reg.mine) == 0 || reg.reaped
+	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil
 	if testhook.BwrapArgs != nil {
 		plan.Args = testhook.BwrapArgs(plan.Args)
 	}
@@ -87,6 +101,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	filter, err := memFile("cordon-seccomp", plan.Seccomp)
 	if err != nil {
 		roots.close()
+		c.stopNet()
 		release()
 		return nil, nil, err
 	}
@@ -97,6 +112,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err != nil {
 		filter.Close()
 		roots.close()
+		c.stopNet()
 		release()
 		return nil, nil, err
 	}
@@ -104,6 +120,9 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--"}, argv...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
+	if netEnd != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
+	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
 	// Each root's descriptor keeps its number (above the ones placed
 	// before it): Exec then only clears its close-on-exec flag instead of

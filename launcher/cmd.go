@@ -42,6 +42,8 @@ import (
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/netpolicy"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -87,8 +89,20 @@ type Cmd struct {
 	IDs map[string]policy.FileID
 	// Backend is "auto" (or ""), "bwrap", "seatbelt" or "none".
 	Backend string
-	// Network keeps network access; the default is none.
+	// Network keeps the host's network; the default is none.
 	Network bool
+	// NetPolicy, when set, is a network allowlist: the sandbox has no
+	// network of its own, and reaches the hosts NetPolicy allows through
+	// a proxy this process runs from Start to Wait (package netproxy),
+	// named by HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and their lower-case
+	// forms) inside. It cannot be combined with Network. Under bwrap the
+	// sandbox must be able to read and execute this program, which sets
+	// the proxy up inside before the command starts.
+	NetPolicy *netpolicy.Policy
+	// NetEvent, when set, is called for every decision of the proxy, one
+	// call at a time; without it, each refused host is named once on
+	// Stderr.
+	NetEvent func(netproxy.Event)
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
 	TmpDir string
@@ -141,6 +155,7 @@ type Cmd struct {
 	inner      *exec.Cmd
 	release    func() // removes stubs and temp files after Wait
 	tty        *ttySession
+	net        *netSession
 	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
 	// handoff: nothing needs undoing after the sandbox that release
 	// would not also leave to others (the stub reaper), so Exec may
@@ -205,7 +220,11 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return c.prepare(ctx)
+	inner, release, err := c.prepare(ctx)
+	if err != nil {
+		c.stopNet()
+	}
+	return inner, release, err
 }
 
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {
@@ -246,6 +265,13 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	c.Process = inner.Process
 	if c.tty != nil {
 		c.tty.start()
+	}
+	if c.net != nil {
+		if err := c.net.start(); err != nil {
+			c.Process.Kill()
+			c.Wait()
+			return fmt.Errorf("network proxy: %w", err)
+		}
 	}
 	return nil
 }
@@ -341,6 +367,7 @@ func (c *Cmd) Wait() error {
 	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState
+	c.stopNet() // the sandbox is gone: so is every connection through the proxy
 	if c.tty != nil {
 		c.tty.finish()
 	}
@@ -354,6 +381,7 @@ func (c *Cmd) Wait() error {
 }
 
 func (c *Cmd) finish() {
+	c.stopNet()
 	if c.release != nil {
 		c.release()
 		c.release = nil

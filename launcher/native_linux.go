@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -21,13 +22,18 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := bwrap.Render(canon, bwrap.Options{
+	opts := bwrap.Options{
 		Network:   c.Network,
 		EmptyFile: empty,
 		MaskRoot:  maskRootPath(),
 		Chdir:     c.Dir,
 		Stat:      reg.stat(canon.Stat),
-	})
+	}
+	if c.NetPolicy != nil {
+		s := bwrap.SocketsProxy()
+		opts.Sockets = &s
+	}
+	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,6 +51,18 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		}
 		c.ttyInBwrap = true
 	}
+	// With a network allowlist the sandbox's end of the proxy's socket
+	// pair follows the caller's ExtraFiles, as under bwrap (net_linux.go).
+	var netEnd *os.File
+	if c.NetPolicy != nil {
+		if c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor()); err != nil {
+			return nil, nil, err
+		}
+	}
+	files := len(c.ExtraFiles)
+	if netEnd != nil {
+		files++
+	}
 	spec := native.Spec{
 		RootWritable:  canon.Access("/", policy.Write),
 		ProcReadonly:  bwrap.ProcReadonly,
@@ -54,7 +72,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		Chdir:         c.Dir,
 		Path:          argv[0],
 		Argv:          argv,
-		Files:         len(c.ExtraFiles),
+		Files:         files,
 		Ctty:          ctty,
 		CttyFd:        c.ttyCtty(),
 	}
@@ -108,8 +126,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// This process stays the sandbox's parent: the namespaces are made
 	// as it starts the init.
 	c.handoff = false
-	cmd, specFile, err := native.Command(ctx, &spec, c.Network, len(c.ExtraFiles))
+	cmd, specFile, err := native.Command(ctx, &spec, c.Network, files)
 	if err != nil {
+		c.stopNet()
 		release()
 		return nil, nil, err
 	}
@@ -120,6 +139,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	c.wire(cmd, env)
 	cmd.SysProcAttr = attr
 	cmd.Dir = "" // the init's chdir decides inside
+	if netEnd != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
+	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
 	return cmd, func() { specFile.Close(); release() }, nil
 }

@@ -28,6 +28,12 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	default:
 		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, native, seatbelt or none", backend)
 	}
+	if err := c.checkNet(); err != nil {
+		return nil, nil, err
+	}
+	if backend == BackendNone && c.NetPolicy != nil {
+		return nil, nil, fmt.Errorf("network: a domain allowlist needs a sandbox to enforce it; --backend none has none")
+	}
 	var res detect.Result
 	if backend != BackendNone {
 		res = detect.Detect(ctx, backend)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -28,11 +29,29 @@ type Rendered struct {
 	// them, after "/", /proc and /dev: "bind P", "ro-bind P", "pin P",
 	// "mask P SRC".
 	Mounts []string `json:"mounts,omitempty"`
+	// Network is the network allowlist and how it is enforced, when
+	// there is one.
+	Network *RenderedNet `json:"network,omitempty"`
+}
+
+// RenderedNet is a launch's network allowlist for 'cordon profile'.
+type RenderedNet struct {
+	AllowDomains []string `json:"allowDomains"`
+	DenyDomains  []string `json:"denyDomains,omitempty"`
+	// Proxy is the proxy's URL inside the sandbox (HTTP_PROXY).
+	Proxy string `json:"proxy"`
+	// Enforcement says how the sandbox is kept to the proxy.
+	Enforcement string `json:"enforcement"`
 }
 
 // Render shows what Start would execute for policy p and command cmd,
 // without creating anything. backend "auto" means this OS's backend.
-func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, network bool, cmd []string) (*Rendered, error) {
+// network is the host's network (Cmd.Network), np a network allowlist
+// (Cmd.NetPolicy) or nil.
+func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+	if np != nil && network {
+		return nil, fmt.Errorf("network: a domain allowlist and the host's full network cannot be combined")
+	}
 	canon, err := canonicalize(p)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -51,13 +70,26 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		if path == "" {
 			path = "bwrap"
 		}
-		plan, err := bwrap.Render(canon, bwrap.Options{
+		opts := bwrap.Options{
 			Network:       network,
 			EmptyFile:     emptyFilePath(),
 			MaskRoot:      maskRootPath(),
 			DisableUserns: versionAtLeast(res.Version, 0, 8),
 			Stat:          canon.Stat,
-		})
+		}
+		if np != nil {
+			s := bwrap.SocketsProxy()
+			opts.Sockets = &s
+			exe, err := selfHelper(canon)
+			if err != nil {
+				exe = "CORDON (" + err.Error() + ")"
+			}
+			cmd = append([]string{exe, netExecArg, "FD", strconv.Itoa(ProxyPort)}, cmd...)
+			out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+				Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
+				Enforcement: bwrapNetEnforcement}
+		}
+		plan, err := bwrap.Render(canon, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +128,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 			}
 		}
 	case BackendSeatbelt:
-		return renderSeatbelt(out, canon, network, cmd)
+		return renderSeatbelt(out, canon, network, np, cmd)
 	default:
 		return nil, fmt.Errorf("backend %q: want auto, bwrap, native or seatbelt", backend)
 	}
@@ -120,3 +152,8 @@ func versionAtLeast(v string, major, minor int) bool {
 	}
 	return ma > major || (ma == major && mi >= minor)
 }
+
+// bwrapNetEnforcement is how bwrap keeps a sandbox to its proxy.
+const bwrapNetEnforcement = "the sandbox has its own network namespace, with only loopback (--unshare-net), and the seccomp filter refuses Unix sockets; " +
+	"its one way out is cordon's proxy, whose listener on 127.0.0.1:3128 is made inside that namespace (cordon __cordon-net-exec, before the command) " +
+	"and handed to cordon outside over a socket pair: cordon accepts there, decides each request by the host name asked for, and connects out from the host"

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/seatbelt"
 )
@@ -23,8 +24,15 @@ var ErrProfile = errors.New("sandbox-exec could not apply the profile")
 // that does not compile.
 const exDataErr = 65
 
-func renderSeatbelt(out *Rendered, canon *policy.Canonical, network bool, cmd []string) (*Rendered, error) {
-	prof, err := seatbelt.Render(canon, seatbelt.Options{Network: network})
+func renderSeatbelt(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+	opts := seatbelt.Options{Network: network}
+	if np != nil {
+		// A launch picks a free port; PORT stands for it.
+		opts.ProxyPort = seatbeltProxyPortShown
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+			Proxy: "http://cordon:CREDENTIAL@127.0.0.1:PORT", Enforcement: seatbeltNetEnforcement}
+	}
+	prof, err := seatbelt.Render(canon, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -70,3 +78,12 @@ func firstLine(s string) string {
 	}
 	return ""
 }
+
+// seatbeltProxyPortShown is the port 'cordon profile' shows in the
+// profile: a launch listens on a free port of its own.
+const seatbeltProxyPortShown = 3128
+
+// seatbeltNetEnforcement is how Seatbelt keeps a sandbox to its proxy.
+const seatbeltNetEnforcement = "the profile denies every network operation (Unix sockets included) but outbound TCP to localhost:PORT, " +
+	"where cordon's proxy listens for this launch only (a free port, chosen at launch) and refuses any client without the launch's random credential, " +
+	"which only the sandbox's proxy variables carry; the proxy decides each request by the host name asked for and connects out from the host"

@@ -20,8 +20,16 @@ import (
 // of roots do not fit in argv) and runs the command under sandbox-exec.
 // Paths reach the profile only as -D parameters.
 func (c *Cmd) seatbeltCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
-	prof, err := seatbelt.Render(canon, seatbelt.Options{Network: c.Network})
+	opts := seatbelt.Options{Network: c.Network}
+	if c.NetPolicy != nil {
+		var err error
+		if c.net, opts.ProxyPort, env, err = c.newNetSessionTCP(canon, env, c.stderrFor()); err != nil {
+			return nil, nil, err
+		}
+	}
+	prof, err := seatbelt.Render(canon, opts)
 	if err != nil {
+		c.stopNet()
 		return nil, nil, err
 	}
 	dir, err := runtimeDir()

@@ -3,7 +3,6 @@ package launcher
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -107,23 +106,7 @@ func ttyExecMain(a []string) int {
 
 // ttyHelper is the program that runs ttyExecMain inside the sandbox: this
 // one, when the policy lets the sandbox read and execute it.
-func ttyHelper(canon *policy.Canonical) (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return "", err
-	}
-	if fi.Mode().Perm()&0o111 == 0 || !canon.Access(exe, policy.Read) {
-		return "", fmt.Errorf("%s is not readable inside the sandbox", exe)
-	}
-	return exe, nil
-}
+func ttyHelper(canon *policy.Canonical) (string, error) { return selfHelper(canon) }
 
 // setsidPaths are util-linux's setsid(1), whose --ctty does what
 // ttyExecMain does (setsid, TIOCSCTTY on stdin, exec) for a third of the

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/netpolicy"
 )
 
 // Spec is a policy in the terms of cordon's POLICY flags, one field per
@@ -60,6 +61,11 @@ type Spec struct {
 	// WritablePathDirs are PATH directories to leave writable
 	// (--writable-path-dir).
 	WritablePathDirs []string
+	// AllowDomains and DenyDomains are the network allowlist
+	// (--allow-domain, --deny-domain; netpolicy patterns), added to the
+	// policy file's "network" object.
+	AllowDomains, DenyDomains []string
+
 	// Protect are files the launch must keep out of the sandbox's reach,
 	// such as an audit log and its anchor (--audit): read-only wherever
 	// the policy would let the sandbox write them.
@@ -81,6 +87,9 @@ type Composed struct {
 	// it differs from Spec.Workspace when that was given through a
 	// symlink.
 	Workspace string
+	// Network is the network allowlist, nil when none was given (the
+	// network is then off or on, as the launch says).
+	Network *netpolicy.Policy
 }
 
 // HomeAgentConfigs are files and directories under HOME whose contents
@@ -107,10 +116,26 @@ func Compose(s Spec) (*Composed, error) {
 		return nil, err
 	}
 	var p FsSandboxPolicy
+	allow, deny := s.AllowDomains, s.DenyDomains
 	if s.File != "" {
-		var err error
-		if p, err = Load(s.File); err != nil {
+		f, err := LoadFile(s.File)
+		if err != nil {
 			return nil, err
+		}
+		p = f.FsSandboxPolicy
+		if f.Network != nil {
+			allow = append(append([]string(nil), f.Network.AllowDomains...), allow...)
+			deny = append(append([]string(nil), f.Network.DenyDomains...), deny...)
+		}
+	}
+	var network *netpolicy.Policy
+	if len(allow)+len(deny) > 0 {
+		var err error
+		if network, err = netpolicy.New(allow, deny); err != nil {
+			return nil, err
+		}
+		if len(network.Allow) == 0 {
+			return nil, fmt.Errorf("--deny-domain without --allow-domain: nothing is allowed to deny from (the network is off unless a pattern allows a host)")
 		}
 	}
 	// The writable roots named by the caller, before any preset adds its
@@ -126,7 +151,7 @@ func Compose(s Spec) (*Composed, error) {
 	})
 	r := resolver{}
 	home := s.home(r)
-	out := &Composed{}
+	out := &Composed{Network: network}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
 		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/cordon-sandbox/cordon/netpolicy"
 )
 
 // FsSandboxPolicy is the filesystem policy in the five fields of docs/design.md, section 1.
@@ -119,25 +121,47 @@ func (p *FsSandboxPolicy) Merge(o FsSandboxPolicy) {
 }
 
 // Parse decodes the JSON form: exactly the five keys, unknown keys rejected.
-// name is used in error messages (usually the file path).
+// name is used in error messages (usually the file path). A "network"
+// object beside them is accepted and ignored here (ParseFile reads it).
 func Parse(name string, data []byte) (FsSandboxPolicy, error) {
-	var p FsSandboxPolicy
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("policy %s: %w", name, err)
-	}
-	if dec.More() {
-		return FsSandboxPolicy{}, fmt.Errorf("policy %s: trailing data after the JSON object", name)
-	}
-	return p, nil
+	f, err := ParseFile(name, data)
+	return f.FsSandboxPolicy, err
 }
 
-// Load reads and parses a policy file.
+// File is a policy file: the five fields, and optionally a network
+// allowlist (docs/design.md, "The network allowlist").
+type File struct {
+	FsSandboxPolicy
+	// Network is {"allowDomains": [...], "denyDomains": [...]}.
+	Network *netpolicy.File `json:"network,omitempty"`
+}
+
+// ParseFile decodes a policy file; unknown keys (in the network object
+// too) are rejected.
+func ParseFile(name string, data []byte) (File, error) {
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return File{}, fmt.Errorf("policy %s: %w", name, err)
+	}
+	if dec.More() {
+		return File{}, fmt.Errorf("policy %s: trailing data after the JSON object", name)
+	}
+	return f, nil
+}
+
+// Load reads and parses a policy file's five fields.
 func Load(path string) (FsSandboxPolicy, error) {
+	f, err := LoadFile(path)
+	return f.FsSandboxPolicy, err
+}
+
+// LoadFile reads and parses a policy file.
+func LoadFile(path string) (File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("read policy: %w", err)
+		return File{}, fmt.Errorf("read policy: %w", err)
 	}
-	return Parse(path, data)
+	return ParseFile(path, data)
 }

@@ -236,9 +236,11 @@ func TestServiceDenialsIgnorePath(t *testing.T) {
 // emits has a row in the compatibility table of doc.go.
 func TestEveryConstructDocumented(t *testing.T) {
 	doc := readDoc(t)
-	_, prof := mustRender(t, fullPolicy(), Options{Devices: []string{"/dev/ttys042"}})
-	for _, c := range constructs(t, prof.SBPL) {
-		require.Contains(t, doc, fmt.Sprintf("\n//\t%s ", c), "doc.go's table lacks %s", c)
+	for _, opt := range []Options{{Devices: []string{"/dev/ttys042"}}, {ProxyPort: 3128}} {
+		_, prof := mustRender(t, fullPolicy(), opt)
+		for _, c := range constructs(t, prof.SBPL) {
+			require.Contains(t, doc, fmt.Sprintf("\n//\t%s ", c), "doc.go's table lacks %s", c)
+		}
 	}
 }
 

@@ -101,7 +101,13 @@
 // With Network false every network* operation is denied, including
 // AF_UNIX connects: a socket such as docker.sock or an ssh-agent is a way
 // out of the sandbox. Pipes and socketpair are not network operations and
-// keep working.
+// keep working. With ProxyPort (a network allowlist), the one exception is
+// (allow network-outbound (remote tcp "localhost:PORT")): cordon's proxy
+// on the host's loopback, which answers only the launch's credential. The
+// port is a number, pasted into the profile; never a parameter or a path.
+// Name lookups go through the system's resolver service (a mach-lookup,
+// not a network operation), so DNS still answers inside: a limit of every
+// mode but the host's network.
 //
 // (allow default) also leaves open the system's ways of starting a process
 // that answers to no profile: launchd jobs, LaunchServices (open), Apple
@@ -166,6 +172,7 @@
 //	mach-priv-task-port    operation  yes  yes  yes  yes  with (target same-sandbox)
 //	file-ioctl             operation  yes  yes  yes  yes
 //	network*               operation  yes  yes  yes  yes
+//	network-outbound       operation  yes  yes  yes  yes  with a proxy port only
 //	file-read*             operation  yes  yes  yes  yes
 //	file-read-metadata     operation  yes  yes  yes  yes
 //	file-write*            operation  yes  yes  yes  yes
@@ -186,8 +193,13 @@
 //	require-any            filter     yes  yes  yes  yes
 //	require-not            filter     yes  yes  yes  yes
 //	ioctl-command          filter     yes  yes  yes  yes  a number; a name: no on 13, 14
+//	remote                 filter     ?    ?    ?    yes  tcp "localhost:PORT" with a proxy port only; not in the probe (see below)
 //	param                  expression yes  yes  yes  yes  sandbox-exec -D
 //	string-append          expression yes  yes  yes  yes  the data-volume spelling
+//
+// remote is not in the probe: a release that refused it would then refuse
+// every profile, while it matters only to launches with a network
+// allowlist, which then fail alone (exit 125 with sandbox-exec's message).
 //
 // The tests' SBPL evaluator refuses what a supported release refuses: a
 // name in ioctl-command ("unbound variable") and a rule over 65,535 bytes

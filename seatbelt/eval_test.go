@@ -434,3 +434,42 @@ func TestModelExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestNetworkProxy: with a proxy port, the profile lets the sandbox reach
+// that port of the loopback over TCP and nothing else of the network;
+// without one, nothing; with the network on, everything.
+func TestNetworkProxy(t *testing.T) {
+	queries := []struct {
+		name, op, proto, remote string
+	}{
+		{"the proxy", "network-outbound", "tcp", "localhost:49152"},
+		{"another loopback port", "network-outbound", "tcp", "localhost:49153"},
+		{"the proxy's port over UDP", "network-outbound", "udp", "localhost:49152"},
+		{"a remote host", "network-outbound", "tcp", "93.184.216.34:443"},
+		{"DNS", "network-outbound", "udp", "10.0.0.1:53"},
+		{"a Unix socket", "network-outbound", "unix", "/var/run/docker.sock"},
+		{"listening", "network-bind", "tcp", "localhost:8080"},
+		{"accepting", "network-inbound", "tcp", "localhost:8080"},
+	}
+	for _, tc := range []struct {
+		opt  Options
+		want map[string]bool
+	}{
+		{Options{ProxyPort: 49152}, map[string]bool{"the proxy": true}},
+		{Options{}, map[string]bool{}},
+		{Options{Network: true}, nil},
+	} {
+		_, prof := mustRender(t, policy.FsSandboxPolicy{RestrictWrites: true}, tc.opt)
+		sb, err := parseProfile(prof.SBPL, prof.ParamMap())
+		require.NoError(t, err)
+		for _, q := range queries {
+			got, line, err := sb.allowed(sbQuery{op: q.op, proto: q.proto, remote: q.remote})
+			require.NoError(t, err)
+			want := tc.want == nil || tc.want[q.name]
+			require.Equal(t, want, got, "%+v: %s (line %d)", tc.opt, q.name, line)
+		}
+	}
+	c, _ := mustRender(t, policy.FsSandboxPolicy{}, Options{})
+	_, err := Render(c, Options{ProxyPort: 70000})
+	require.Error(t, err)
+}

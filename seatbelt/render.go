@@ -52,6 +52,10 @@ type Options struct {
 	// Network allows every network operation; false denies them all,
 	// unix-domain sockets included.
 	Network bool
+	// ProxyPort, with Network false, allows outbound TCP to that port of
+	// localhost, where cordon's proxy listens (a network allowlist), and
+	// nothing else of the network.
+	ProxyPort int
 	// Devices are extra device nodes (absolute paths, exact match) made
 	// readable and writable in every mode, such as the pty the launcher
 	// hands to the child.
@@ -117,6 +121,9 @@ var devices = []string{
 // Render turns a canonical policy into a Seatbelt profile. See the package
 // documentation for the rules it emits and why.
 func Render(c *policy.Canonical, opt Options) (*Profile, error) {
+	if opt.ProxyPort < 0 || opt.ProxyPort > 65535 {
+		return nil, fmt.Errorf("seatbelt: proxy port %d out of range", opt.ProxyPort)
+	}
 	if c == nil {
 		return nil, errors.New("seatbelt: render: nil policy")
 	}
@@ -149,7 +156,13 @@ func Render(c *policy.Canonical, opt Options) (*Profile, error) {
 	fmt.Fprintf(w, ";; TIOCSTI = _IOW('t', 114, char) = %#x, by number: the symbol is unbound on macOS 13 and 14\n", TIOCSTI)
 	fmt.Fprintf(w, "(deny file-ioctl (ioctl-command %d))\n", TIOCSTI)
 
-	if !opt.Network {
+	switch {
+	case !opt.Network && opt.ProxyPort > 0:
+		w.WriteString("\n;; network: only cordon's proxy on this host's loopback; unix-domain sockets denied\n")
+		w.WriteString("(deny network*)\n")
+		// A number, not a path: pasted, never a parameter.
+		fmt.Fprintf(w, "(allow network-outbound (remote tcp \"localhost:%d\"))\n", opt.ProxyPort)
+	case !opt.Network:
 		w.WriteString("\n;; network off, unix-domain sockets included\n")
 		w.WriteString("(deny network*)\n")
 	}

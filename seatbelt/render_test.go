@@ -72,6 +72,8 @@ func TestGolden(t *testing.T) {
 			DeniedRoots:    []string{"/etc/cordon-golden-secret"},
 			RestrictWrites: true,
 		}},
+		{name: "network_proxy", pol: policy.FsSandboxPolicy{RestrictWrites: true, WritableRoots: []string{home + "/proj"}},
+			opt: Options{ProxyPort: 49152}},
 		{name: "devices", pol: policy.FsSandboxPolicy{RestrictWrites: true},
 			opt: Options{Devices: []string{"/dev/ttys042", "/dev/cu.cordon"}}},
 	}

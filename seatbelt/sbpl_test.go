@@ -203,7 +203,7 @@ var knownOps = map[string]bool{
 var knownFilters = map[string]bool{
 	"subpath": true, "literal": true, "prefix": true, "regex": true,
 	"require-all": true, "require-any": true, "require-not": true,
-	"vnode-type": true, "target": true, "ioctl-command": true,
+	"vnode-type": true, "target": true, "ioctl-command": true, "remote": true,
 }
 
 type sbRule struct {
@@ -311,6 +311,26 @@ func (p *sbProfile) checkFilter(f sx) error {
 		}
 		return nil
 	}
+	if h == "remote" {
+		// (remote ip|tcp|udp "HOST:PORT"): Seatbelt takes only localhost
+		// or * for HOST, a number or * for PORT.
+		if len(f.list) != 3 || f.list[1].kind != sxSym || f.list[2].kind != sxStr {
+			return fmt.Errorf("line %d: remote takes a protocol and \"HOST:PORT\"", f.line)
+		}
+		switch f.list[1].atom {
+		case "ip", "tcp", "udp":
+		default:
+			return fmt.Errorf("line %d: remote: unknown protocol %s", f.line, f.list[1].atom)
+		}
+		host, port, ok := strings.Cut(f.list[2].atom, ":")
+		if !ok || host != "localhost" && host != "*" {
+			return fmt.Errorf("line %d: remote: host must be localhost or * (got %q)", f.line, f.list[2].atom)
+		}
+		if n, err := strconv.Atoi(port); port != "*" && (err != nil || n < 1 || n > 65535) {
+			return fmt.Errorf("line %d: remote: port must be a number or * (got %q)", f.line, port)
+		}
+		return nil
+	}
 	if len(f.list) != 2 || f.list[1].kind != sxSym {
 		return fmt.Errorf("line %d: %s takes one symbol", f.line, h)
 	}
@@ -380,6 +400,9 @@ type sbQuery struct {
 	path  string
 	vnode string // REGULAR-FILE, DIRECTORY, SYMLINK; "" when unknown
 	ioctl uint64 // the command of a file-ioctl
+	// proto ("tcp", "udp", "unix") and remote ("HOST:PORT", HOST
+	// "localhost" for a loopback address) of a network operation
+	proto, remote string
 }
 
 // opMatches reports whether a rule's operation covers the queried one:
@@ -471,6 +494,14 @@ func (p *sbProfile) match(f sx, q sbQuery) (bool, error) {
 	case "ioctl-command":
 		n, _ := strconv.ParseUint(f.list[1].atom, 10, 32) // checked by checkFilter
 		return q.op == "file-ioctl" && q.ioctl == n, nil
+	case "remote":
+		proto := f.list[1].atom
+		if q.proto != proto && !(proto == "ip" && (q.proto == "tcp" || q.proto == "udp")) {
+			return false, nil
+		}
+		wh, wp, _ := strings.Cut(f.list[2].atom, ":")
+		qh, qp, _ := strings.Cut(q.remote, ":")
+		return (wh == "*" || wh == qh) && (wp == "*" || wp == qp), nil
 	default:
 		return false, fmt.Errorf("line %d: cannot evaluate %s for %s %s", f.line, f, q.op, q.path)
 	}

@@ -14,6 +14,13 @@
 //	(e) the same raw bwrap command as (b), started through a minimal Go
 //	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
 //	    floor any Go launcher pays, exec plus Go runtime start
+//	(p) (a) with a network allowlist (--allow-domain example.com): cordon
+//	    stays to run the proxy, and a helper inside hands it the listener
+//
+// With -net (the default) it then downloads -net-mib MiB over HTTP from a
+// server on the host's loopback with curl, straight from the host and
+// through the proxy from inside a sandbox, and samples the peak RSS of the
+// cordon process running the proxy.
 //
 // and (an), (a) through --backend native. Then the large-workspace cases
 // (large.go): workspaces with 300 and 1,000 nested repositories and
@@ -43,12 +50,15 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +87,9 @@ type config struct {
 	largeN    int
 	repos     []int
 	growth    []int
+	net       bool
+	netMiB    int
+	netN      int
 }
 
 func main() {
@@ -91,6 +104,9 @@ func main() {
 	flag.IntVar(&cfg.inproc, "inproc", 0, "instead: run N launches in this process through the launcher package (for -cpuprofile)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the in-process launches to `FILE`")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temp dir")
+	flag.BoolVar(&cfg.net, "net", true, "also measure the network allowlist's proxy: throughput of a large download through it against one straight from the host, and cordon's memory meanwhile")
+	flag.IntVar(&cfg.netMiB, "net-mib", 512, "size of the -net download in MiB")
+	flag.IntVar(&cfg.netN, "net-n", 5, "rounds of the -net download (alternated with the direct one)")
 	flag.StringVar(&cfg.dir, "dir", "", "parent of the temp dir (default $TMPDIR); the workspace lives there, so its disk is the one measured")
 	flag.BoolVar(&cfg.largeOnly, "large-only", false, "run only the large-workspace cases")
 	flag.IntVar(&cfg.largeN, "large-n", 10, "rounds of each large-workspace case and backend (0 skips them)")
@@ -139,6 +155,9 @@ func run(cfg config) error {
 	}
 
 	runArgs := []string{"run", "--workspace", ws, "--", "/bin/true"}
+	// (p) is (a) with a network allowlist: cordon stays to run the proxy
+	// and a helper inside hands it the listener.
+	runArgsP := []string{"run", "--workspace", ws, "--allow-domain", "example.com", "--", "/bin/true"}
 	// The cold launch comes first, before anything else could fill the
 	// fresh detection cache.
 	cold, err := sample(exec.Command(cordon, runArgs...), env, ws)
@@ -222,7 +241,7 @@ func run(cfg config) error {
 
 	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", cfg.n, ws)
 	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch for the next: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(stubs), launcher.DefaultStubLinger)
-	var a, a0, an, b, c, d, e, floor series
+	var a, a0, an, b, c, d, e, p, floor series
 	runArgsN := append([]string{"run", "--backend", "native"}, runArgs[1:]...)
 	if _, err := sample(exec.Command(cordon, runArgsN...), env, ws); err != nil {
 		return fmt.Errorf("cold native launch: %w", err)
@@ -271,6 +290,11 @@ func run(cfg config) error {
 				e.add(s)
 				return err
 			},
+			func() error {
+				s, err := sample(exec.Command(cordon, runArgsP...), env, ws)
+				p.add(s)
+				return err
+			},
 		}
 		if srt != "" && i < cfg.srtN {
 			steps = append(steps, func() error {
@@ -289,6 +313,11 @@ func run(cfg config) error {
 			if err == nil {
 				err = rssPreStubbed(&e, viaGo, filter, stubs, env, ws)
 			}
+			if err == nil {
+				var kib int64
+				kib, err = measureRSS(exec.Command(cordon, runArgsP...), env, ws)
+				p.addRSS(kib)
+			}
 			if err != nil {
 				return fmt.Errorf("round %d: rss: %w", i, err)
 			}
@@ -303,6 +332,7 @@ func run(cfg config) error {
 	b.print("(b) raw bwrap, same argv, stubs pre-made")
 	c.print("(c) raw bwrap + mkdir/rmdir the same stubs")
 	e.print("(e) minimal Go launcher → same raw bwrap")
+	p.print("(p) (a) with --allow-domain example.com")
 	if srt != "" {
 		d.print("(d) srt --settings S /bin/true")
 	} else {
@@ -323,9 +353,16 @@ func run(cfg config) error {
 		ratio(an.median(), e.median()), ratio(an.median(), a.median()))
 	fmt.Printf("cordon peak RSS: median %.1f MiB, max %.1f MiB over %d runs (target ≤ 20 MiB; /usr/bin/time -f %%M, whose floor, /bin/true, is %.1f MiB)\n",
 		a.rssMedian(), a.rssMax(), a.rssCount(), floor.rssMax())
+	fmt.Printf("network allowlist: (p)-(a) median = %s, p95 = %s (target ≤ 5 ms); (p) peak RSS %.1f MiB, the largest of cordon, bwrap and the helper\n",
+		ms(p.median()-a.median()), ms(p.p95()-a.p95()), p.rssMax())
 	fmt.Printf("cold launch: %s wall, %d probe(s) (target ≤ 1)\n", ms(cold.wall), coldProbes)
 	fmt.Printf("warm launches: %d probe(s) in %d launches (target 0)\n", warmProbes, cfg.n)
 
+	if cfg.net {
+		if err := netThroughput(cfg, cordon, env, ws); err != nil {
+			return fmt.Errorf("net: %w", err)
+		}
+	}
 	if cfg.largeN > 0 {
 		if err := large(cfg, tmp, cordon, env); err != nil {
 			return fmt.Errorf("large workspaces: %w", err)
@@ -1018,7 +1055,7 @@ func inProcess(cfg config, tmp, ws string) error {
 			return err
 		}
 		t1 := time.Now()
-		if _, err := launcher.Render(ctx, p, "bwrap", false, []string{"/bin/true"}); err != nil {
+		if _, err := launcher.Render(ctx, p, "bwrap", false, nil, []string{"/bin/true"}); err != nil {
 			return err
 		}
 		t2 := time.Now()
@@ -1041,4 +1078,118 @@ func inProcess(cfg config, tmp, ws string) error {
 		fmt.Println("cpu profile:", cfg.cpuprofile, "(go tool pprof -top", cfg.cpuprofile+")")
 	}
 	return nil
+}
+
+// netThroughput downloads cfg.netMiB MiB from a server on the host's
+// loopback with curl, straight from the host and from inside a sandbox
+// through the proxy (dl.localhost:PORT, named exactly), alternated, and
+// samples the peak RSS (VmHWM) of the cordon process that runs the proxy.
+func netThroughput(cfg config, cordon string, env []string, ws string) error {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		fmt.Println("\n== network allowlist throughput: skipped (no curl)")
+		return nil
+	}
+	size := int64(cfg.netMiB) << 20
+	chunk := make([]byte, 1<<20)
+	for i := range chunk {
+		chunk[i] = byte(i * 131)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		for n := int64(0); n < size; n += int64(len(chunk)) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	direct := exec.Command(curl, "-sS", "--noproxy", "*", "-o", "/dev/null", "http://127.0.0.1:"+port+"/big")
+	proxied := func() *exec.Cmd {
+		return exec.Command(cordon, "run", "--workspace", ws, "--allow-domain", "dl.localhost:"+port, "--",
+			curl, "-sS", "--noproxy", "", "-o", "/dev/null", "http://dl.localhost:"+port+"/big")
+	}
+	var d, pr series
+	var hwm []int64
+	for i := range cfg.netN {
+		steps := []func() error{
+			func() error {
+				cmd := exec.Command(direct.Path, direct.Args[1:]...)
+				s, err := sample(cmd, env, ws)
+				d.add(s)
+				return err
+			},
+			func() error {
+				cmd := proxied()
+				cmd.Env, cmd.Dir = env, ws
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				start := time.Now()
+				if err := cmd.Start(); err != nil {
+					return err
+				}
+				peak := make(chan int64, 1)
+				stop := make(chan struct{})
+				go func() {
+					var last int64
+					t := time.NewTicker(5 * time.Millisecond)
+					defer t.Stop()
+					for {
+						if v := vmHWM(cmd.Process.Pid); v > 0 {
+							last = v
+						}
+						select {
+						case <-stop:
+							peak <- last
+							return
+						case <-t.C:
+						}
+					}
+				}()
+				err := cmd.Wait()
+				close(stop)
+				pr.add(result{wall: time.Since(start)})
+				hwm = append(hwm, <-peak)
+				if err != nil {
+					return fmt.Errorf("%v: %s", err, stderr.String())
+				}
+				return nil
+			},
+		}
+		for j := range steps {
+			if err := steps[(i+j)%len(steps)](); err != nil {
+				return err
+			}
+		}
+	}
+	mibs := func(t time.Duration) float64 { return float64(cfg.netMiB) / t.Seconds() }
+	slices.Sort(hwm)
+	fmt.Printf("\n== network allowlist throughput: %d MiB over HTTP from the host's loopback with curl, %d rounds alternated\n", cfg.netMiB, cfg.netN)
+	fmt.Printf("direct (curl on the host):                 median %s = %.0f MiB/s\n", ms(d.median()), mibs(d.median()))
+	fmt.Printf("through the proxy (cordon run, curl inside): median %s = %.0f MiB/s (a launch included)\n", ms(pr.median()), mibs(pr.median()))
+	fmt.Printf("cordon's own peak RSS (VmHWM) during the proxied download: median %.1f MiB, max %.1f MiB (target ≤ 10 MiB)\n",
+		float64(hwm[len(hwm)/2])/1024, float64(hwm[len(hwm)-1])/1024)
+	return nil
+}
+
+// vmHWM is the peak resident set of process pid in KiB, 0 when unknown.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kib int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kib)
+			return kib
+		}
+	}
+	return 0
 }

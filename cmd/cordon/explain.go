@@ -6,8 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
+	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -15,15 +21,24 @@ func init() {
 	register("explain", "say what the policy allows on paths, and which root decides", cmdExplain)
 }
 
-const explainHelp = `Usage: cordon explain [POLICY] [--json] PATH...
+const explainHelp = `Usage: cordon explain [POLICY] [--json] PATH|HOST[:PORT]|URL...
 
 For each PATH, prints whether the sandbox may read and write it and the
 root that decides: the deepest root containing the path wins. PATH is
 resolved through symlinks first, as the kernel would; a relative PATH is
 taken from the current directory.
 
-Example:
+With a network allowlist (--allow-domain), an argument that is a URL
+(https://host/...), HOST:PORT, or a host name that is not a file here, is
+a destination: explain prints whether the sandbox may reach it through
+cordon's proxy and the pattern that decides. Nothing is looked up or
+connected to; a name allowed only through a wildcard is still refused at
+run time if it resolves to an internal address (loopback, private,
+link-local).
+
+Examples:
   cordon explain --workspace . .git/hooks/pre-commit src/main.go ~/.ssh/id_ed25519
+  cordon explain --allow-domain @npm registry.npmjs.org evil.example:443 https://github.com/x
 
 `
 
@@ -54,6 +69,14 @@ func cmdExplain(ctx context.Context, e *env, args []string) int {
 	c := comp.Canonical
 	enc := json.NewEncoder(e.stdout)
 	for _, in := range fs.Args() {
+		if comp.Network != nil {
+			if host, ports, ok, err := destination(in); err != nil {
+				return errorf(e, exitCordonError, "explain: %v", err)
+			} else if ok {
+				explainHost(e, enc, *asJSON, comp.Network, in, host, ports)
+				continue
+			}
+		}
 		abs, err := filepath.Abs(in)
 		if err != nil {
 			return errorf(e, exitCordonError, "explain: %q: %v", in, err)
@@ -81,4 +104,78 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no "
+}
+
+// destination reads in as a network destination: a URL, HOST:PORT, or a
+// bare name that is not a file here. ports are the ports to answer for
+// (the defaults for a bare name).
+func destination(in string) (host string, ports []int, ok bool, err error) {
+	if strings.Contains(in, "://") {
+		u, err := url.Parse(in)
+		if err != nil || u.Hostname() == "" {
+			return "", nil, false, fmt.Errorf("%q: not a URL with a host", in)
+		}
+		p := map[string]int{"http": 80, "https": 443, "ws": 80, "wss": 443, "ssh": 22, "git": 9418}[u.Scheme]
+		if u.Port() != "" {
+			if p, err = strconv.Atoi(u.Port()); err != nil {
+				return "", nil, false, fmt.Errorf("%q: bad port", in)
+			}
+		}
+		if p == 0 {
+			return "", nil, false, fmt.Errorf("%q: no port for scheme %s; give one", in, u.Scheme)
+		}
+		return u.Hostname(), []int{p}, true, nil
+	}
+	if strings.ContainsRune(in, '/') {
+		return "", nil, false, nil
+	}
+	if _, err := os.Lstat(in); err == nil {
+		return "", nil, false, nil // a file of that name here: a path
+	}
+	if h, ps, err := net.SplitHostPort(in); err == nil {
+		p, err := strconv.Atoi(ps)
+		if err != nil || p < 1 || p > 65535 {
+			return "", nil, false, fmt.Errorf("%q: port out of range", in)
+		}
+		return h, []int{p}, true, nil
+	}
+	return in, netpolicy.DefaultPorts, true, nil
+}
+
+// hostVerdict is explain's answer for one destination.
+type hostVerdict struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule"`
+	// Internal: whether an internal address behind the name is allowed
+	// too (the pattern names the host exactly).
+	Internal bool   `json:"internalAllowed"`
+	Reason   string `json:"reason"`
+}
+
+func explainHost(e *env, enc *json.Encoder, asJSON bool, np *netpolicy.Policy, in, host string, ports []int) {
+	for _, p := range ports {
+		d := np.Decide(host, p)
+		v := hostVerdict{Host: netpolicy.Normalize(host), Port: p, Allowed: d.Allowed, Rule: d.Rule(), Internal: d.Literal}
+		switch {
+		case d.Allowed && d.Literal:
+			v.Reason = "allowed by " + d.Rule() + ", which names the host exactly (internal addresses too)"
+		case d.Allowed:
+			v.Reason = "allowed by " + d.Rule() + " (refused at run time if it resolves to an internal address)"
+		case d.Deny:
+			v.Reason = "refused by " + d.Rule()
+		default:
+			v.Reason = "refused: no pattern allows it; to allow it: --allow-domain " + netpolicy.Suggest(host, p)
+		}
+		if asJSON {
+			enc.Encode(v)
+			continue
+		}
+		verdict := "refused"
+		if d.Allowed {
+			verdict = "allowed"
+		}
+		fmt.Fprintf(e.stdout, "%s:%d (as %s)\n  network: %s  %s\n", v.Host, p, in, verdict, v.Reason)
+	}
 }

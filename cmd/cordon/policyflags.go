@@ -22,6 +22,7 @@ type policyFlags struct {
 	allowGitWrites                        bool
 	agentsRoot, agent, parent             string
 	writablePathDirs                      []string
+	allowDomains, denyDomains             []string
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet) {
@@ -41,6 +42,8 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
 	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
+	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github); repeatable", appendTo(&pf.allowDomains))
+	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendTo(&pf.denyDomains))
 }
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
@@ -62,6 +65,14 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
                          protections, DIR/PARENT read-only
   --writable-path-dir DIR
                          leave DIR writable although it is on PATH (see below)
+Network (off unless --network on, or an allowlist):
+  --allow-domain PATTERN the sandbox reaches PATTERN through cordon's proxy and
+                         nothing else: host, *.host (subdomains only), either
+                         with :PORT (without one, 80 and 443), an IP literal,
+                         or a preset: @npm @pypi @go @crates @github
+  --deny-domain PATTERN  refused even where an --allow-domain matches
+  A policy file may hold {"network": {"allowDomains": [...], "denyDomains": [...]}}
+  beside the five fields.
 The most specific root decides each path; paths are resolved through symlinks.
 What runs next on the host is read-only in every sandbox, wherever the policy
 would let it write: cordon itself (the file it runs from and the path it was
@@ -86,7 +97,7 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
 		Home: getenv("HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
-		GitWrites: pf.allowGitWrites,
+		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 	}
 	if pf.workspace != "" {
 		// --workspace alone may be relative: "--workspace ." is the

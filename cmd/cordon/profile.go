@@ -15,7 +15,7 @@ func init() {
 	register("profile", "print the canonical policy and what the backend would execute", cmdProfile)
 }
 
-const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--json] [-- CMD...]
+const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]
 
 Prints the policy in canonical form (absolute, symlink-free, sorted) and
 exactly what 'cordon run' would execute with it: bwrap's argument list, or
@@ -37,7 +37,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	pf.register(fs)
 	backend := fs.String("backend", "auto", "`BACKEND` to render for: auto, bwrap, native or seatbelt")
 	network := fs.String("network", "off", "network access: `on` or off")
-	asJSON := fs.Bool("json", false, `print {"policy","backend","argv"[,"sbpl","params"]}`)
+	asJSON := fs.Bool("json", false, `print {"policy","backend","argv"[,"sbpl","params"][,"network"]}`)
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, profileHelp, policyHelp, "\nFlags:\n")
 		fs.PrintDefaults()
@@ -55,8 +55,11 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}
+	if comp.Network != nil && *network == "on" {
+		return errorf(e, exitCordonError, "profile: --network on and a domain allowlist (%s): pick one", strings.Join(comp.Network.AllowText(), " "))
+	}
 	printNotes(e, "profile", comp.Canonical.Notes())
-	r, err := launcher.Render(ctx, comp.Policy, *backend, *network == "on", fs.Args())
+	r, err := launcher.Render(ctx, comp.Policy, *backend, *network == "on", comp.Network, fs.Args())
 	if err != nil {
 		return errorf(e, exitCordonError, "profile: %v", err)
 	}
@@ -92,6 +95,15 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 	}
 	if len(r.Mounts) > 0 {
 		fmt.Fprintf(w, "mounts (after \"/\", /proc and /dev, in this order):\n  %s\n", strings.Join(r.Mounts, "\n  "))
+	}
+	if n := r.Network; n != nil {
+		fmt.Fprintf(w, "network: only through cordon's proxy, %s inside\n  allow: %s\n", n.Proxy, strings.Join(n.AllowDomains, " "))
+		if len(n.DenyDomains) > 0 {
+			fmt.Fprintf(w, "  deny: %s\n", strings.Join(n.DenyDomains, " "))
+		}
+		fmt.Fprintf(w, "  enforcement: %s\n", n.Enforcement)
+	} else {
+		fmt.Fprintf(w, "network: %s\n", *network)
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))

@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -122,6 +123,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "run: %v", err)
 	}
+	if comp.Network != nil && *network == "on" {
+		return errorf(e, exitCordonError, "run: --network on and a domain allowlist (%s): --network on is the host's whole network; drop it to let the sandbox reach only the allowed hosts",
+			strings.Join(comp.Network.AllowText(), " "))
+	}
 	printNotes(e, "run", comp.Canonical.Notes())
 	if ws, _ := filepath.Abs(pf.workspace); pf.workspace != "" && comp.Workspace != filepath.Clean(ws) {
 		// Allowed, but said: the sandbox gets the directory the link
@@ -130,7 +135,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "cordon: run: --workspace %s resolves to %s\n", pf.workspace, comp.Workspace)
 	}
 	if log != nil {
-		if err := auditLaunch(log, comp.Policy, fs.Args(), *backend, *network == "on"); err != nil {
+		if err := auditLaunch(log, comp, fs.Args(), *backend, *network == "on"); err != nil {
 			return errorf(e, exitCordonError, "run: --audit: %v", err)
 		}
 	}
@@ -140,6 +145,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	cmd := launcher.Command(comp.Policy, fs.Arg(0), fs.Args()[1:]...)
 	cmd.Backend = *backend
 	cmd.Network = *network == "on"
+	if comp.Network != nil {
+		cmd.NetPolicy = comp.Network
+		cmd.NetEvent = netEvents(e, log)
+	}
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs = comp.Canonical.IDs()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
@@ -174,11 +183,34 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 // auditLaunch records the launch, and the policy p it runs, in log; the
 // log's files are read-only in p (Spec.Protect): the sandbox must not
 // rewrite the record of its own launch, nor any other.
-func auditLaunch(log *audit.Log, p policy.FsSandboxPolicy, argv []string, backend string, network bool) error {
+func auditLaunch(log *audit.Log, comp *policy.Composed, argv []string, backend string, network bool) error {
 	dir, _ := os.Getwd()
-	return log.Append(audit.KindLaunch, "", map[string]any{
-		"argv": argv, "dir": dir, "policy": p, "backend": backend, "network": network,
-	})
+	rec := map[string]any{
+		"argv": argv, "dir": dir, "policy": comp.Policy, "backend": backend, "network": network,
+	}
+	if comp.Network != nil {
+		rec["networkPolicy"] = comp.Network
+	}
+	return log.Append(audit.KindLaunch, "", rec)
+}
+
+// netEvents handles the proxy's decisions: each one goes to the audit
+// log, when there is one; a refused host is named once on stderr, with
+// the flag that would allow it.
+func netEvents(e *env, log *audit.Log) func(netproxy.Event) {
+	said := map[string]bool{}
+	return func(ev netproxy.Event) {
+		if log != nil {
+			if err := log.Append(audit.KindNetwork, "", ev); err != nil {
+				fmt.Fprintf(e.stderr, "cordon: run: --audit: %v\n", err)
+			}
+		}
+		key := fmt.Sprintf("%s:%d", ev.Host, ev.Port)
+		if msg := netproxy.Refusal(ev); msg != "" && !said[key] {
+			said[key] = true
+			fmt.Fprintln(e.stderr, msg)
+		}
+	}
 }
 
 // startFailure maps a launch error onto the documented exit statuses.

@@ -96,6 +96,17 @@ func TestRunBadInput(t *testing.T) {
 		{"not executable", []string{"--workspace", ws, "--", filepath.Join(ws, "noexec.sh")}, 126, "noexec.sh"},
 		{"directory", []string{"--workspace", ws, "--", ws}, 126, ws},
 		{"denied command", []string{"--deny", "/usr/bin", "--", "/usr/bin/true"}, 126, "/usr/bin/true"},
+		{"empty domain pattern", []string{"--workspace", ws, "--allow-domain", ""}, 125, `--allow-domain: bad network pattern "": empty pattern`},
+		{"star alone", []string{"--workspace", ws, "--allow-domain", "*"}, 125, `"*": * alone`},
+		{"scheme in pattern", []string{"--workspace", ws, "--allow-domain", "https://example.com"}, 125, `"https://example.com": a pattern is a host`},
+		{"port out of range", []string{"--workspace", ws, "--allow-domain", "example.com:70000"}, 125, `"example.com:70000": port "70000" out of range`},
+		{"bad deny pattern", []string{"--workspace", ws, "--allow-domain", "example.com", "--deny-domain", "*.*.x"}, 125, `--deny-domain: bad network pattern "*.*.x"`},
+		{"unknown preset", []string{"--workspace", ws, "--allow-domain", "@cpan"}, 125, `"@cpan": no such preset`},
+		{"deny without allow", []string{"--workspace", ws, "--deny-domain", "example.com"}, 125, "--deny-domain without --allow-domain"},
+		{"allowlist and network on", []string{"--workspace", ws, "--network", "on", "--allow-domain", "example.com"}, 125, "--network on and a domain allowlist (example.com)"},
+		{"bad pattern in policy file", []string{"--policy", writeFile(t, `{"network":{"allowDomains":["x.com:0"]}}`)}, 125, `"x.com:0"`},
+		{"unknown key in network object", []string{"--policy", writeFile(t, `{"network":{"allow":["x.com"]}}`)}, 125, `"allow"`},
+		{"allowlist without a sandbox", []string{"--workspace", ws, "--backend", "none", "--allow-domain", "example.com"}, 125, "needs a sandbox"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

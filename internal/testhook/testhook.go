@@ -67,6 +67,15 @@ var (
 	SkipIdentityCheck bool
 )
 
+// NetAllowAll, when true, makes the network proxy allow every host and
+// port (no filtering by the allowlist).
+var NetAllowAll bool
+
+// NetNoInternalGuard, when true, lets the network proxy connect an
+// allowed name to internal addresses (loopback, private, link-local...)
+// even when no pattern names the host exactly.
+var NetNoInternalGuard bool
+
 // AuditFollowLinks, when true, makes the audit log open a named log the old
 // way: following symlinks, with no check of what the file is or who owns it.
 var AuditFollowLinks bool

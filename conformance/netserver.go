@@ -1,0 +1,151 @@
+package conformance
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// NetServer is an HTTP server on the host standing in for the internet
+// (these machines reach nothing else): it counts what reaches it, so a
+// case judges by the host's side, not by what the sandbox printed.
+type NetServer struct {
+	// Port is the port it listens on; Addr its address.
+	Port int
+	Addr string
+	// Body is what GET / answers, unique per server.
+	Body string
+
+	mu    sync.Mutex
+	hits  int
+	open  int
+	srv   *http.Server
+	conns map[net.Conn]bool
+}
+
+// NetServer starts an HTTP server on addr ("127.0.0.1:0", or ":0" for
+// every interface of the host) until the case ends. GET /hold answers
+// one line and then holds the connection open until the client or the
+// server goes.
+func (h *H) NetServer(addr string) *NetServer {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	s := &NetServer{Port: ln.Addr().(*net.TCPAddr).Port, Addr: ln.Addr().String(),
+		Body:  "cordon-net-" + h.Secret[len(h.Secret)-12:] + "-" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port),
+		conns: map[net.Conn]bool{}}
+	stop := make(chan struct{})
+	s.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.mu.Lock()
+			s.hits++
+			s.mu.Unlock()
+			if r.URL.Path == "/hold" {
+				io.WriteString(w, "holding\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+				case <-stop:
+				}
+				return
+			}
+			io.WriteString(w, s.Body+"\n")
+		}),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			switch st {
+			case http.StateNew:
+				s.open++
+				s.hits++ // a connection that sent nothing counts too
+			case http.StateClosed, http.StateHijacked:
+				s.open--
+			}
+		},
+	}
+	go s.srv.Serve(ln)
+	h.Cleanup(func() { close(stop); s.srv.Close() })
+	return s
+}
+
+// Hits is how many connections and requests reached the server.
+func (s *NetServer) Hits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits
+}
+
+// Open is how many connections to it are open.
+func (s *NetServer) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
+// Untouched fails the case if anything reached s since it had hits
+// before.
+func (h *H) Untouched(s *NetServer, before int, o Output) {
+	if n := s.Hits(); n != before {
+		h.Errorf("host: the server on port %d was reached from inside the sandbox (%d connections and requests):\n%s", s.Port, n-before, o)
+	}
+}
+
+// UDPServer counts the datagrams that reach a UDP port of the host.
+func (h *H) UDPServer(addr string) (port int, count func() int) {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	var mu sync.Mutex
+	n := 0
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	}()
+	h.Cleanup(func() { pc.Close() })
+	return pc.LocalAddr().(*net.UDPAddr).Port, func() int {
+		time.Sleep(50 * time.Millisecond) // a datagram in flight
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// hostAddrs are the host's own addresses on every interface, loopback
+// included, to connect to directly from inside.
+func hostAddrs(port int) []string {
+	var out []string
+	ifs, _ := net.InterfaceAddrs()
+	for _, a := range ifs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil {
+			out = append(out, net.JoinHostPort(ip.IP.String(), strconv.Itoa(port)))
+		}
+	}
+	return out
+}
+
+// nameservers are the DNS servers of /etc/resolv.conf, as HOST:53.
+func nameservers() []string {
+	b, _ := os.ReadFile("/etc/resolv.conf")
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "nameserver" {
+			out = append(out, net.JoinHostPort(f[1], "53"))
+		}
+	}
+	return out
+}

@@ -1,0 +1,530 @@
+// Package netproxy is cordon's network proxy: the only way out of a
+// sandbox with a network allowlist (docs/design.md, "The network
+// allowlist"). One listener speaks HTTP (absolute-URI requests and
+// CONNECT) and SOCKS5 (CONNECT, with host names); the first byte tells
+// them apart (SOCKS5 starts with 5, HTTP with a method's letter).
+//
+// Each request is decided by a netpolicy.Policy on the host name the
+// client asked for, never on the address it resolves to. Allowed names
+// are resolved here, on the host; an address in an internal range
+// (netpolicy.Internal: loopback, private, link-local, CGNAT, multicast...)
+// is refused unless the deciding pattern names the host exactly. TLS
+// passes through CONNECT untouched: the proxy sees the name, not the
+// content.
+//
+// Every decision is an Event: the host and port asked for, allowed or
+// refused, the rule that decided, and the bytes relayed each way.
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/netpolicy"
+)
+
+// Event is one decision of the proxy, and, for an allowed connection,
+// what it carried.
+type Event struct {
+	Time time.Time `json:"time"`
+	// Proto is how the client asked: "http", "connect" or "socks5".
+	Proto string `json:"proto"`
+	Host  string `json:"host"`
+	Port  int    `json:"port"`
+	// Allowed: the proxy connected the client to Addr.
+	Allowed bool `json:"allowed"`
+	// Rule is what decided ("--allow-domain example.com", "--deny-domain
+	// x", "no pattern allows it").
+	Rule string `json:"rule"`
+	// Reason, on a refusal the policy allowed, says why it was refused
+	// anyway (an internal address, a failed lookup or connection).
+	Reason string `json:"reason,omitempty"`
+	// Addr is the address connected to.
+	Addr string `json:"addr,omitempty"`
+	// Up and Down are the bytes relayed to and from the destination.
+	Up   int64 `json:"bytesUp"`
+	Down int64 `json:"bytesDown"`
+	// Suggest is the pattern that would allow a refused host:port ("" when
+	// a pattern would not help: a deny pattern decided, or the name
+	// does not resolve).
+	Suggest string `json:"-"`
+}
+
+// Server is a proxy. Set its fields before Serve; a Server serves one
+// listener.
+type Server struct {
+	// Policy decides every request. Nil allows nothing.
+	Policy *netpolicy.Policy
+	// Resolve looks a host name up; nil uses the host's resolver. Names
+	// under .localhost are loopback whatever Resolve says.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to an address; nil uses net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Credential, when set ("user:password"), is required of every
+	// client: Proxy-Authorization Basic for HTTP, RFC 1929 for SOCKS5.
+	Credential string
+	// Event is called for every decision, one call at a time.
+	Event func(Event)
+	// MaxConns bounds the connections served at once (0: 256); a
+	// client past it waits to be accepted.
+	MaxConns int
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	evMu   sync.Mutex
+}
+
+// ErrClosed is returned by Serve after Close.
+var ErrClosed = errors.New("netproxy: closed")
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	s.ln = ln
+	if s.conns == nil {
+		s.conns = map[net.Conn]struct{}{}
+	}
+	s.mu.Unlock()
+	max := s.MaxConns
+	if max <= 0 {
+		max = 256
+	}
+	sem := make(chan struct{}, max)
+	for {
+		sem <- struct{}{}
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				<-sem
+				continue
+			}
+			return err
+		}
+		if !s.track(c) {
+			c.Close()
+			return ErrClosed
+		}
+		s.wg.Add(1)
+		go func() {
+			defer func() { <-sem; s.untrack(c); c.Close(); s.wg.Done() }()
+			s.serveConn(c)
+		}()
+	}
+}
+
+// Close stops the listener, ends every connection and waits for their
+// goroutines (and their events).
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = map[net.Conn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) emit(e Event) {
+	if s.Event == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.evMu.Lock()
+	defer s.evMu.Unlock()
+	s.Event(e)
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	br := bufio.NewReader(c)
+	b, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if b[0] == 5 {
+		s.socks(c, br)
+		return
+	}
+	s.http(c, br)
+}
+
+// refusal is a request the proxy does not connect, with the event that
+// says why.
+type refusal struct{ ev Event }
+
+func (r *refusal) Error() string {
+	if r.ev.Reason != "" {
+		return r.ev.Reason
+	}
+	return r.ev.Rule
+}
+
+// connect decides host:port and connects to it. On refusal the event is
+// emitted and the error is a *refusal (or a dial error, also emitted).
+// On success the caller relays and emits the returned event, with bytes.
+func (s *Server) connect(ctx context.Context, proto, host string, port int) (net.Conn, Event, error) {
+	ev := Event{Proto: proto, Host: netpolicy.Normalize(host), Port: port}
+	d := s.Policy.Decide(host, port)
+	if testhook.NetAllowAll {
+		d = netpolicy.Decision{Allowed: true, Literal: true}
+	}
+	ev.Rule = d.Rule()
+	refuse := func(reason, suggest string) (net.Conn, Event, error) {
+		ev.Reason, ev.Suggest = reason, suggest
+		s.emit(ev)
+		return nil, ev, &refusal{ev}
+	}
+	if port < 1 || port > 65535 {
+		return refuse(fmt.Sprintf("port %d out of range", port), "")
+	}
+	if !d.Allowed {
+		suggest := ""
+		if !d.Deny {
+			suggest = netpolicy.Suggest(host, port)
+		}
+		return refuse("", suggest)
+	}
+	addrs, err := s.lookup(ctx, ev.Host)
+	if err != nil {
+		return refuse("lookup failed: "+err.Error(), "")
+	}
+	var usable []netip.Addr
+	var internal []string
+	for _, a := range addrs {
+		a = a.Unmap()
+		if name, ok := netpolicy.Internal(a); ok && !d.Literal && !testhook.NetNoInternalGuard {
+			internal = append(internal, a.String()+" ("+name+")")
+			continue
+		}
+		usable = append(usable, a)
+	}
+	if len(usable) == 0 {
+		if len(internal) > 0 {
+			return refuse("resolves to "+strings.Join(internal, ", ")+", an internal address that only a pattern naming the host exactly may reach",
+				netpolicy.Suggest(host, port))
+		}
+		return refuse("lookup found no address", "")
+	}
+	dial := s.Dial
+	if dial == nil {
+		var nd net.Dialer
+		dial = nd.DialContext
+	}
+	var lastErr error
+	for _, a := range usable {
+		addr := net.JoinHostPort(a.String(), strconv.Itoa(port))
+		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		up, err := dial(dctx, "tcp", addr)
+		cancel()
+		if err == nil {
+			ev.Allowed, ev.Addr = true, addr
+			return up, ev, nil
+		}
+		lastErr = err
+	}
+	return refuse("connect failed: "+lastErr.Error(), "")
+}
+
+func (s *Server) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	if netpolicy.IsLocalhost(host) {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if s.Resolve != nil {
+		return s.Resolve(lctx, host)
+	}
+	return net.DefaultResolver.LookupNetIP(lctx, "ip", host)
+}
+
+// counted counts the bytes written to and read from a destination.
+type counted struct {
+	net.Conn
+	up, down *atomic.Int64
+}
+
+func (c counted) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.down.Add(int64(n))
+	return n, err
+}
+
+func (c counted) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.up.Add(int64(n))
+	return n, err
+}
+
+// relay copies both ways until either side ends, then closes both; in
+// is what the client sent that is already buffered.
+func (s *Server) relay(client net.Conn, in io.Reader, up net.Conn, ev Event) {
+	if !s.track(up) {
+		up.Close()
+		s.emit(ev)
+		return
+	}
+	defer s.untrack(up)
+	var n [2]atomic.Int64
+	dst := counted{up, &n[0], &n[1]}
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(dst, in); halfClose(up); done <- struct{}{} }()
+	go func() { io.Copy(client, dst); halfClose(client); done <- struct{}{} }()
+	<-done
+	<-done
+	up.Close()
+	ev.Up, ev.Down = n[0].Load(), n[1].Load()
+	s.emit(ev)
+}
+
+func halfClose(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		return
+	}
+	c.Close()
+}
+
+// http serves HTTP proxy requests on c until the client or the
+// destination closes.
+func (s *Server) http(c net.Conn, br *bufio.Reader) {
+	ctx := context.Background()
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				httpError(c, http.StatusBadRequest, "cordon proxy: bad request: "+err.Error())
+			}
+			return
+		}
+		if !s.authorized(req.Header.Get("Proxy-Authorization")) {
+			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"cordon\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			return
+		}
+		if req.Method == http.MethodConnect {
+			host, port, ok := splitHostPort(req.RequestURI, 0)
+			if !ok {
+				httpError(c, http.StatusBadRequest, "cordon proxy: CONNECT wants host:port, got "+req.RequestURI)
+				return
+			}
+			up, ev, err := s.connect(ctx, "connect", host, port)
+			if err != nil {
+				httpRefuse(c, err)
+				return
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+				up.Close()
+				s.emit(ev)
+				return
+			}
+			s.relay(c, br, up, ev)
+			return
+		}
+		if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+			httpError(c, http.StatusBadRequest, "cordon proxy: want an absolute http:// URL, or CONNECT for https (got "+req.RequestURI+")")
+			return
+		}
+		host, port, ok := splitHostPort(req.URL.Host, 80)
+		if !ok {
+			httpError(c, http.StatusBadRequest, "cordon proxy: bad host "+req.URL.Host)
+			return
+		}
+		if !s.forward(ctx, c, req, host, port) {
+			return
+		}
+	}
+}
+
+// hopHeaders are a single connection's, never forwarded (RFC 9110 7.6.1).
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Upgrade"}
+
+// forward sends one absolute-URI request to its destination on a
+// connection of its own and relays the response; it reports whether the
+// client's connection may serve another request.
+func (s *Server) forward(ctx context.Context, c net.Conn, req *http.Request, host string, port int) bool {
+	up, ev, err := s.connect(ctx, "http", host, port)
+	if err != nil {
+		httpRefuse(c, err)
+		return false
+	}
+	var n [2]atomic.Int64
+	dst := counted{up, &n[0], &n[1]}
+	s.track(up)
+	defer func() {
+		s.untrack(up)
+		up.Close()
+		ev.Up, ev.Down = n[0].Load(), n[1].Load()
+		s.emit(ev)
+	}()
+	keep := !req.Close
+	for _, h := range strings.Split(req.Header.Get("Connection"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			req.Header.Del(h)
+		}
+	}
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	req.Close = true // one request per destination connection
+	req.RequestURI = ""
+	bw := bufio.NewWriter(dst)
+	if err := req.Write(bw); err != nil || bw.Flush() != nil {
+		httpError(c, http.StatusBadGateway, "cordon proxy: sending the request failed")
+		return false
+	}
+	ubr := bufio.NewReader(dst)
+	for {
+		resp, err := http.ReadResponse(ubr, req)
+		if err != nil {
+			httpError(c, http.StatusBadGateway, "cordon proxy: reading the response failed: "+err.Error())
+			return false
+		}
+		for _, h := range strings.Split(resp.Header.Get("Connection"), ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				resp.Header.Del(h)
+			}
+		}
+		for _, h := range hopHeaders {
+			resp.Header.Del(h)
+		}
+		interim := resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols
+		resp.Close = !keep
+		// Straight to the client, unbuffered: a streamed response
+		// (a log, a long poll) reaches it as it comes.
+		werr := resp.Write(c)
+		resp.Body.Close()
+		if werr != nil {
+			return false
+		}
+		if !interim {
+			return keep && !resp.Close
+		}
+	}
+}
+
+func (s *Server) authorized(h string) bool {
+	if s.Credential == "" {
+		return true
+	}
+	v, ok := strings.CutPrefix(h, "Basic ")
+	if !ok {
+		return false
+	}
+	got, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	return err == nil && subtle.ConstantTimeCompare(got, []byte(s.Credential)) == 1
+}
+
+func splitHostPort(hp string, def int) (string, int, bool) {
+	host, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		if def == 0 || strings.Count(hp, ":") > 0 && !strings.HasPrefix(hp, "[") {
+			return "", 0, false
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(hp, "["), "]"), def, hp != ""
+	}
+	if ps == "" {
+		return host, def, def != 0
+	}
+	p, err := strconv.Atoi(ps)
+	if err != nil {
+		return "", 0, false
+	}
+	return host, p, host != ""
+}
+
+func httpError(c net.Conn, code int, msg string) {
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
+		code, http.StatusText(code), len(msg)+1, msg)
+}
+
+func httpRefuse(c net.Conn, err error) {
+	var r *refusal
+	if !errors.As(err, &r) {
+		httpError(c, http.StatusBadGateway, "cordon proxy: "+err.Error())
+		return
+	}
+	msg := fmt.Sprintf("cordon: network: refused %s:%d: %s", r.ev.Host, r.ev.Port, r.Error())
+	if r.unreachable() {
+		httpError(c, http.StatusBadGateway, msg)
+		return
+	}
+	httpError(c, http.StatusForbidden, msg)
+}
+
+// unreachable: the policy allowed the destination, but it could not be
+// looked up or connected to.
+func (r *refusal) unreachable() bool { return r.ev.Reason != "" && r.ev.Suggest == "" }
+
+// Refusal is the one line a refused request prints on the user's
+// terminal: the host, why, and the flag that would allow it. It is ""
+// for an allowed request.
+func Refusal(e Event) string {
+	if e.Allowed {
+		return ""
+	}
+	why := e.Rule
+	if e.Reason != "" {
+		why = e.Reason
+	}
+	msg := fmt.Sprintf("cordon: network: refused %s:%d: %s", e.Host, e.Port, why)
+	if e.Suggest != "" {
+		msg += "; to allow it: --allow-domain " + e.Suggest
+	}
+	return msg
+}
