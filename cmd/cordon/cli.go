@@ -222,7 +222,7 @@ func printHelp(w io.Writer, c *command) {
 		fmt.Fprintln(w, "\nCommands:")
 		for _, s := range c.subs {
 			if s.summary != "" {
-				fmt.Fprintf(w, "  %-10s %s\n", lastWord(s.name), s.summary)
+				fmt.Fprintf(w, "  %-12s %s\n", lastWord(s.name), s.summary)
 			}
 		}
 		fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's flags and examples.\n",
@@ -231,13 +231,17 @@ func printHelp(w io.Writer, c *command) {
 	}
 	fs := newFlagSet(c)
 	c.setup(fs)
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n > 0 {
-		fmt.Fprint(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
+	sep := "\nFlags:\n"
+	fs.VisitAll(func(f *flag.Flag) {
+		// As flag.PrintDefaults, but spelt --name, as everywhere else.
+		arg, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "%s  --%s", sep, strings.TrimSpace(f.Name+" "+arg))
+		sep = ""
+		if f.DefValue != "" && f.DefValue != "false" {
+			usage += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "\n    \t%s\n", strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
 }
 
 // usageLines are c's synopsis lines (a group's are its commands'), the
@@ -247,7 +251,9 @@ func usageLines(c *command, prefix string) string {
 	var walk func(*command)
 	walk = func(c *command) {
 		if c.subs == nil {
-			lines = append(lines, strings.TrimSpace("cordon "+c.name+" "+c.usage))
+			// A synopsis of several lines goes on under its first word.
+			head := "cordon " + c.name + " "
+			lines = append(lines, strings.TrimSpace(head+strings.ReplaceAll(c.usage, "\n", "\n"+strings.Repeat(" ", len(head)))))
 			return
 		}
 		for _, s := range c.subs {
