@@ -43,7 +43,8 @@ Examples:
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
-profile); 126 not executable or denied; 127 not found.
+profile); 126 not executable or denied; 127 not found; 2, before anything
+runs, for bad usage (an unknown flag, a bad flag value, no CMD).
 Inside the sandbox CORDON_SANDBOX names the backend.
 
 On a terminal (stdin or stdout is one, or --tty) the command gets a
