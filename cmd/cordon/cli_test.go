@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
@@ -110,4 +112,16 @@ func TestCLIHelpIsNotAnArgument(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "a flag was taken for a file")
+}
+
+// TestCLIMessagesNameTheCommandOnce: an error that already starts with
+// the command's verb does not say it twice.
+func TestCLIMessagesNameTheCommandOnce(t *testing.T) {
+	t.Setenv(state.EnvDir, t.TempDir())
+	_, err := audit.UserKey()
+	require.NoError(t, err)
+	missing := filepath.Join(t.TempDir(), "nope.jsonl")
+	code, _, errs := runCLI(t, "", "audit", "verify", missing)
+	require.Equal(t, exitFail, code)
+	require.Equal(t, "cordon audit verify: "+missing+":", strings.SplitAfter(errs, missing+":")[0])
 }
