@@ -122,7 +122,7 @@ func dispatchGroup(ctx context.Context, e *env, c *command, args []string) int {
 
 func newFlagSet(c *command) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // run prints the errors, in its own words
+	fs.SetOutput(io.Discard) // dispatch prints the errors, in its own words
 	fs.Usage = func() {}
 	return fs
 }
