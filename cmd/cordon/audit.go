@@ -5,154 +5,122 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
 )
 
-func init() {
-	register("audit", "verify an audit log; export the key that signs audit logs", cmdAudit)
+var auditCommand = &command{
+	name: "audit", summary: "verify an audit log; export the key that signs audit logs",
+	help: auditHelp + "\n" + auditVerifyHelp + "\n" + auditKeyHelp + "\n" + auditForgetHelp + "\n" + auditPathHelp + "\n" + auditWhoHelp,
+	subs: []*command{
+		{name: "audit verify", summary: "check a log's records, chain and anchor",
+			usage: "[--key FILE] [LOG]", help: auditVerifyHelp + "\n" + auditHelp,
+			maxArgs: 1, anyOrder: true,
+			setup: func(fs *flag.FlagSet) action {
+				var keyFile string
+				fs.StringVar(&keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
+				return func(_ context.Context, e *env, args []string) int { return auditVerify(e, keyFile, args) }
+			}},
+		{name: "audit key", summary: "the key that signs your audit logs", help: auditKeyHelp,
+			subs: []*command{{name: "audit key export", summary: "write or print the key",
+				usage: "[FILE]", help: auditKeyHelp, maxArgs: 1, anyOrder: true,
+				setup: func(*flag.FlagSet) action { return auditKeyExport }}}},
+		{name: "audit forget", summary: "drop cordon's anchor of a log you removed or replaced",
+			usage: "LOG", help: auditForgetHelp, minArgs: 1, maxArgs: 1, missing: "name the LOG", anyOrder: true,
+			setup: func(*flag.FlagSet) action { return auditForget }},
+		{name: "audit path", summary: "print where the hook keeps its log",
+			help: auditPathHelp, setup: func(*flag.FlagSet) action { return auditPath }},
+	},
 }
 
 // hookLogName is the hook's log in cordon's state directory.
 const hookLogName = "claude-code.jsonl"
 
-const auditHelp = `Usage: cordon audit verify [--key FILE] [LOG]
-       cordon audit key export [FILE]
-       cordon audit forget LOG
-       cordon audit path
-
-cordon's audit logs are JSON lines, each record chained to the one before
+const auditHelp = `cordon's audit logs are JSON lines, each record chained to the one before
 by an HMAC-SHA256 under a key of yours that cordon keeps in its state
 directory (made on first use, mode 0600, denied inside every sandbox), with
 an anchor LOG.head (record count, last MAC, size) beside the log.
+`
 
-verify checks every record's MAC and link and the anchor. It names the first
+const auditVerifyHelp = `verify checks every record's MAC and link and the anchor. It names the first
 bad record when one was edited, inserted, removed or reordered, the log was
 cut short, or the log was rewritten and re-chained by someone without the
 key. LOG defaults to the Claude Code hook's log (see 'cordon audit path').
-  --key FILE   verify with the key in FILE (from 'cordon audit key export')
-               instead of this machine's: for a log written elsewhere
-A log of the old unkeyed format is reported UNKEYED, never as verified.
+With --key FILE it verifies with the key in FILE instead of this machine's:
+for a log written elsewhere. A log of the old unkeyed format is reported
+UNKEYED, never as verified.
 
-key export writes your key to FILE (created, mode 0600; never overwrites),
+Examples:
+  cordon audit verify
+  cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
+  cordon audit verify --key ~/cordon-audit.key ./copied/claude-code.jsonl
+
+Exit status: 0 verified; 1 tampered, unkeyed, wrong key or unreadable;
+2 bad usage.
+`
+
+const auditKeyHelp = `key export writes your key to FILE (created, mode 0600; never overwrites),
 or prints it. Copy it along with a log to verify the log on another machine;
 whoever has the key can also forge logs that verify, so keep it private.
 
-For a log outside its state directory, cordon also keeps its own copy of
+Example:
+  cordon audit key export ~/cordon-audit.key
+
+Exit status: 0 exported, 2 bad usage, 125 no key yet or FILE not written.
+`
+
+const auditForgetHelp = `For a log outside its state directory, cordon also keeps its own copy of
 the anchor there, out of every sandbox's reach: a log that was removed,
 replaced by another, or rolled back to a copy saved earlier is reported by
 verify and refused by the next append. If you removed or replaced a log on
 purpose, 'forget LOG' drops cordon's copy so that a new log can start there.
 
-path prints where the hook keeps its log by default.
+Exit status: 0 done, 2 bad usage, 125 cordon's copy could not be removed.
+`
 
-Which commands write a log:
+const auditPathHelp = `path prints where the hook keeps its log by default.
+`
+
+const auditWhoHelp = `Which commands write a log:
   cordon hook claude-code   by default: cordon's own log, or --audit FILE
                             (--no-audit: none)
   cordon run --audit FILE   one "launch" record per sandbox it starts
   cordon demo               a throw-away log, or --audit FILE
 A log you name is never opened through a symlink, must be a regular file of
 yours, and is read-only inside the sandboxes launched with it.
-
-Examples:
-  cordon audit verify
-  cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
-  cordon audit key export ~/cordon-audit.key
-  cordon audit verify --key ~/cordon-audit.key ./copied/claude-code.jsonl
-
-Exit status: 0 verified, 1 tampered, unkeyed, wrong key or unreadable,
-2 bad usage.
-
 `
 
-func cmdAudit(_ context.Context, e *env, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, auditHelp)
-		return exitUsage
+func auditForget(_ context.Context, e *env, args []string) int {
+	forgot, err := audit.Forget(args[0])
+	if err != nil {
+		return errorf(e, exitCordonError, "%v", err)
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(e.stdout, auditHelp)
-		return exitOK
-	case "verify":
-		return auditVerify(e, args[1:])
-	case "key":
-		return auditKey(e, args[1:])
-	case "forget":
-		if len(args) != 2 || strings.HasPrefix(args[1], "-") {
-			if len(args) == 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
-				fmt.Fprint(e.stdout, auditHelp)
-				return exitOK
-			}
-			return errorf(e, exitUsage, "audit forget: usage: cordon audit forget LOG")
-		}
-		forgot, err := audit.Forget(args[1])
-		if err != nil {
-			return errorf(e, exitFail, "audit forget: %v", err)
-		}
-		if forgot {
-			fmt.Fprintf(e.stdout, "cordon no longer holds %s to its past records; the next append starts or continues it as it is\n", args[1])
-		} else {
-			fmt.Fprintf(e.stdout, "cordon kept no anchor of %s\n", args[1])
-		}
-		return exitOK
-	case "path":
-		if len(args) > 1 {
-			return errorf(e, exitUsage, "audit path: unexpected argument %q", args[1])
-		}
-		p, err := audit.DefaultPath(hookLogName)
-		if err != nil {
-			return errorf(e, exitFail, "audit path: %v", err)
-		}
-		fmt.Fprintln(e.stdout, p)
-		return exitOK
+	if forgot {
+		fmt.Fprintf(e.stdout, "cordon no longer holds %s to its past records; the next append starts or continues it as it is\n", args[0])
+	} else {
+		fmt.Fprintf(e.stdout, "cordon kept no anchor of %s\n", args[0])
 	}
-	return errorf(e, exitUsage, "audit: unknown subcommand %q; see 'cordon audit --help'", args[0])
+	return exitOK
 }
 
-// auditFlags parses a subcommand's flags, before or after its arguments,
-// and returns the arguments; done says to return code.
-func auditFlags(e *env, name string, args []string, def func(*flag.FlagSet)) (rest []string, code int, done bool) {
-	fs := flag.NewFlagSet("audit "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	def(fs)
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(e.stdout, auditHelp)
-				return nil, exitOK, true
-			}
-			return nil, errorf(e, exitUsage, "audit %s: %v; see 'cordon audit --help'", name, err), true
-		}
-		if fs.NArg() == 0 {
-			return rest, 0, false
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+func auditPath(_ context.Context, e *env, _ []string) int {
+	p, err := audit.DefaultPath(hookLogName)
+	if err != nil {
+		return errorf(e, exitCordonError, "%v", err)
 	}
+	fmt.Fprintln(e.stdout, p)
+	return exitOK
 }
 
-func auditVerify(e *env, args []string) int {
-	var keyFile string
-	rest, code, done := auditFlags(e, "verify", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&keyFile, "key", "", "")
-	})
-	if done {
-		return code
-	}
-	if len(rest) > 1 {
-		return errorf(e, exitUsage, "audit verify: one log at a time (got %d); usage: cordon audit verify [--key FILE] [LOG]", len(rest))
-	}
+func auditVerify(e *env, keyFile string, args []string) int {
 	var path string
-	if len(rest) == 1 {
-		path = rest[0]
+	if len(args) == 1 {
+		path = args[0]
 	}
 	if path == "" {
 		var err error
 		if path, err = audit.DefaultPath(hookLogName); err != nil {
-			return errorf(e, exitFail, "audit verify: %v", err)
+			return errorf(e, exitFail, "%v", err)
 		}
 	}
 	var key *audit.Key
@@ -163,7 +131,7 @@ func auditVerify(e *env, args []string) int {
 		key, err = audit.ExistingUserKey()
 	}
 	if err != nil {
-		return errorf(e, exitFail, "audit verify: %v", err)
+		return errorf(e, exitFail, "%v", err)
 	}
 	recs, err := audit.Verify(path, key)
 	var ve *audit.VerifyError
@@ -183,35 +151,21 @@ func auditVerify(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "The %d record(s) before it are intact.\n", len(recs))
 		return exitFail
 	}
-	return errorf(e, exitFail, "audit verify: %v", err)
+	return errorf(e, exitFail, "%v", err)
 }
 
-func auditKey(e *env, args []string) int {
-	if len(args) == 0 || args[0] != "export" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fmt.Fprint(e.stdout, auditHelp)
-			return exitOK
-		}
-		return errorf(e, exitUsage, "audit key: usage: cordon audit key export [FILE]")
-	}
-	rest, code, done := auditFlags(e, "key export", args[1:], func(*flag.FlagSet) {})
-	if done {
-		return code
-	}
-	if len(rest) > 1 {
-		return errorf(e, exitUsage, "audit key export: one file at a time; usage: cordon audit key export [FILE]")
-	}
+func auditKeyExport(_ context.Context, e *env, rest []string) int {
 	key, err := audit.ExistingUserKey()
 	if err != nil {
-		return errorf(e, exitFail, "audit key export: %v (cordon makes it when it first writes a log)", err)
+		return errorf(e, exitCordonError, "%v (cordon makes it when it first writes a log)", err)
 	}
 	if len(rest) == 0 {
 		e.stdout.Write(key.Export())
 		return exitOK
 	}
 	if err := audit.WriteKey(rest[0], key); err != nil {
-		return errorf(e, exitFail, "audit key export: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
-	fmt.Fprintf(e.stderr, "cordon: wrote audit key %s to %s (mode 0600)\n", key.ID(), rest[0])
+	errorf(e, 0, "wrote audit key %s to %s (mode 0600)", key.ID(), rest[0])
 	return exitOK
 }

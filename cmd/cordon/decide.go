@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,14 +11,18 @@ import (
 	"github.com/cordon-sandbox/cordon/permission"
 )
 
-func init() {
-	register("decide", "decide one tool call (JSON on stdin) and print the decision", cmdDecide)
+var decideCommand = &command{
+	name: "decide", summary: "decide one tool call (JSON on stdin) and print the decision",
+	usage: "--workspace DIR [--allow-read P]... [--agents-root DIR --agent ID [--parent ID]]\n< request.json",
+	help:  decideHelp,
+	setup: func(fs *flag.FlagSet) action {
+		df := &decideFlags{}
+		df.register(fs)
+		return df.decide
+	},
 }
 
-const decideHelp = `Usage: cordon decide --workspace DIR [--allow-read P]... [--agents-root DIR --agent ID [--parent ID]]
-                     < request.json
-
-Reads one tool call as JSON on stdin and prints the decision as JSON:
+const decideHelp = `Reads one tool call as JSON on stdin and prints the decision as JSON:
 ALLOW, ASK or DENY, the id of the rule that decided and why. Nothing is
 run and nobody is asked; this is the rule pipeline on its own.
 
@@ -49,8 +52,8 @@ Examples:
     | cordon decide --workspace /agents/a --agents-root /agents --agent a
 
 Exit status: 0 when a decision was printed (whatever it says), 2 for bad
-flags, 125 for an unreadable request or workspace.
-
+flags or arguments (the request is read from stdin), 125 for an unreadable
+request or workspace.
 `
 
 // decideFlags are shared by decide and hook: the subset of run's policy
@@ -115,42 +118,25 @@ func (f *decideFlags) runArgs(workspace string) []runArg {
 	return args
 }
 
-func cmdDecide(_ context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("decide", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var df decideFlags
-	df.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, decideHelp, "Flags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return errorf(e, exitUsage, "decide: unexpected argument %q; the request is read from stdin", fs.Arg(0))
-	}
+func (df *decideFlags) decide(_ context.Context, e *env, _ []string) int {
 	if df.workspace == "" {
-		return errorf(e, exitUsage, "decide: --workspace DIR is required")
+		return usageError(e, "--workspace DIR is required")
 	}
 	cfg, err := df.config("")
 	if err != nil {
-		return errorf(e, exitCordonError, "decide: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	d, err := permission.New(cfg)
 	if err != nil {
-		return errorf(e, exitCordonError, "decide: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
 	if err != nil {
-		return errorf(e, exitCordonError, "decide: read stdin: %v", err)
+		return errorf(e, exitCordonError, "read stdin: %v", err)
 	}
 	req, err := permission.DecodeRequest(data)
 	if err != nil {
-		return errorf(e, exitCordonError, "decide: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	out, _ := json.Marshal(d.Decide(req))
 	fmt.Fprintf(e.stdout, "%s\n", out)

@@ -13,17 +13,30 @@ import (
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/permission"
 	"github.com/cordon-sandbox/cordon/runner"
 )
 
-func init() {
-	register("demo", "walk through the permission pipeline, scripted", cmdDemo)
+var demoCommand = &command{
+	name: "demo", summary: "walk through the permission pipeline, scripted",
+	usage: "[--audit FILE] [--backend B]",
+	help:  demoHelp,
+	setup: func(fs *flag.FlagSet) action {
+		o := &demoOpts{}
+		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE` (default: a temporary file, removed afterwards)")
+		backendFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt")
+		return o.run
+	},
 }
 
-const demoHelp = `Usage: cordon demo [--audit FILE] [--backend B]
+// demoOpts are demo's flags.
+type demoOpts struct {
+	auditPath string
+	backend   launcher.Backend
+}
 
-Runs a scripted agent session against a throw-away workspace and shows what
+const demoHelp = `Runs a scripted agent session against a throw-away workspace and shows what
 cordon does with each tool call: the decision (ALLOW, ASK or DENY), the rule
 that made it and why, what the (scripted) person answered when asked, and
 what happened. Ten steps: a read, writes approved / rejected / cancelled, a
@@ -39,8 +52,8 @@ Examples:
   cordon demo
   cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
 
-Exit status: 0 when every step went as scripted, 1 otherwise.
-
+Exit status: 0 when every step went as scripted, 1 otherwise, 2 bad
+usage, 125 a cordon error.
 `
 
 // demoStep is one scripted tool call and what should come of it.
@@ -52,63 +65,84 @@ type demoStep struct {
 	want    runner.Outcome
 }
 
-func cmdDemo(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	auditPath := fs.String("audit", "", "write the audit log to `FILE` (default: a temporary file, removed afterwards)")
-	backend := fs.String("backend", "auto", "sandbox `BACKEND` for the shell step: auto, bwrap or seatbelt")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, demoHelp, "Flags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if *backend == "none" {
-		return errorf(e, exitUsage, "demo: --backend none would run the shell step unconfined; the demo does not do that")
+func (o *demoOpts) run(ctx context.Context, e *env, _ []string) int {
+	if code, bad := refuseNone(e, o.backend, "the demo never runs its shell step unconfined"); bad {
+		return code
 	}
 	base, err := os.MkdirTemp("", "cordon-demo-")
 	if err != nil {
-		return errorf(e, exitCordonError, "demo: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	defer os.RemoveAll(base)
 	base, _ = filepath.EvalSymlinks(base)
 	ws, outside := filepath.Join(base, "workspace"), filepath.Join(base, "outside")
 	if err := setupDemo(ws, outside); err != nil {
-		return errorf(e, exitCordonError, "demo: set up %s: %v", base, err)
+		return errorf(e, exitCordonError, "set up %s: %v", base, err)
 	}
-	keepAudit := *auditPath != ""
+	keepAudit, logPath := o.auditPath != "", o.auditPath
 	if !keepAudit {
-		*auditPath = filepath.Join(base, "audit.jsonl")
+		logPath = filepath.Join(base, "audit.jsonl")
 	}
-	// A log the user keeps is keyed with their key, so that 'cordon audit
-	// verify' checks it later; the throw-away one with a key of its own.
-	key, err := audit.NewKey()
-	if keepAudit && err == nil {
-		key, err = audit.UserKey()
-	}
+	key, log, err := demoLog(logPath, keepAudit)
 	if err != nil {
-		return errorf(e, exitCordonError, "demo: %v", err)
-	}
-	log, err := audit.Open(*auditPath, key)
-	if err != nil {
-		return errorf(e, exitCordonError, "demo: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	d, err := permission.New(permission.Config{Workspace: ws})
 	if err != nil {
-		return errorf(e, exitCordonError, "demo: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	steps := demoSteps(outside)
+	r := demoRunner(d, steps, log, string(o.backend))
+	fmt.Fprintf(e.stdout, "cordon demo: a scripted agent makes %d tool calls in a throw-away workspace.\n", len(steps))
+	fmt.Fprintf(e.stdout, "  workspace  %s  (notes.txt, and link-to-secret -> ../outside/secret.txt)\n", ws)
+	fmt.Fprintf(e.stdout, "  outside    %s  (secret.txt: the agent must never see or touch it)\n", outside)
+	fmt.Fprintln(e.stdout, "Each call is decided (ALLOW, ASK or DENY, by a named rule); only an ASK is put")
+	fmt.Fprintln(e.stdout, "to a person, here a script that answers for them; then the call runs or is blocked.")
+	ok := playDemo(ctx, e, r, steps, string(o.backend), outside)
+	r.Stop(ctx)
+
+	recs, err := audit.Verify(logPath, key)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "\nAudit: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(e.stdout, "\nAudit: %d records (request, permission, result for each call), hash chain intact.\n", len(recs))
+	if keepAudit {
+		fmt.Fprintf(e.stdout, "  Check it yourself: cordon audit verify %s\n", logPath)
+	}
+	if !ok {
+		fmt.Fprintln(e.stdout, "\nSome steps did not go as scripted (marked !!).")
+		return exitFail
+	}
+	fmt.Fprintln(e.stdout, "\nEvery step went as scripted.")
+	return exitOK
+}
+
+// demoLog opens the demo's audit log at path. A log the user keeps is
+// keyed with their key, so that 'cordon audit verify' checks it later;
+// the throw-away one with a key of its own.
+func demoLog(path string, keep bool) (*audit.Key, *audit.Log, error) {
+	key, err := audit.NewKey()
+	if keep && err == nil {
+		key, err = audit.UserKey()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := audit.Open(path, key)
+	return key, log, err
+}
+
+// demoRunner is the governed runner of the demo: its file handlers, its
+// shell in the sandbox, and a scripted person who answers as steps say.
+func demoRunner(d *permission.Decider, steps []demoStep, log *audit.Log, backend string) *runner.Runner {
 	answers := map[string]string{}
 	for _, s := range steps {
 		answers[s.req.ToolUseID] = s.answer
 	}
 	handlers := runner.FileHandlers(d)
-	handlers[permission.ToolBash] = runner.Bash{Spawn: sandboxSpawner(*backend), Workspace: d.Workspace(), ReadOnly: log.Protect()}.Handler()
-	r := &runner.Runner{
+	handlers[permission.ToolBash] = runner.Bash{Spawn: sandboxSpawner(backend), Workspace: d.Workspace(), ReadOnly: log.Protect()}.Handler()
+	return &runner.Runner{
 		Decider:  d,
 		Handlers: handlers,
 		Audit:    log,
@@ -122,14 +156,12 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 			return false, errors.New("the prompt was interrupted (Ctrl-C)")
 		}),
 	}
+}
 
-	fmt.Fprintf(e.stdout, "cordon demo: a scripted agent makes %d tool calls in a throw-away workspace.\n", len(steps))
-	fmt.Fprintf(e.stdout, "  workspace  %s  (notes.txt, and link-to-secret -> ../outside/secret.txt)\n", ws)
-	fmt.Fprintf(e.stdout, "  outside    %s  (secret.txt: the agent must never see or touch it)\n", outside)
-	fmt.Fprintln(e.stdout, "Each call is decided (ALLOW, ASK or DENY, by a named rule); only an ASK is put")
-	fmt.Fprintln(e.stdout, "to a person, here a script that answers for them; then the call runs or is blocked.")
-
-	sandbox := detect.Detect(ctx, *backend)
+// playDemo runs the steps, prints what came of each, and checks the host
+// afterwards; it reports whether everything went as scripted.
+func playDemo(ctx context.Context, e *env, r *runner.Runner, steps []demoStep, backend, outside string) bool {
+	sandbox := detect.Detect(ctx, backend)
 	ok := true
 	for i, s := range steps {
 		fmt.Fprintf(e.stdout, "\n── %d/%d  %s\n", i+1, len(steps), s.title)
@@ -155,23 +187,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "\nHost check: %s was never created.\n", escaped)
 		fmt.Fprintf(e.stdout, "No rule could see that write inside an approved shell command; the %s sandbox stopped it.\n", sandbox.Backend)
 	}
-	r.Stop(ctx)
-
-	recs, err := audit.Verify(*auditPath, key)
-	if err != nil {
-		fmt.Fprintf(e.stdout, "\nAudit: %v\n", err)
-		return exitFail
-	}
-	fmt.Fprintf(e.stdout, "\nAudit: %d records (request, permission, result for each call), hash chain intact.\n", len(recs))
-	if keepAudit {
-		fmt.Fprintf(e.stdout, "  Check it yourself: cordon audit verify %s\n", *auditPath)
-	}
-	if !ok {
-		fmt.Fprintln(e.stdout, "\nSome steps did not go as scripted (marked !!).")
-		return exitFail
-	}
-	fmt.Fprintln(e.stdout, "\nEvery step went as scripted.")
-	return exitOK
+	return ok
 }
 
 func printResult(w io.Writer, res runner.Result, answer string) {

@@ -3,21 +3,28 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/launcher"
 )
 
-func init() {
-	register("detect", "check that a sandbox backend really works here, and why not", cmdDetect)
+var detectCommand = &command{
+	name: "detect", summary: "check that a sandbox backend really works here, and why not",
+	usage: "[--backend auto|bwrap|native|seatbelt] [--json] [--fresh]",
+	help:  detectHelp,
+	setup: func(fs *flag.FlagSet) action {
+		o := &detectOpts{}
+		backendFlag(fs, &o.backend, "`BACKEND` to check: auto (bwrap on Linux, seatbelt on macOS), bwrap or seatbelt")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"backend","path","version","usable","reason"} as JSON`)
+		fs.BoolVar(&o.fresh, "fresh", false, "run the probe even if a cached answer is valid (the cache is left as is)")
+		return o.run
+	},
 }
 
-const detectHelp = `Usage: cordon detect [--backend auto|bwrap|seatbelt] [--json] [--fresh]
-
-Runs the sandbox backend once with every isolation feature cordon uses
+const detectHelp = `Runs the sandbox backend once with every isolation feature cordon uses
 (for bwrap: user, pid, ipc and net namespaces, all capabilities dropped,
 a fresh /proc) and reports whether it works. When it does not, the reason
 names the cause and the fix: bubblewrap not installed, unprivileged user
@@ -37,9 +44,13 @@ Examples:
   cordon detect --fresh           probe again, ignoring the cache
 
 Exit status: 0 the backend is usable, 1 it is not, 2 bad usage.
-
-Flags:
 `
+
+// detectOpts are detect's flags.
+type detectOpts struct {
+	backend       launcher.Backend
+	asJSON, fresh bool
+}
 
 // detectJSON is the shape of docs/design.md, section 4, exactly these five keys.
 type detectJSON struct {
@@ -50,50 +61,21 @@ type detectJSON struct {
 	Reason  string `json:"reason"`
 }
 
-func cmdDetect(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("detect", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	backend := fs.String("backend", "auto", "`BACKEND` to check: auto (bwrap on Linux, seatbelt on macOS), bwrap or seatbelt")
-	asJSON := fs.Bool("json", false, `print {"backend","path","version","usable","reason"} as JSON`)
-	fresh := fs.Bool("fresh", false, "run the probe even if a cached answer is valid (the cache is left as is)")
-	usageTo := func(w io.Writer) {
-		fmt.Fprint(w, detectHelp)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(e.stderr)
+func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
+	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to check"); bad {
+		return code
 	}
-	fs.Usage = func() { usageTo(e.stderr) }
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			usageTo(e.stdout) // asked for, so not an error: stdout, exit 0
-			return exitOK
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return errorf(e, exitUsage, "detect: unexpected argument %q; usage: cordon detect [--backend B] [--json] [--fresh]", fs.Arg(0))
-	}
-	switch *backend {
-	case "auto", "bwrap", "native", "seatbelt":
-	default:
-		return errorf(e, exitUsage, "detect: --backend %q: want auto, bwrap, native or seatbelt", *backend)
-	}
-
+	backend := string(o.backend)
 	var r detect.Result
-	if *fresh {
-		r = detect.Probe(ctx, *backend)
+	if o.fresh {
+		r = detect.Probe(ctx, backend)
 	} else {
-		r = detect.Detect(ctx, *backend)
+		r = detect.Detect(ctx, backend)
 	}
-	if *asJSON {
+	if o.asJSON {
 		b, err := json.Marshal(detectJSON{r.Backend, r.Path, r.Version, r.Usable, r.Reason})
 		if err != nil {
-			return errorf(e, exitCordonError, "detect: encode json: %v", err)
+			return errorf(e, exitCordonError, "encode json: %v", err)
 		}
 		fmt.Fprintf(e.stdout, "%s\n", b)
 	} else {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -17,13 +16,20 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func init() {
-	register("explain", "say what the policy allows on paths, and which root decides", cmdExplain)
+var explainCommand = &command{
+	name: "explain", summary: "say what the policy allows on paths, and which root decides",
+	usage:   "[POLICY] [--json] PATH|HOST[:PORT]|URL...",
+	help:    explainHelp + "\n" + policyHelp,
+	minArgs: 1, maxArgs: -1, missing: "no PATH given",
+	setup: func(fs *flag.FlagSet) action {
+		o := &explainOpts{}
+		o.pf.register(fs)
+		fs.BoolVar(&o.asJSON, "json", false, "print one JSON object per path")
+		return o.run
+	},
 }
 
-const explainHelp = `Usage: cordon explain [POLICY] [--json] PATH|HOST[:PORT]|URL...
-
-For each PATH, prints whether the sandbox may read and write it and the
+const explainHelp = `For each PATH, prints whether the sandbox may read and write it and the
 root that decides: the deepest root containing the path wins. PATH is
 resolved through symlinks first, as the kernel would; a relative PATH is
 taken from the current directory.
@@ -39,54 +45,41 @@ link-local).
 Examples:
   cordon explain --workspace . .git/hooks/pre-commit src/main.go ~/.ssh/id_ed25519
   cordon explain --allow-domain @npm registry.npmjs.org evil.example:443 https://github.com/x
-
 `
 
-func cmdExplain(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var pf policyFlags
-	pf.register(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per path")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, explainHelp, policyHelp, "\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		return errorf(e, exitUsage, "explain: no PATH given")
-	}
-	comp, err := pf.compose(nil)
+// explainOpts are explain's flags.
+type explainOpts struct {
+	pf     policyFlags
+	asJSON bool
+}
+
+func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
+	comp, err := o.pf.compose(nil)
 	if err != nil {
-		return errorf(e, exitCordonError, "explain: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
-	printNotes(e, "explain", comp.Canonical.Notes())
+	printNotes(e, comp.Canonical.Notes())
 	c := comp.Canonical
 	enc := json.NewEncoder(e.stdout)
-	for _, in := range fs.Args() {
+	for _, in := range args {
 		if comp.Network != nil {
 			if host, ports, ok, err := destination(in); err != nil {
-				return errorf(e, exitCordonError, "explain: %v", err)
+				return errorf(e, exitCordonError, "%v", err)
 			} else if ok {
-				explainHost(e, enc, *asJSON, comp.Network, in, host, ports)
+				explainHost(e, enc, o.asJSON, comp.Network, in, host, ports)
 				continue
 			}
 		}
 		abs, err := filepath.Abs(in)
 		if err != nil {
-			return errorf(e, exitCordonError, "explain: %q: %v", in, err)
+			return errorf(e, exitCordonError, "%q: %v", in, err)
 		}
 		rp, err := policy.Resolve(abs)
 		if err != nil {
-			return errorf(e, exitCordonError, "explain: %v", err)
+			return errorf(e, exitCordonError, "%v", err)
 		}
 		v := c.Explain(rp)
-		if *asJSON {
+		if o.asJSON {
 			enc.Encode(v)
 			continue
 		}

@@ -18,15 +18,34 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func init() {
-	register("hook", "answer Claude Code's PreToolUse hook with cordon's decision", cmdHook)
+var hookCommand = &command{
+	name: "hook", summary: "answer Claude Code's PreToolUse hook with cordon's decision",
+	help: `Answers an agent's hooks with cordon's decisions. One agent so far:
+claude-code (Claude Code's PreToolUse and PostToolUse hooks).
+`,
+	subs: []*command{{
+		name: "hook claude-code", summary: "answer Claude Code's PreToolUse hook",
+		usage: "[--workspace DIR] [--allow-read P]...\n[--agents-root DIR --agent ID [--parent ID]]\n[--sandbox-bash] [--audit FILE | --no-audit]",
+		help:  hookHelp,
+		setup: func(fs *flag.FlagSet) action {
+			o := &hookOpts{}
+			o.df.register(fs)
+			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
+			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
+			return o.run
+		},
+	}},
 }
 
-const hookHelp = `Usage: cordon hook claude-code [--workspace DIR] [--allow-read P]...
-                              [--agents-root DIR --agent ID [--parent ID]]
-                              [--sandbox-bash] [--audit FILE | --no-audit]
+// hookOpts are hook claude-code's flags.
+type hookOpts struct {
+	df                   decideFlags
+	sandboxBash, noAudit bool
+	auditPath            string
+}
 
-A Claude Code hook. Claude Code runs it before each tool call with a JSON
+const hookHelp = `A Claude Code hook. Claude Code runs it before each tool call with a JSON
 payload on stdin; cordon decides the call with its rules and answers on
 stdout: allow (runs without asking you), ask (Claude Code asks you) or deny
 (the call is refused and the model is told why). The reason always starts
@@ -70,9 +89,9 @@ Edit, Grep, Glob and LS run outside the sandbox: what it denies (~/.ssh
 when Claude Code runs in ~, say) is never allowed, and what it keeps
 read-only is never written. --sandbox-bash launches with those flags.
 
-A malformed payload, an unknown event or any internal error exits 2 with
-the reason on stderr, which Claude Code treats as a block: cordon never
-answers allow by accident.
+A malformed payload, an unknown event, a bad flag or any internal error
+exits 2 with the reason on stderr, which Claude Code treats as a block:
+cordon never answers allow by accident.
 
 Example (.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
@@ -81,7 +100,6 @@ Example (.claude/settings.json):
 Try it:
   echo '{"hook_event_name":"PreToolUse","cwd":"'$PWD'","tool_name":"Bash",
          "tool_input":{"command":"sudo rm -rf /"},"tool_use_id":"t1"}' | cordon hook claude-code
-
 `
 
 // hookPayload is what Claude Code sends on stdin.
@@ -108,39 +126,12 @@ type hookDecision struct {
 	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 }
 
-// exitHookBlock is Claude Code's "blocking error": the call is refused and
-// stderr is the reason.
-const exitHookBlock = 2
+// exitHookBlock is Claude Code's "blocking error": the call is refused
+// and stderr is the reason. It is also the usage errors' status, so a hook
+// misconfigured in any way blocks.
+const exitHookBlock = exitUsage
 
-func cmdHook(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var df decideFlags
-	df.register(fs)
-	sandboxBash := fs.Bool("sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
-	auditPath := fs.String("audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
-	noAudit := fs.Bool("no-audit", false, "keep no audit log")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, hookHelp, "Flags:\n")
-		fs.PrintDefaults()
-	}
-	if len(args) == 0 || args[0] != "claude-code" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fs.Usage()
-			return exitOK
-		}
-		fmt.Fprint(e.stderr, "cordon hook: name the agent: cordon hook claude-code [FLAGS]\n")
-		return exitHookBlock // a hook misconfigured this way must still block
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitHookBlock
-	}
-	if fs.NArg() > 0 {
-		return hookFail(e, "unexpected argument %q", fs.Arg(0))
-	}
+func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
 	if err != nil {
 		return hookFail(e, "read payload: %v", err)
@@ -150,19 +141,19 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 		return hookFail(e, "payload is not a JSON object: %v", err)
 	}
 	var log *audit.Log
-	if !*noAudit {
-		if log, err = audit.OpenUser(*auditPath, hookLogName); err != nil {
+	if !o.noAudit {
+		if log, err = audit.OpenUser(o.auditPath, hookLogName); err != nil {
 			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
-		if *auditPath != "" {
-			df.auditLog = log.Path()
+		if o.auditPath != "" {
+			o.df.auditLog = log.Path()
 		}
-	} else if *auditPath != "" {
+	} else if o.auditPath != "" {
 		return hookFail(e, "--audit and --no-audit contradict each other")
 	}
 	switch p.HookEventName {
 	case "PreToolUse":
-		return hookPreToolUse(e, &p, df, *sandboxBash, log)
+		return hookPreToolUse(e, &p, o.df, o.sandboxBash, log)
 	case "PostToolUse":
 		if log != nil {
 			if err := log.Append("PostToolUse", p.ToolUseID, json.RawMessage(data)); err != nil {
@@ -177,8 +168,7 @@ func cmdHook(ctx context.Context, e *env, args []string) int {
 }
 
 func hookFail(e *env, format string, a ...any) int {
-	fmt.Fprintf(e.stderr, "cordon hook claude-code: %s\n", fmt.Sprintf(format, a...))
-	return exitHookBlock
+	return errorf(e, exitHookBlock, format, a...)
 }
 
 func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, log *audit.Log) int {

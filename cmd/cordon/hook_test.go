@@ -106,7 +106,7 @@ func TestHookDecisions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := pipeCLI(t, payload(ws, tt.tool, tt.input), "hook", "claude-code")
+			code, out, errs := runCLI(t, payload(ws, tt.tool, tt.input), "hook", "claude-code")
 			require.Equal(t, exitOK, code, errs)
 			a := decodeAnswer(t, out).HookSpecificOutput
 			require.Equal(t, tt.decision, a.PermissionDecision, a.PermissionDecisionReason)
@@ -131,13 +131,13 @@ func TestHookFailsClosed(t *testing.T) {
 	t.Setenv("CLAUDE_PROJECT_DIR", "")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := pipeCLI(t, tt.in, "hook", "claude-code")
+			code, out, errs := runCLI(t, tt.in, "hook", "claude-code")
 			require.Equal(t, exitHookBlock, code)
 			require.Empty(t, out, "a failing hook must not print an answer")
 			require.Contains(t, errs, tt.says)
 		})
 	}
-	code, _, errs := pipeCLI(t, payload(ws, "Bash", map[string]any{"command": "ls"}), "hook")
+	code, _, errs := runCLI(t, payload(ws, "Bash", map[string]any{"command": "ls"}), "hook")
 	require.Equal(t, exitHookBlock, code)
 	require.Contains(t, errs, "claude-code")
 }
@@ -146,11 +146,11 @@ func TestHookWorkspaceFallbacks(t *testing.T) {
 	ws, outside := hookFixture(t)
 	t.Setenv("CLAUDE_PROJECT_DIR", ws)
 	in := payload("", "Read", map[string]any{"file_path": ws + "/src/main.go"})
-	code, out, errs := pipeCLI(t, in, "hook", "claude-code")
+	code, out, errs := runCLI(t, in, "hook", "claude-code")
 	require.Equal(t, exitOK, code, errs)
 	require.Equal(t, "allow", decodeAnswer(t, out).HookSpecificOutput.PermissionDecision)
 	// --workspace wins over the payload's cwd.
-	code, out, _ = pipeCLI(t, payload(ws, "Read", map[string]any{"file_path": ws + "/src/main.go"}), "hook", "claude-code", "--workspace", outside)
+	code, out, _ = runCLI(t, payload(ws, "Read", map[string]any{"file_path": ws + "/src/main.go"}), "hook", "claude-code", "--workspace", outside)
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "deny", decodeAnswer(t, out).HookSpecificOutput.PermissionDecision)
 }
@@ -166,7 +166,7 @@ func TestHookCwd(t *testing.T) {
 	decide := func(t *testing.T, project, cwd, tool string, input any) (decision, reason, command string) {
 		t.Helper()
 		t.Setenv("CLAUDE_PROJECT_DIR", project)
-		code, out, errs := pipeCLI(t, payload(cwd, tool, input), "hook", "claude-code", "--sandbox-bash")
+		code, out, errs := runCLI(t, payload(cwd, tool, input), "hook", "claude-code", "--sandbox-bash")
 		require.Equal(t, exitOK, code, errs)
 		a := decodeAnswer(t, out).HookSpecificOutput
 		command, _ = a.UpdatedInput["command"].(string)
@@ -191,7 +191,7 @@ func TestHookCwd(t *testing.T) {
 	})
 	t.Run("cwd in .claude, no project", func(t *testing.T) {
 		t.Setenv("CLAUDE_PROJECT_DIR", "")
-		code, out, errs := pipeCLI(t, payload(ws+"/.claude", "Bash", bash), "hook", "claude-code")
+		code, out, errs := runCLI(t, payload(ws+"/.claude", "Bash", bash), "hook", "claude-code")
 		require.Equal(t, exitHookBlock, code)
 		require.Empty(t, out)
 		require.Contains(t, errs, "inside .claude, which is never a workspace, and no project root is named")
@@ -217,7 +217,7 @@ func TestHookCwd(t *testing.T) {
 	})
 	t.Run("relative cwd is refused", func(t *testing.T) {
 		t.Setenv("CLAUDE_PROJECT_DIR", ws)
-		code, out, errs := pipeCLI(t, payload("src", "Read", map[string]any{"file_path": ws + "/src/main.go"}), "hook", "claude-code")
+		code, out, errs := runCLI(t, payload("src", "Read", map[string]any{"file_path": ws + "/src/main.go"}), "hook", "claude-code")
 		require.Equal(t, exitHookBlock, code)
 		require.Empty(t, out)
 		require.Contains(t, errs, `payload cwd "src" is not an absolute path`)
@@ -242,18 +242,18 @@ func TestHookHomeWorkspace(t *testing.T) {
 		{"Grep", map[string]any{"pattern": "KEY"}},
 		{"Write", map[string]any{"file_path": home + "/.ssh/authorized_keys", "content": "k"}},
 	} {
-		code, out, errs := pipeCLI(t, payload(home, c.tool, c.input), "hook", "claude-code")
+		code, out, errs := runCLI(t, payload(home, c.tool, c.input), "hook", "claude-code")
 		require.Equal(t, exitOK, code, errs)
 		a := decodeAnswer(t, out).HookSpecificOutput
 		require.Equal(t, "deny", a.PermissionDecision, "%s %v: %s", c.tool, c.input, a.PermissionDecisionReason)
 		require.True(t, strings.HasPrefix(a.PermissionDecisionReason, "cordon policy.denied: "), a.PermissionDecisionReason)
 	}
 	// --allow-read opens a store to the hook as it does to 'cordon run'.
-	code, out, errs := pipeCLI(t, payload(home, "Read", map[string]any{"file_path": home + "/.ssh/id_ed25519"}),
+	code, out, errs := runCLI(t, payload(home, "Read", map[string]any{"file_path": home + "/.ssh/id_ed25519"}),
 		"hook", "claude-code", "--allow-read", home+"/.ssh", "--sandbox-bash")
 	require.Equal(t, exitOK, code, errs)
 	require.Equal(t, "allow", decodeAnswer(t, out).HookSpecificOutput.PermissionDecision)
-	code, out, errs = pipeCLI(t, payload(home, "Bash", map[string]any{"command": "ls"}),
+	code, out, errs = runCLI(t, payload(home, "Bash", map[string]any{"command": "ls"}),
 		"hook", "claude-code", "--allow-read", home+"/.ssh", "--sandbox-bash")
 	require.Equal(t, exitOK, code, errs)
 	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
@@ -264,7 +264,7 @@ func TestHookSandboxBashRewrite(t *testing.T) {
 	ws, _ := hookFixture(t)
 	t.Setenv("CLAUDE_PROJECT_DIR", "")
 	input := map[string]any{"command": "echo 'a' \"$HOME\" > x", "description": "Write x", "timeout": 60000, "run_in_background": false}
-	code, out, errs := pipeCLI(t, payload(ws, "Bash", input), "hook", "claude-code", "--sandbox-bash")
+	code, out, errs := runCLI(t, payload(ws, "Bash", input), "hook", "claude-code", "--sandbox-bash")
 	require.Equal(t, exitOK, code, errs)
 	a := decodeAnswer(t, out).HookSpecificOutput
 	require.Equal(t, "ask", a.PermissionDecision, "the decision is kept")
@@ -280,7 +280,7 @@ func TestHookSandboxBashRewrite(t *testing.T) {
 		payload(ws, "Bash", map[string]any{"command": "sudo id"}),
 		payload(ws, "Read", map[string]any{"file_path": ws + "/src/main.go"}),
 	} {
-		code, out, _ := pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash")
+		code, out, _ := runCLI(t, in, "hook", "claude-code", "--sandbox-bash")
 		require.Equal(t, exitOK, code)
 		require.Nil(t, decodeAnswer(t, out).HookSpecificOutput.UpdatedInput)
 	}
@@ -289,11 +289,11 @@ func TestHookSandboxBashRewrite(t *testing.T) {
 func TestHookAudit(t *testing.T) {
 	ws, _ := hookFixture(t)
 	log := filepath.Join(filepath.Dir(ws), "claude.jsonl")
-	code, _, errs := pipeCLI(t, payload(ws, "Bash", map[string]any{"command": "sudo id"}), "hook", "claude-code", "--audit", log)
+	code, _, errs := runCLI(t, payload(ws, "Bash", map[string]any{"command": "sudo id"}), "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	post := `{"session_id":"abc123","cwd":"` + ws + `","hook_event_name":"PostToolUse","tool_name":"Read",` +
 		`"tool_input":{"file_path":"x"},"tool_response":{"content":"hi"},"tool_use_id":"toolu_02"}`
-	code, out, errs := pipeCLI(t, post, "hook", "claude-code", "--audit", log)
+	code, out, errs := runCLI(t, post, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	require.Empty(t, out)
 	key, err := audit.ExistingUserKey()
@@ -304,7 +304,7 @@ func TestHookAudit(t *testing.T) {
 	require.Equal(t, []string{"request", "permission", "PostToolUse"}, []string{recs[0].Kind, recs[1].Kind, recs[2].Kind})
 	require.Contains(t, string(recs[1].Data), "bash.hard_deny")
 	require.Contains(t, string(recs[2].Data), `"tool_response"`)
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	code, out, _ = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "3 records")
 }
@@ -316,10 +316,10 @@ func TestHookAudit(t *testing.T) {
 func TestHookAuditDefaultAndProtected(t *testing.T) {
 	ws, _ := hookFixture(t)
 	in := payload(ws, "Bash", map[string]any{"command": "make"})
-	code, out, errs := pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash")
+	code, out, errs := runCLI(t, in, "hook", "claude-code", "--sandbox-bash")
 	require.Equal(t, exitOK, code, errs)
 	require.NotContains(t, decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"], "--readonly")
-	code, out, _ = pipeCLI(t, "", "audit", "verify")
+	code, out, _ = runCLI(t, "", "audit", "verify")
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "2 records")
 	def, err := audit.DefaultPath(hookLogName)
@@ -327,14 +327,14 @@ func TestHookAuditDefaultAndProtected(t *testing.T) {
 	require.Contains(t, out, def)
 
 	log := filepath.Join(ws, "home", ".cordon", "claude-code.jsonl")
-	code, out, errs = pipeCLI(t, in, "hook", "claude-code", "--sandbox-bash", "--audit", log)
+	code, out, errs = runCLI(t, in, "hook", "claude-code", "--sandbox-bash", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
 	require.Contains(t, cmd, " --audit '"+log+"' -- ")
 
-	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--no-audit")
+	code, _, errs = runCLI(t, in, "hook", "claude-code", "--no-audit")
 	require.Equal(t, exitOK, code, errs)
-	code, _, _ = pipeCLI(t, "", "audit", "verify")
+	code, _, _ = runCLI(t, "", "audit", "verify")
 	require.Equal(t, exitOK, code, "--no-audit wrote nothing")
 }
 
@@ -348,11 +348,11 @@ func TestHookAuditRefusesSymlink(t *testing.T) {
 	require.NoError(t, os.WriteFile(bashrc, []byte("# original\n"), 0o644))
 	log := filepath.Join(home, ".cordon", "claude-code.jsonl")
 	in := payload(ws, "Bash", map[string]any{"command": "echo $(id)"})
-	code, _, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	code, _, errs := runCLI(t, in, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	require.NoError(t, os.Remove(log))
 	require.NoError(t, os.Symlink(bashrc, log))
-	code, out, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	code, out, errs := runCLI(t, in, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitHookBlock, code, out)
 	require.Contains(t, errs, log)
 	require.Contains(t, errs, "symlink")
@@ -445,7 +445,7 @@ func TestHookSandboxBashForReal(t *testing.T) {
 		require.True(t, strings.HasPrefix(string(after), string(before)), "the log was rewritten:\n%s", after)
 		require.Contains(t, strings.TrimPrefix(string(after), string(before)), `"kind":"launch"`)
 		require.NotEqual(t, string(headBefore), string(headAfter))
-		code, vout, _ := pipeCLI(t, "", "audit", "verify", log)
+		code, vout, _ := runCLI(t, "", "audit", "verify", log)
 		require.Equal(t, exitOK, code, vout)
 		require.Contains(t, vout, "3 records")
 	})
@@ -474,7 +474,7 @@ func TestHookAuditLogIsProtectedFromFileTools(t *testing.T) {
 	log := filepath.Join(ws, "audit.jsonl")
 	for _, target := range []string{log, log + ".head"} {
 		in := payload(ws, "Write", map[string]any{"file_path": target, "content": "{}\n"})
-		code, out, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+		code, out, errs := runCLI(t, in, "hook", "claude-code", "--audit", log)
 		require.Equal(t, exitOK, code, errs)
 		a := decodeAnswer(t, out).HookSpecificOutput
 		require.Equal(t, "deny", a.PermissionDecision, a.PermissionDecisionReason)

@@ -46,7 +46,7 @@ func TestRunNetworkAllowlist(t *testing.T) {
 	port, hits := hostServer(t, "registry says hi")
 	other, otherHits := hostServer(t, "nobody should see this")
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--audit", log, "--allow-domain", "localhost:"+port, "--", "sh", "-c",
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--audit", log, "--allow-domain", "localhost:"+port, "--", "sh", "-c",
 		`curl -sS --noproxy '' "http://localhost:$0/"; echo; curl -sS --noproxy '' -p "http://localhost:$0/"; echo; curl -sS --noproxy '' "http://localhost:$1/" || echo refused`, port, other)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "registry says hi\nregistry says hi\n", strings.SplitAfterN(out, "\n", 3)[0]+strings.SplitAfterN(out, "\n", 3)[1])
@@ -56,7 +56,7 @@ func TestRunNetworkAllowlist(t *testing.T) {
 	want := fmt.Sprintf("cordon: network: refused localhost:%s: no pattern allows it; to allow it: --allow-domain localhost:%s\n", other, other)
 	require.Equal(t, 1, strings.Count(stderr, want), stderr)
 
-	code, vout, verr := runCLI(t, "audit", "verify", log)
+	code, vout, verr := runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, 0, code, vout+verr)
 	f, err := os.Open(log)
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestRunNetworkAllowlist(t *testing.T) {
 
 func TestProfileNetwork(t *testing.T) {
 	testenv.RequireBwrap(t)
-	code, out, stderr := runCLI(t, "profile", "--json", "--allow-domain", "@npm", "--deny-domain", "bad.example", "--", "npm", "ci")
+	code, out, stderr := runCLI(t, "", "profile", "--json", "--allow-domain", "@npm", "--deny-domain", "bad.example", "--", "npm", "ci")
 	require.Equal(t, 0, code, stderr)
 	var r struct {
 		Argv    []string
@@ -116,10 +116,10 @@ func TestProfileNetwork(t *testing.T) {
 	require.Equal(t, []string{"__cordon-net-exec", "FD", "3128", "npm", "ci"}, r.Argv[len(r.Argv)-5:])
 	require.Contains(t, r.Seccomp, "sockets (network proxy) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only")
 
-	code, out, _ = runCLI(t, "profile", "--backend", "seatbelt", "--json", "--allow-domain", "example.com")
+	code, out, _ = runCLI(t, "", "profile", "--backend", "seatbelt", "--json", "--allow-domain", "example.com")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, `(allow network-outbound (remote tcp \"localhost:3128\"))`)
-	code, _, stderr = runCLI(t, "profile", "--network", "on", "--allow-domain", "example.com")
+	code, _, stderr = runCLI(t, "", "profile", "--network", "on", "--allow-domain", "example.com")
 	require.Equal(t, 125, code)
 	require.Contains(t, stderr, "--network on and a domain allowlist (example.com)")
 }
@@ -128,7 +128,7 @@ func TestExplainHosts(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	require.NoError(t, os.WriteFile("registry.npmjs.org", nil, 0o644)) // a file of that name: a path
-	code, out, stderr := runCLI(t, "explain", "--json", "--allow-domain", "@npm", "--allow-domain", "*.corp.example",
+	code, out, stderr := runCLI(t, "", "explain", "--json", "--allow-domain", "@npm", "--allow-domain", "*.corp.example",
 		"--deny-domain", "bad.corp.example", "https://registry.npmjs.org/left-pad", "wiki.corp.example:443", "bad.corp.example", "10.0.0.1:22", "registry.npmjs.org")
 	require.Equal(t, 0, code, stderr)
 	dec := json.NewDecoder(strings.NewReader(out))
@@ -150,7 +150,7 @@ func TestExplainHosts(t *testing.T) {
 		"10.0.0.1:22 false no pattern allows it",
 		"path registry.npmjs.org",
 	}, got)
-	code, _, stderr = runCLI(t, "explain", "--allow-domain", "x.example", "x.example:99999")
+	code, _, stderr = runCLI(t, "", "explain", "--allow-domain", "x.example", "x.example:99999")
 	require.Equal(t, 125, code)
 	require.Contains(t, stderr, `"x.example:99999"`)
 }

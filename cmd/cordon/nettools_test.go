@@ -67,7 +67,7 @@ func runProxied(t *testing.T, ws, allow, script string) (string, string) {
 // host on purpose.
 func runProxiedRefusing(t *testing.T, ws, allow, script string) (string, string) {
 	t.Helper()
-	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--allow-domain", allow, "--", "sh", "-c",
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--allow-domain", allow, "--", "sh", "-c",
 		"export NO_PROXY= no_proxy=\ncd \"$0\"\n"+script, ws)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	return out, stderr

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,13 +14,6 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/permission"
 )
-
-func pipeCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func TestDecideCommand(t *testing.T) {
 	ws := t.TempDir()
@@ -37,7 +29,7 @@ func TestDecideCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errs := pipeCLI(t, tt.in, "decide", "--workspace", ws)
+			code, out, errs := runCLI(t, tt.in, "decide", "--workspace", ws)
 			require.Equal(t, tt.code, code, errs)
 			if tt.code != 0 {
 				require.Contains(t, errs, "decode request")
@@ -48,12 +40,12 @@ func TestDecideCommand(t *testing.T) {
 			require.Equal(t, []string{tt.action, tt.rule}, []string{string(d.Action), d.RuleID})
 		})
 	}
-	code, _, errs := pipeCLI(t, "", "decide")
+	code, _, errs := runCLI(t, "", "decide")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errs, "--workspace")
-	code, _, errs = pipeCLI(t, "", "decide", "--help")
+	code, out, _ := runCLI(t, "", "decide", "--help")
 	require.Equal(t, exitOK, code)
-	require.Contains(t, errs, "Examples:")
+	require.Contains(t, out, "Examples:")
 }
 
 func TestDemoAndAuditVerify(t *testing.T) {
@@ -61,20 +53,20 @@ func TestDemoAndAuditVerify(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
 	log := filepath.Join(dir, "demo.jsonl")
-	code, out, errs := pipeCLI(t, "", "demo", "--audit", log)
+	code, out, errs := runCLI(t, "", "demo", "--audit", log)
 	require.Equal(t, exitOK, code, out+errs)
 	for _, want := range []string{"path.read_allow", "approved", "rejected", "cancelled", "bash.hard_deny",
 		"path.outside_workspace", "resolves to", "default.deny", "FAILED", "Every step went as scripted"} {
 		require.Contains(t, out, want)
 	}
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	code, out, _ = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "30 records")
 
 	b, err := os.ReadFile(log)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(log, bytes.Replace(b, []byte("toolu_05"), []byte("toolu_99"), 1), 0o600))
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	code, out, _ = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, out, "record 13")
 }
@@ -85,50 +77,50 @@ func TestAuditCommand(t *testing.T) {
 	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
 
 	for _, args := range [][]string{{"audit", "--help"}, {"audit", "verify", "--help"}, {"audit", "key", "--help"}, {"audit", "key", "export", "-h"}} {
-		code, out, errs := pipeCLI(t, "", args...)
+		code, out, errs := runCLI(t, "", args...)
 		require.Equal(t, exitOK, code, "%v: %s", args, errs)
-		require.Contains(t, out, "Usage: cordon audit verify", args)
+		require.Contains(t, out, "Usage: cordon "+strings.Join(args[:len(args)-1], " "), args)
 		require.Empty(t, errs)
 	}
 	for _, args := range [][]string{{"audit"}, {"audit", "frob"}, {"audit", "verify", "--nope"}, {"audit", "verify", "a", "b"}, {"audit", "key"}, {"audit", "key", "export", "a", "b"}} {
-		code, _, _ := pipeCLI(t, "", args...)
+		code, _, _ := runCLI(t, "", args...)
 		require.Equal(t, exitUsage, code, "%v", args)
 	}
 	require.NoFileExists(t, "--help.head")
 
 	// No key yet: verify and export say so.
-	code, _, errs := pipeCLI(t, "", "audit", "key", "export")
-	require.Equal(t, exitFail, code)
+	code, _, errs := runCLI(t, "", "audit", "key", "export")
+	require.Equal(t, exitCordonError, code)
 	require.Contains(t, errs, "no audit key")
 
 	// A log written here, moved with its exported key, verifies with it.
 	log := filepath.Join(dir, "run.jsonl")
-	code, out, errs := pipeCLI(t, "", "demo", "--audit", log)
+	code, out, errs := runCLI(t, "", "demo", "--audit", log)
 	require.Equal(t, exitOK, code, out+errs)
 	keyFile := filepath.Join(dir, "exported.key")
-	code, _, errs = pipeCLI(t, "", "audit", "key", "export", keyFile)
+	code, _, errs = runCLI(t, "", "audit", "key", "export", keyFile)
 	require.Equal(t, exitOK, code, errs)
-	code, out, _ = pipeCLI(t, "", "audit", "key", "export")
+	code, out, _ = runCLI(t, "", "audit", "key", "export")
 	require.Equal(t, exitOK, code)
 	exported, err := os.ReadFile(keyFile)
 	require.NoError(t, err)
 	require.Equal(t, string(exported), out)
-	code, _, _ = pipeCLI(t, "", "audit", "key", "export", keyFile)
-	require.Equal(t, exitFail, code, "an existing file is not overwritten")
+	code, _, _ = runCLI(t, "", "audit", "key", "export", keyFile)
+	require.Equal(t, exitCordonError, code, "an existing file is not overwritten")
 
 	t.Setenv(state.EnvDir, filepath.Join(dir, "other-machine"))
-	code, _, errs = pipeCLI(t, "", "audit", "verify", log)
+	code, _, errs = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, errs, "no audit key")
-	code, out, _ = pipeCLI(t, "", "audit", "verify", "--key", keyFile, log)
+	code, out, _ = runCLI(t, "", "audit", "verify", "--key", keyFile, log)
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "OK ")
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log, "--key", keyFile)
+	code, out, _ = runCLI(t, "", "audit", "verify", log, "--key", keyFile)
 	require.Equal(t, exitOK, code, out)
 	// Another machine's own key is the wrong one.
 	_, err = audit.UserKey()
 	require.NoError(t, err)
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	code, out, _ = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, out, "WRONG KEY")
 }
@@ -141,20 +133,20 @@ func TestAuditForget(t *testing.T) {
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	log := filepath.Join(dir, "hook.jsonl")
 	in := `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t"}`
-	code, _, errs := pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	code, _, errs := runCLI(t, in, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	require.NoError(t, os.Remove(log))
 	require.NoError(t, os.Remove(log+".head"))
-	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	code, _, errs = runCLI(t, in, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitHookBlock, code)
 	require.Contains(t, errs, "cordon audit forget "+log)
-	code, out, _ := pipeCLI(t, "", "audit", "forget", log)
+	code, out, _ := runCLI(t, "", "audit", "forget", log)
 	require.Equal(t, exitOK, code)
 	require.Contains(t, out, "no longer holds")
-	code, _, errs = pipeCLI(t, in, "hook", "claude-code", "--audit", log)
+	code, _, errs = runCLI(t, in, "hook", "claude-code", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
-	code, out, _ = pipeCLI(t, "", "audit", "verify", log)
+	code, out, _ = runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitOK, code, out)
-	code, _, _ = pipeCLI(t, "", "audit", "forget")
+	code, _, _ = runCLI(t, "", "audit", "forget")
 	require.Equal(t, exitUsage, code)
 }

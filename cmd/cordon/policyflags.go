@@ -126,8 +126,8 @@ func (pf *policyFlags) compose(protect []string) (*policy.Composed, error) {
 // printNotes tells the user what the presets saw in writable places and
 // did not follow (a pointer out of the workspace, a derived root inside a
 // denied one, a scan cut short): on stderr, one line each.
-func printNotes(e *env, cmd string, notes []string) {
+func printNotes(e *env, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintf(e.stderr, "cordon: %s: note: %s\n", cmd, n)
+		errorf(e, 0, "note: %s", n)
 	}
 }

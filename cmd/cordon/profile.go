@@ -3,21 +3,30 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
-func init() {
-	register("profile", "print the canonical policy and what the backend would execute", cmdProfile)
+var profileCommand = &command{
+	name: "profile", summary: "print the canonical policy and what the backend would execute",
+	usage:   "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
+	help:    profileHelp + "\n" + policyHelp,
+	maxArgs: -1,
+	setup: func(fs *flag.FlagSet) action {
+		o := &profileOpts{}
+		o.pf.register(fs)
+		backendFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt")
+		fs.Var(&o.network, "network", "network access: `on` or off")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"sbpl","params"][,"network"]}`)
+		return o.run
+	},
 }
 
-const profileHelp = `Usage: cordon profile [POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]
-
-Prints the policy in canonical form (absolute, symlink-free, sorted) and
+const profileHelp = `Prints the policy in canonical form (absolute, symlink-free, sorted) and
 exactly what 'cordon run' would execute with it: bwrap's argument list, or
 the Seatbelt profile and its parameters. Nothing is created or run. A
 launch passes bwrap's arguments through a file descriptor (--args FD);
@@ -27,49 +36,44 @@ way (--seccomp FD) is described.
 Examples:
   cordon profile --workspace .
   cordon profile --workspace . --backend seatbelt --json
-
 `
 
-func cmdProfile(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var pf policyFlags
-	pf.register(fs)
-	backend := fs.String("backend", "auto", "`BACKEND` to render for: auto, bwrap, native or seatbelt")
-	network := fs.String("network", "off", "network access: `on` or off")
-	asJSON := fs.Bool("json", false, `print {"policy","backend","argv"[,"sbpl","params"][,"network"]}`)
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, profileHelp, policyHelp, "\nFlags:\n")
-		fs.PrintDefaults()
+// profileOpts are profile's flags.
+type profileOpts struct {
+	pf      policyFlags
+	backend launcher.Backend
+	network onOff
+	asJSON  bool
+}
+
+func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
+	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to render"); bad {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if *network != "on" && *network != "off" {
-		return errorf(e, exitUsage, "profile: --network %q: want on or off", *network)
-	}
-	comp, err := pf.compose(nil)
+	comp, err := o.pf.compose(nil)
 	if err != nil {
-		return errorf(e, exitCordonError, "profile: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
-	if comp.Network != nil && *network == "on" {
-		return errorf(e, exitCordonError, "profile: --network on and a domain allowlist (%s): pick one", strings.Join(comp.Network.AllowText(), " "))
+	if comp.Network != nil && o.network {
+		return errorf(e, exitCordonError, "--network on and a domain allowlist (%s): pick one", strings.Join(comp.Network.AllowText(), " "))
 	}
-	printNotes(e, "profile", comp.Canonical.Notes())
-	r, err := launcher.Render(ctx, comp.Policy, *backend, *network == "on", comp.Network, fs.Args())
+	printNotes(e, comp.Canonical.Notes())
+	r, err := launcher.Render(ctx, comp.Policy, string(o.backend), bool(o.network), comp.Network, args)
 	if err != nil {
-		return errorf(e, exitCordonError, "profile: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
-	if *asJSON {
+	if o.asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(r)
 		return exitOK
 	}
-	w := e.stdout
+	printProfile(e.stdout, r, o.network)
+	return exitOK
+}
+
+// printProfile prints r for people.
+func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	fmt.Fprintf(w, "backend: %s\nrestrictWrites: %v\n", r.Backend, r.Policy.RestrictWrites)
 	for _, f := range []struct {
 		name  string
@@ -103,7 +107,7 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 		}
 		fmt.Fprintf(w, "  enforcement: %s\n", n.Enforcement)
 	} else {
-		fmt.Fprintf(w, "network: %s\n", *network)
+		fmt.Fprintf(w, "network: %s\n", network.String())
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
@@ -111,7 +115,6 @@ func cmdProfile(ctx context.Context, e *env, args []string) int {
 		// The parameters are the -D flags of argv above.
 		fmt.Fprintf(w, "sbpl (written to PROFILE_FILE at launch):\n%s\n", r.SBPL)
 	}
-	return exitOK
 }
 
 // shellJoin quotes argv so it can be pasted into a POSIX shell.

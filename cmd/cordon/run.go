@@ -20,13 +20,19 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func init() {
-	register("run", "run a command inside the sandbox", cmdRun)
+var runCommand = &command{
+	name: "run", summary: "run a command inside the sandbox",
+	usage:   "[POLICY] [FLAGS] -- CMD [ARG]...",
+	help:    runHelp + "\n" + policyHelp,
+	minArgs: 1, maxArgs: -1, missing: "no command given",
+	setup: func(fs *flag.FlagSet) action {
+		o := &runOpts{}
+		o.register(fs)
+		return o.run
+	},
 }
 
-const runHelp = `Usage: cordon run [POLICY] [FLAGS] -- CMD [ARG]...
-
-Runs CMD inside a kernel sandbox built from POLICY: bubblewrap on Linux,
+const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: bubblewrap on Linux,
 Seatbelt on macOS. With no usable backend it refuses to run (exit 125)
 unless you pass --backend none.
 
@@ -37,7 +43,8 @@ Examples:
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
-profile); 126 not executable or denied; 127 not found.
+profile); 126 not executable or denied; 127 not found; 2, before anything
+runs, for bad usage (an unknown flag, a bad flag value, no CMD).
 Inside the sandbox CORDON_SANDBOX names the backend.
 
 On a terminal (stdin or stdout is one, or --tty) the command gets a
@@ -62,108 +69,49 @@ Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
 directories as mount points. A background cordon-stub-reaper removes them
 1s after the last sandbox using them ends, so that the next launch can
 reuse them; CORDON_STUB_LINGER sets that delay (a Go duration, 0 for none).
-
 `
 
-func cmdRun(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	var pf policyFlags
-	pf.register(fs)
-	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
-	network := fs.String("network", "off", "network access: `on` or off")
-	tty := fs.Bool("tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
-	noTty := fs.Bool("no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
-	auditPath := fs.String("audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
-	cleanEnv := fs.Bool("clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
-	var envs []string
+// runOpts are run's flags.
+type runOpts struct {
+	pf                   policyFlags
+	backend              launcher.Backend
+	network              onOff
+	tty, noTty, cleanEnv bool
+	auditPath            string
+	envs                 []string
+}
+
+func (o *runOpts) register(fs *flag.FlagSet) {
+	o.pf.register(fs)
+	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
+	fs.Var(&o.network, "network", "network access: `on` or off")
+	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
+	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
+	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
+	fs.BoolVar(&o.cleanEnv, "clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
 		if s == "" || s[0] == '=' {
-			return fmt.Errorf("want KEY or KEY=VAL")
+			return errors.New("want KEY or KEY=VAL")
 		}
-		envs = append(envs, s)
+		o.envs = append(o.envs, s)
 		return nil
 	})
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, runHelp, policyHelp, "\nFlags:\n")
-		fs.PrintDefaults()
+}
+
+func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
+	if o.tty && o.noTty {
+		return usageError(e, "--tty and --no-tty: pick one")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		return errorf(e, exitUsage, "run: no command given; usage: cordon run [POLICY] -- CMD [ARG]...")
-	}
-	if *tty && *noTty {
-		return errorf(e, exitUsage, "run: --tty and --no-tty: pick one")
-	}
-	if *network != "on" && *network != "off" {
-		return errorf(e, exitUsage, "run: --network %q: want on or off", *network)
-	}
-	if *backend != launcher.BackendNone {
+	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;
 		// Start waits for this same result.
-		go detect.Detect(ctx, *backend)
+		go detect.Detect(ctx, string(o.backend))
 	}
-	// The audit log is opened first: its files join the composition as
-	// paths the sandbox must not write.
-	var log *audit.Log
-	var protect []string
-	if *auditPath != "" {
-		var err error
-		if log, err = audit.OpenUser(*auditPath, ""); err != nil {
-			return errorf(e, exitCordonError, "run: --audit: %v", err)
-		}
-		protect = log.Protect()
+	comp, log, code := o.compose(e, args)
+	if comp == nil {
+		return code
 	}
-	comp, err := pf.compose(protect)
-	if err != nil {
-		return errorf(e, exitCordonError, "run: %v", err)
-	}
-	if comp.Network != nil && *network == "on" {
-		return errorf(e, exitCordonError, "run: --network on and a domain allowlist (%s): --network on is the host's whole network; drop it to let the sandbox reach only the allowed hosts",
-			strings.Join(comp.Network.AllowText(), " "))
-	}
-	printNotes(e, "run", comp.Canonical.Notes())
-	if ws, _ := filepath.Abs(pf.workspace); pf.workspace != "" && comp.Workspace != filepath.Clean(ws) {
-		// Allowed, but said: the sandbox gets the directory the link
-		// pointed at when the policy was built, not whatever it points at
-		// later (the launch checks that).
-		fmt.Fprintf(e.stderr, "cordon: run: --workspace %s resolves to %s\n", pf.workspace, comp.Workspace)
-	}
-	if log != nil {
-		if err := auditLaunch(log, comp, fs.Args(), *backend, *network == "on"); err != nil {
-			return errorf(e, exitCordonError, "run: --audit: %v", err)
-		}
-	}
-	if pf.empty() && *backend != launcher.BackendNone {
-		fmt.Fprintln(e.stderr, "cordon: run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
-	}
-	cmd := launcher.Command(comp.Policy, fs.Arg(0), fs.Args()[1:]...)
-	cmd.Backend = *backend
-	cmd.Network = *network == "on"
-	if comp.Network != nil {
-		cmd.NetPolicy = comp.Network
-		cmd.NetEvent = netEvents(e, log)
-	}
-	cmd.TmpDir = comp.TmpDir
-	cmd.IDs = comp.Canonical.IDs()
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	cmd.Tty = *tty || !*noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
-	if *cleanEnv {
-		cmd.Env = launcher.CleanEnv(os.Environ(), envs)
-	} else if len(envs) > 0 {
-		// KEY alone is inherited anyway; KEY=VAL overrides.
-		cmd.Env = os.Environ()
-		for _, kv := range envs {
-			if strings.Contains(kv, "=") {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-	}
+	cmd := o.command(e, comp, log, args)
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
 	// it as a child and passes signals on. From here on SIGTERM ends
@@ -173,11 +121,78 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if ctx.Err() != nil {
 		return 128 + int(syscall.SIGTERM)
 	}
-	err = cmd.Exec()
+	err := cmd.Exec()
 	if cmd.ProcessState == nil {
-		return startFailure(e, fs.Arg(0), err)
+		return startFailure(e, args[0], err)
 	}
 	return exitStatus(e, cmd, err)
+}
+
+// compose opens the audit log, builds the policy and records the launch;
+// on failure it returns a nil policy and the exit status.
+func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, int) {
+	// The audit log is opened first: its files join the composition as
+	// paths the sandbox must not write.
+	var log *audit.Log
+	var protect []string
+	if o.auditPath != "" {
+		var err error
+		if log, err = audit.OpenUser(o.auditPath, ""); err != nil {
+			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
+		}
+		protect = log.Protect()
+	}
+	comp, err := o.pf.compose(protect)
+	if err != nil {
+		return nil, nil, errorf(e, exitCordonError, "%v", err)
+	}
+	if comp.Network != nil && o.network {
+		return nil, nil, errorf(e, exitCordonError, "--network on and a domain allowlist (%s): --network on is the host's whole network; drop it to let the sandbox reach only the allowed hosts",
+			strings.Join(comp.Network.AllowText(), " "))
+	}
+	printNotes(e, comp.Canonical.Notes())
+	if ws, _ := filepath.Abs(o.pf.workspace); o.pf.workspace != "" && comp.Workspace != filepath.Clean(ws) {
+		// Allowed, but said: the sandbox gets the directory the link
+		// pointed at when the policy was built, not whatever it points at
+		// later (the launch checks that).
+		fmt.Fprintf(e.stderr, "cordon run: --workspace %s resolves to %s\n", o.pf.workspace, comp.Workspace)
+	}
+	if log != nil {
+		if err := auditLaunch(log, comp, args, string(o.backend), bool(o.network)); err != nil {
+			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
+		}
+	}
+	if o.pf.empty() && o.backend != launcher.BackendNone {
+		fmt.Fprintln(e.stderr, "cordon run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
+	}
+	return comp, log, 0
+}
+
+// command is the launch of args under comp.
+func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []string) *launcher.Cmd {
+	cmd := launcher.Command(comp.Policy, args[0], args[1:]...)
+	cmd.Backend = string(o.backend)
+	cmd.Network = bool(o.network)
+	if comp.Network != nil {
+		cmd.NetPolicy = comp.Network
+		cmd.NetEvent = netEvents(e, log)
+	}
+	cmd.TmpDir = comp.TmpDir
+	cmd.IDs = comp.Canonical.IDs()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
+	if o.cleanEnv {
+		cmd.Env = launcher.CleanEnv(os.Environ(), o.envs)
+	} else if len(o.envs) > 0 {
+		// KEY alone is inherited anyway; KEY=VAL overrides.
+		cmd.Env = os.Environ()
+		for _, kv := range o.envs {
+			if strings.Contains(kv, "=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+	}
+	return cmd
 }
 
 // auditLaunch records the launch, and the policy p it runs, in log; the
@@ -202,7 +217,7 @@ func netEvents(e *env, log *audit.Log) func(netproxy.Event) {
 	return func(ev netproxy.Event) {
 		if log != nil {
 			if err := log.Append(audit.KindNetwork, "", ev); err != nil {
-				fmt.Fprintf(e.stderr, "cordon: run: --audit: %v\n", err)
+				errorf(e, 0, "--audit: %v", err)
 			}
 		}
 		key := fmt.Sprintf("%s:%d", ev.Host, ev.Port)
@@ -218,22 +233,22 @@ func startFailure(e *env, name string, err error) int {
 	var ee *exec.Error
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		return errorf(e, exitNotFound, "run: %s: command not found in PATH", name)
+		return errorf(e, exitNotFound, "%s: command not found in PATH", name)
 	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &ee):
-		return errorf(e, exitNotFound, "run: %s: no such file", name)
+		return errorf(e, exitNotFound, "%s: no such file", name)
 	case errors.As(err, &ee):
-		return errorf(e, exitNotExec, "run: %s: cannot execute: %v", name, ee.Err)
+		return errorf(e, exitNotExec, "%s: cannot execute: %v", name, ee.Err)
 	case errors.Is(err, launcher.ErrNoBackend):
-		return errorf(e, exitCordonError, "run: %v\n(use --backend none to run without a sandbox, at your own risk)", err)
+		return errorf(e, exitCordonError, "%v\n(use --backend none to run without a sandbox, at your own risk)", err)
 	}
-	return errorf(e, exitCordonError, "run: %v", err)
+	return errorf(e, exitCordonError, "%v", err)
 }
 
 // exitStatus is the child's status, or 128+N when it died of signal N.
 func exitStatus(e *env, cmd *launcher.Cmd, err error) int {
 	st := cmd.ProcessState
 	if st == nil {
-		return errorf(e, exitCordonError, "run: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())

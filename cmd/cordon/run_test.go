@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -56,13 +54,6 @@ func snapshot(t *testing.T, dir string) []string {
 	return out
 }
 
-func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var o, e bytes.Buffer
-	code = run(context.Background(), args, strings.NewReader(""), &o, &e)
-	return code, o.String(), e.String()
-}
-
 func TestRunBadInput(t *testing.T) {
 	testenv.RequireBwrap(t)
 	ws := t.TempDir()
@@ -90,7 +81,7 @@ func TestRunBadInput(t *testing.T) {
 		{"malformed policy", []string{"--policy", filepath.Join(ws, "broken.json")}, 125, "broken.json"},
 		{"same path twice", []string{"--deny", ws, "--writable", ws}, 125, ws},
 		{"missing workspace", []string{"--workspace", filepath.Join(ws, "nope")}, 125, "nope"},
-		{"unknown backend", []string{"--backend", "jail"}, 125, `"jail"`},
+		{"unknown backend", []string{"--backend", "jail"}, exitUsage, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
 		{"not found in PATH", []string{"--workspace", ws, "--", "no-such-command-xyz"}, 127, "no-such-command-xyz"},
 		{"no such file", []string{"--workspace", ws, "--", filepath.Join(ws, "nope")}, 127, filepath.Join(ws, "nope")},
 		{"not executable", []string{"--workspace", ws, "--", filepath.Join(ws, "noexec.sh")}, 126, "noexec.sh"},
@@ -114,7 +105,7 @@ func TestRunBadInput(t *testing.T) {
 			if !strings.Contains(strings.Join(tt.args, " "), "--") || tt.args[len(tt.args)-2] != "--" {
 				args = append(args, "--", "true")
 			}
-			code, _, stderr := runCLI(t, args...)
+			code, _, stderr := runCLI(t, "", args...)
 			require.Equal(t, tt.code, code, stderr)
 			require.Contains(t, stderr, tt.want)
 			require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "bad input changed the host")
@@ -143,7 +134,7 @@ func TestRunExitStatus(t *testing.T) {
 		{`test "$CORDON_SANDBOX" = bwrap`, 0},
 	} {
 		t.Run(tt.script, func(t *testing.T) {
-			code, _, stderr := runCLI(t, "run", "--workspace", ws, "--", "sh", "-c", tt.script)
+			code, _, stderr := runCLI(t, "", "run", "--workspace", ws, "--", "sh", "-c", tt.script)
 			require.Equal(t, tt.code, code, stderr)
 		})
 	}
@@ -156,7 +147,7 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644))
 	before := snapshot(t, ws)
-	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--", "sh", "-c",
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--", "sh", "-c",
 		`cd "$0" && cat a.txt && ls -a && echo x > .git/hooks/post-checkout || echo y > .vscode/settings.json || echo z > .envrc || echo blocked`, ws)
 	require.Equal(t, 0, code, out+stderr)
 	require.Equal(t, "a.\n..\n.claude\n.codex\n.envrc\n.gemini\n.git\n.gitmodules\n.idea\n.mcp.json\n.vscode\na.txt\nblocked\n", out,
@@ -175,10 +166,10 @@ func TestRunWorkspaceThroughSymlink(t *testing.T) {
 	require.NoError(t, os.Mkdir(real, 0o755))
 	link := filepath.Join(dir, "link")
 	require.NoError(t, os.Symlink(real, link))
-	code, _, stderr := runCLI(t, "run", "--backend", "none", "--workspace", link, "--", "true")
+	code, _, stderr := runCLI(t, "", "run", "--backend", "none", "--workspace", link, "--", "true")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "--workspace "+link+" resolves to "+real)
-	code, _, stderr = runCLI(t, "run", "--backend", "none", "--workspace", real, "--", "true")
+	code, _, stderr = runCLI(t, "", "run", "--backend", "none", "--workspace", real, "--", "true")
 	require.Equal(t, 0, code, stderr)
 	require.NotContains(t, stderr, "resolves to")
 }
@@ -193,14 +184,14 @@ func TestRunAudit(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
 	log := filepath.Join(ws, ".cordon", "run.jsonl")
-	code, out, stderr := runCLI(t, "run", "--workspace", ws, "--audit", log, "--", "sh", "-c",
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--audit", log, "--", "sh", "-c",
 		`echo x >> "$0" && echo APPENDED; (: > "$0.head") && echo TRUNCATED; rm -f "$0" && echo REMOVED; echo work > "$1/w.txt"`, log, ws)
 	require.Equal(t, 0, code, out+stderr)
 	require.NotContains(t, out, "APPENDED")
 	require.NotContains(t, out, "TRUNCATED")
 	require.NotContains(t, out, "REMOVED")
 	require.FileExists(t, filepath.Join(ws, "w.txt"))
-	code, vout, _ := runCLI(t, "audit", "verify", log)
+	code, vout, _ := runCLI(t, "", "audit", "verify", log)
 	require.Equal(t, exitOK, code, vout)
 	require.Contains(t, vout, "1 records")
 	b, err := os.ReadFile(log)
@@ -210,7 +201,7 @@ func TestRunAudit(t *testing.T) {
 
 	link := filepath.Join(ws, "link.jsonl")
 	require.NoError(t, os.Symlink(filepath.Join(ws, "target"), link))
-	code, out, stderr = runCLI(t, "run", "--workspace", ws, "--audit", link, "--", "sh", "-c", `echo RAN`)
+	code, out, stderr = runCLI(t, "", "run", "--workspace", ws, "--audit", link, "--", "sh", "-c", `echo RAN`)
 	require.Equal(t, exitCordonError, code)
 	require.NotContains(t, out, "RAN")
 	require.Contains(t, stderr, link)

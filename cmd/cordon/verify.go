@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/launcher"
 )
 
 // The attack helper runs inside sandboxes as 'cordon __attack NAME': the
@@ -19,106 +20,113 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == "__attack" {
 		os.Exit(conformance.Attack(os.Args[2:], os.Stdout, os.Stderr))
 	}
-	register("verify", "run the conformance suite: real escape attempts on this host", cmdVerify)
 }
 
-const verifyHelp = `Usage: cordon verify [--backend B] [--run REGEXP] [--json] [--junit FILE]
+var verifyCommand = &command{
+	name: "verify", summary: "run the conformance suite: real escape attempts on this host",
+	usage: "[--backend B] [--run REGEXP] [--json] [--junit FILE]",
+	help:  verifyHelp,
+	setup: func(fs *flag.FlagSet) action {
+		o := &verifyOpts{}
+		backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt")
+		fs.StringVar(&o.runRE, "run", "", "run only cases whose name matches `REGEXP`")
+		fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON on stdout instead of the table")
+		fs.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")
+		fs.IntVar(&o.workers, "workers", 4, "run `N` cases in parallel")
+		fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
+		return o.run
+	},
+}
 
-Runs cordon's conformance suite on this host: every case builds a fixture
+const verifyHelp = `Runs cordon's conformance suite on this host: every case builds a fixture
 in a temporary directory, runs a real escape attempt (or ordinary work)
 inside the sandbox through 'cordon run', and is judged by the host's state
 and the attempt's output. As root, every case runs again as an unprivileged
-user (` + conformance.UnprivName + `, created with useradd -M -r if missing).
+user (` + "` + conformance.UnprivName + `" + `, created with useradd -M -r if missing).
 
 Progress goes to stderr, one line per case; then a table and a summary.
 Cases that cannot apply to this backend or host are "n/a", never passed.
-Exit status: 0 when every applicable case passed, 1 otherwise.
+Exit status: 0 when every applicable case passed, 1 otherwise (also when
+the backend is not usable here), 2 bad usage, 125 a cordon error.
 
 Examples:
   cordon verify
-  cordon verify --run 'symlink|rename' 
+  cordon verify --run 'symlink|rename'
   cordon verify --json > verify.json
   cordon verify --junit report.xml
-
 `
 
-func cmdVerify(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	backend := fs.String("backend", "auto", "sandbox `BACKEND`: auto, bwrap, native or seatbelt")
-	runRE := fs.String("run", "", "run only cases whose name matches `REGEXP`")
-	asJSON := fs.Bool("json", false, "print the report as JSON on stdout instead of the table")
-	junit := fs.String("junit", "", "also write the report as JUnit XML to `FILE`")
-	workers := fs.Int("workers", 4, "cases run in parallel")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, verifyHelp, "Flags:\n")
-		fs.PrintDefaults()
+// verifyOpts are verify's flags.
+type verifyOpts struct {
+	backend       launcher.Backend
+	runRE, junit  string
+	asJSON, quiet bool
+	workers       int
+}
+
+func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
+	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to verify"); bad {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return errorf(e, exitUsage, "verify: unexpected argument %q", fs.Arg(0))
-	}
-	switch *backend {
-	case "auto", "bwrap", "native", "seatbelt":
-	default:
-		return errorf(e, exitUsage, "verify: --backend %q: want auto, bwrap, native or seatbelt", *backend)
-	}
-	cases, err := conformance.Filter(conformance.Catalogue(), *runRE)
+	cases, err := conformance.Filter(conformance.Catalogue(), o.runRE)
 	if err != nil {
-		return errorf(e, exitUsage, "verify: %v", err)
+		return usageError(e, "%v", err)
 	}
 	if len(cases) == 0 {
-		return errorf(e, exitUsage, "verify: --run %q matches no case", *runRE)
+		return usageError(e, "--run %q matches no case", o.runRE)
 	}
-	res := detect.Detect(ctx, *backend)
+	res := detect.Detect(ctx, string(o.backend))
 	if !res.Usable || res.Nested {
-		return errorf(e, exitFail, "verify: backend %s is not usable here: %s", *backend, res.Reason)
+		return errorf(e, exitFail, "backend %s is not usable here: %s", o.backend, res.Reason)
 	}
-
 	users := []conformance.User{conformance.Invoker()}
 	if os.Getuid() == 0 && runtime.GOOS == "linux" {
 		u, err := conformance.Unprivileged()
 		if err != nil {
-			return errorf(e, exitFail, "verify: running as root, the suite also runs every case as an unprivileged user: %v", err)
+			return errorf(e, exitFail, "running as root, the suite also runs every case as an unprivileged user: %v", err)
 		}
 		users = append(users, u)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return errorf(e, exitCordonError, "verify: %v", err)
-	}
 	base, err := os.MkdirTemp(conformance.FixtureParent(), "cordon-verify-")
 	if err != nil {
-		return errorf(e, exitCordonError, "verify: %v", err)
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	defer os.RemoveAll(base)
+	rep, err := o.suite(ctx, e, res.Backend, users, cases, base)
+	if err != nil {
+		return errorf(e, exitCordonError, "%v", err)
+	}
+	return o.report(e, rep)
+}
+
+// suite runs cases as users, with fixtures under base.
+func (o *verifyOpts) suite(ctx context.Context, e *env, backend string, users []conformance.User, cases []conformance.Case, base string) (*conformance.Report, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
 	// Every user must be able to run cordon and the attack helper: copy
 	// this binary next to the fixtures (go run builds under a 0700 dir).
 	bin, err := conformance.Base(base, users, self)
 	if err != nil {
-		return errorf(e, exitCordonError, "verify: %v", err)
+		return nil, err
 	}
 	cfg := conformance.Config{
-		Executor: &conformance.Binary{Path: bin, BackendName: res.Backend},
-		Users:    users, Cases: cases, Workers: *workers, BaseDir: base,
+		Executor: &conformance.Binary{Path: bin, BackendName: backend},
+		Users:    users, Cases: cases, Workers: o.workers, BaseDir: base,
 	}
-	if !*quiet {
+	if !o.quiet {
 		cfg.Progress = func(done, total int, r conformance.Result) {
 			fmt.Fprintf(e.stderr, "[%3d/%d] %-4s %s (%s) %.2fs\n", done, total, r.Outcome, r.Case, r.User, r.Seconds)
 		}
 	}
-	rep, err := conformance.Run(ctx, cfg)
-	if err != nil {
-		return errorf(e, exitCordonError, "verify: %v", err)
-	}
-	if *junit != "" {
-		f, err := os.Create(*junit)
+	return conformance.Run(ctx, cfg)
+}
+
+// report writes rep as asked and returns verify's exit status.
+func (o *verifyOpts) report(e *env, rep *conformance.Report) int {
+	if o.junit != "" {
+		f, err := os.Create(o.junit)
 		if err == nil {
 			err = rep.WriteJUnit(f)
 			if cerr := f.Close(); err == nil {
@@ -126,12 +134,12 @@ func cmdVerify(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		if err != nil {
-			return errorf(e, exitCordonError, "verify: --junit %s: %v", *junit, err)
+			return errorf(e, exitCordonError, "--junit %s: %v", o.junit, err)
 		}
 	}
-	if *asJSON {
+	if o.asJSON {
 		if err := rep.WriteJSON(e.stdout); err != nil {
-			return errorf(e, exitCordonError, "verify: %v", err)
+			return errorf(e, exitCordonError, "%v", err)
 		}
 		fmt.Fprintln(e.stderr, rep.Summary())
 	} else {

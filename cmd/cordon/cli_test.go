@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/state"
+)
+
+// runCLI runs cordon in this process with args and stdin, as main does,
+// and returns its exit status and what it wrote on stdout and stderr.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// badValues are, for each command with a valued flag, a value the flag
+// refuses before anything runs, and the message that names it.
+var badValues = map[string]struct {
+	args []string
+	want string
+}{
+	"run":              {[]string{"--backend", "jail", "--", "true"}, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
+	"profile":          {[]string{"--network", "maybe"}, `cordon profile: --network "maybe": want on or off`},
+	"explain":          {[]string{"--json=maybe", "x"}, `cordon explain: --json "maybe": want true or false`},
+	"detect":           {[]string{"--backend", "chroot"}, `cordon detect: --backend "chroot": want auto, bwrap, native, seatbelt or none`},
+	"verify":           {[]string{"--workers", "many"}, `cordon verify: --workers "many": want a number`},
+	"decide":           {[]string{"--workspace", ".", "x"}, `cordon decide: unexpected argument "x"`}, // its values are checked later (125): an extra argument instead
+	"hook claude-code": {[]string{"--sandbox-bash=maybe"}, `cordon hook claude-code: --sandbox-bash "maybe": want true or false`},
+	"audit verify":     {[]string{"a.jsonl", "b.jsonl"}, `cordon audit verify: unexpected argument "b.jsonl"`},
+	"audit key export": {[]string{"a.key", "b.key"}, `cordon audit key export: unexpected argument "b.key"`},
+	"audit forget":     {nil, `cordon audit forget: name the LOG`},
+	"audit path":       {[]string{"x"}, `cordon audit path: unexpected argument "x"`},
+	"demo":             {[]string{"--backend", "none"}, `cordon demo: --backend "none": want auto, bwrap, native or seatbelt`},
+}
+
+// TestCLITable holds every command to one contract (docs/design.md,
+// section 4): --help and -h print help on stdout and exit 0; an unknown
+// flag, a bad flag value or a wrong number of arguments exits 2 with a
+// message on stderr that starts with "cordon COMMAND: ", and the usage.
+// None of these runs anything.
+func TestCLITable(t *testing.T) {
+	var all []*command
+	var walk func(c *command)
+	walk = func(c *command) {
+		all = append(all, c)
+		for _, s := range c.subs {
+			walk(s)
+		}
+	}
+	walk(commands)
+	seen := map[string]bool{}
+	for _, c := range all {
+		words := strings.Fields(c.name)
+		prefix := strings.TrimSpace("cordon " + c.name)
+		t.Run(strings.Join(append([]string{"cordon"}, words...), "_"), func(t *testing.T) {
+			for _, h := range []string{"--help", "-h", "-help"} {
+				code, out, errs := runCLI(t, "", append(words, h)...)
+				require.Equal(t, exitOK, code, errs)
+				require.True(t, strings.HasPrefix(out, "Usage: "+prefix), "%s %s: %q", c.name, h, out)
+				require.Empty(t, errs)
+			}
+			code, out, errs := runCLI(t, "", append(words, "--no-such-flag")...)
+			require.Equal(t, exitUsage, code, errs)
+			require.Empty(t, out)
+			require.True(t, strings.HasPrefix(errs, prefix+": unknown flag --no-such-flag\nusage: "), errs)
+
+			if c.subs != nil {
+				code, out, errs := runCLI(t, "", append(words, "frob")...)
+				require.Equal(t, exitUsage, code, errs)
+				require.Empty(t, out)
+				require.True(t, strings.HasPrefix(errs, prefix+`: unknown command "frob": want `), errs)
+				return
+			}
+			bad, ok := badValues[c.name]
+			require.True(t, ok, "no bad value for %s in badValues", c.name)
+			seen[c.name] = true
+			args := append(words, bad.args...)
+			code, out, errs = runCLI(t, "", args...)
+			require.Equal(t, exitUsage, code, errs)
+			require.Empty(t, out)
+			require.True(t, strings.HasPrefix(errs, bad.want), errs)
+			require.Contains(t, errs, "\nusage: "+prefix)
+			require.NotContains(t, errs, "cordon "+c.name+": "+lastWord(c.name)+" ", "says the command twice")
+		})
+	}
+	for name := range badValues {
+		require.True(t, seen[name], "badValues names %q, which is no command", name)
+	}
+}
+
+// TestCLIHelpIsNotAnArgument: after a command's arguments, --help is
+// still help, and after "--" it is an argument.
+func TestCLIHelpIsNotAnArgument(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(state.EnvDir, t.TempDir())
+	t.Chdir(dir)
+	code, out, _ := runCLI(t, "", "audit", "verify", "x.jsonl", "--help")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "Usage: cordon audit verify")
+	code, _, errs := runCLI(t, "", "audit", "forget", "--", "--help")
+	require.Equal(t, exitOK, code, errs)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "a flag was taken for a file")
+}
+
+// TestCLIMessagesNameTheCommandOnce: an error that already starts with
+// the command's verb does not say it twice.
+func TestCLIMessagesNameTheCommandOnce(t *testing.T) {
+	t.Setenv(state.EnvDir, t.TempDir())
+	_, err := audit.UserKey()
+	require.NoError(t, err)
+	missing := filepath.Join(t.TempDir(), "nope.jsonl")
+	code, _, errs := runCLI(t, "", "audit", "verify", missing)
+	require.Equal(t, exitFail, code)
+	require.Equal(t, "cordon audit verify: "+missing+":", strings.SplitAfter(errs, missing+":")[0])
+}
