@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -56,13 +55,25 @@ func connectMain(host, port string) int {
 		return fail("proxy %s: %v", u.Host, err)
 	}
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	status, err := br.ReadString('\n')
 	if err != nil {
 		return fail("proxy %s: %v", u.Host, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fail("%s: %s", target, strings.TrimSpace(string(b)))
+	var body []string
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			return fail("proxy %s: %v", u.Host, err)
+		}
+		if strings.TrimSpace(l) == "" {
+			break
+		}
+	}
+	if f := strings.Fields(status); len(f) < 2 || f[1] != "200" {
+		// The refusal's text is the body (Content-Length bytes, small).
+		b, _ := io.ReadAll(io.LimitReader(br, 4096))
+		body = append(body, strings.TrimSpace(string(b)))
+		return fail("%s: %s", target, strings.Join(append([]string{strings.TrimSpace(status)}, body...), ": "))
 	}
 	done := make(chan struct{})
 	go func() {

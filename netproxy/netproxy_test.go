@@ -314,3 +314,78 @@ func TestStreamed(t *testing.T) {
 	require.Equal(t, "first\n", line)
 	f.srv.Close()
 }
+
+// TestHTTPFraming: bodies pass through whatever their framing: a POST
+// with a chunked body and Expect: 100-continue, HEAD, 204, a chunked
+// response with trailers, one delimited by the connection's end.
+func TestHTTPFraming(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/echo":
+			b, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "%s %d %s", r.Method, len(b), b[:min(len(b), 10)])
+		case "/nocontent":
+			w.WriteHeader(204)
+		case "/chunked":
+			w.Header().Set("Trailer", "X-Sum")
+			for i := range 3 {
+				fmt.Fprintf(w, "part%d;", i)
+				w.(http.Flusher).Flush()
+			}
+			w.Header().Set("X-Sum", "three")
+		case "/eof":
+			c, bw, _ := w.(http.Hijacker).Hijack()
+			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
+			bw.Flush()
+			c.Close()
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		}
+	}))
+	defer srv.Close()
+	p := port(t, srv.URL)
+	base := fmt.Sprintf("http://s.test:%d", p)
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
+	c := f.client()
+
+	big := strings.Repeat("x", 3<<20)
+	req, _ := http.NewRequest("POST", base+"/echo", io.MultiReader(strings.NewReader(big))) // unknown length: chunked
+	req.Header.Set("Expect", "100-continue")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, fmt.Sprintf("POST %d xxxxxxxxxx", len(big)), string(b))
+
+	resp, err = c.Post(base+"/echo", "text/plain", strings.NewReader("small"))
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, "POST 5 small", string(b))
+
+	resp, err = c.Head(base + "/")
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, int64(5), resp.ContentLength)
+	resp.Body.Close()
+
+	code, body := get(t, c, base+"/nocontent")
+	require.Equal(t, 204, code)
+	require.Empty(t, body)
+
+	resp, err = c.Get(base + "/chunked")
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, "part0;part1;part2;", string(b))
+	require.Equal(t, "three", resp.Trailer.Get("X-Sum"))
+
+	code, body = get(t, c, base+"/eof")
+	require.Equal(t, 200, code)
+	require.Equal(t, "until the end", body)
+	// And the client's connection still serves the next request.
+	code, body = get(t, c, base+"/")
+	require.Equal(t, 200, code)
+	require.Equal(t, "hello", body)
+}

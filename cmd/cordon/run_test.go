@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -206,4 +207,16 @@ func TestRunAudit(t *testing.T) {
 	require.NotContains(t, out, "RAN")
 	require.Contains(t, stderr, link)
 	require.NoFileExists(t, filepath.Join(ws, "target"))
+}
+
+// TestLeanBinary: cordon's binary does not link net/http (the proxy
+// frames HTTP itself): every launch pays for the start of what it links.
+func TestLeanBinary(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	testenv.Need(t, "the go command", err)
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	for _, p := range strings.Fields(string(out)) {
+		require.NotContains(t, []string{"net/http", "crypto/tls", "crypto/x509"}, p, "cordon links %s", p)
+	}
 }

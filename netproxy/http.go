@@ -1,0 +1,367 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// The HTTP side is HTTP/1.x framing written out here rather than
+// net/http: net/http (with TLS, x509, HTTP/2) would grow cordon's binary
+// by half and every launch, with a proxy or not, would pay for its start.
+// The proxy needs only the request line, the headers and where a body
+// ends; bodies pass through as they are, chunks included.
+
+// request is one proxy request as the client sent it.
+type request struct {
+	method, target, proto string
+	header                textproto.MIMEHeader
+}
+
+func readRequest(tp *textproto.Reader) (*request, error) {
+	line, err := tp.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/1.") {
+		return nil, fmt.Errorf("malformed request line %q", line)
+	}
+	h, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, err
+	}
+	return &request{method: f[0], target: f[1], proto: f[2], header: h}, nil
+}
+
+// wantsClose: the client asked for its connection to end after this
+// request.
+func (r *request) wantsClose() bool {
+	c := strings.ToLower(r.header.Get("Connection") + "," + r.header.Get("Proxy-Connection"))
+	if r.proto == "HTTP/1.0" {
+		return !strings.Contains(c, "keep-alive")
+	}
+	return strings.Contains(c, "close")
+}
+
+// http serves HTTP proxy requests on c until the client or the
+// destination closes.
+func (s *Server) http(c net.Conn, br *bufio.Reader) {
+	ctx := context.Background()
+	tp := textproto.NewReader(br)
+	for {
+		req, err := readRequest(tp)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				httpError(c, 400, "cordon proxy: bad request: "+err.Error())
+			}
+			return
+		}
+		if !s.authorized(req.header.Get("Proxy-Authorization")) {
+			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"cordon\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			return
+		}
+		if req.method == "CONNECT" {
+			host, port, ok := splitHostPort(req.target, 0)
+			if !ok {
+				httpError(c, 400, "cordon proxy: CONNECT wants host:port, got "+req.target)
+				return
+			}
+			up, ev, err := s.connect(ctx, "connect", host, port)
+			if err != nil {
+				httpRefuse(c, err)
+				return
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+				up.Close()
+				s.emit(ev)
+				return
+			}
+			s.relay(c, br, up, ev)
+			return
+		}
+		u, err := url.Parse(req.target)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			httpError(c, 400, "cordon proxy: want an absolute http:// URL, or CONNECT for https (got "+req.target+")")
+			return
+		}
+		host, port, ok := splitHostPort(u.Host, 80)
+		if !ok {
+			httpError(c, 400, "cordon proxy: bad host "+u.Host)
+			return
+		}
+		path := u.RequestURI()
+		if !s.forward(ctx, c, br, req, path, host, port) {
+			return
+		}
+	}
+}
+
+// hopHeaders are a single connection's, never forwarded (RFC 9110 7.6.1).
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Upgrade"}
+
+// dropHop removes the hop-by-hop headers, and those Connection names.
+func dropHop(h textproto.MIMEHeader) {
+	for _, v := range h.Values("Connection") {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				h.Del(n)
+			}
+		}
+	}
+	for _, n := range hopHeaders {
+		h.Del(n)
+	}
+}
+
+func writeHeader(w *bufio.Writer, first string, h textproto.MIMEHeader, extra string) {
+	w.WriteString(first + "\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			w.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	w.WriteString(extra + "\r\n")
+}
+
+// bodyKind is how a message's body ends.
+type bodyKind int
+
+const (
+	bodyNone bodyKind = iota
+	bodyLength
+	bodyChunked
+	bodyUntilClose
+)
+
+func framing(h textproto.MIMEHeader, response bool) (bodyKind, int64, error) {
+	if te := strings.ToLower(h.Get("Transfer-Encoding")); te != "" {
+		if !strings.HasSuffix(strings.TrimSpace(te), "chunked") {
+			if response {
+				return bodyUntilClose, 0, nil
+			}
+			return 0, 0, fmt.Errorf("transfer-encoding %q without chunked", te)
+		}
+		h.Del("Content-Length")
+		return bodyChunked, 0, nil
+	}
+	if cl := h.Get("Content-Length"); cl != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
+		if err != nil || n < 0 || len(h.Values("Content-Length")) > 1 {
+			return 0, 0, fmt.Errorf("bad content-length %q", cl)
+		}
+		return bodyLength, n, nil
+	}
+	if response {
+		return bodyUntilClose, 0, nil
+	}
+	return bodyNone, 0, nil
+}
+
+// copyBody copies one body framed by kind from r to w as it is.
+func copyBody(w io.Writer, r *bufio.Reader, kind bodyKind, n int64) error {
+	switch kind {
+	case bodyLength:
+		_, err := io.CopyN(w, r, n)
+		return err
+	case bodyUntilClose:
+		_, err := io.Copy(w, r)
+		return err
+	case bodyChunked:
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if _, err := io.WriteString(w, line); err != nil {
+				return err
+			}
+			sz, _, _ := strings.Cut(strings.TrimSpace(line), ";")
+			size, err := strconv.ParseInt(sz, 16, 64)
+			if err != nil || size < 0 {
+				return fmt.Errorf("bad chunk size %q", sz)
+			}
+			if size == 0 {
+				// Trailers, up to an empty line.
+				for {
+					t, err := r.ReadString('\n')
+					if err != nil {
+						return err
+					}
+					if _, err := io.WriteString(w, t); err != nil {
+						return err
+					}
+					if strings.TrimSpace(t) == "" {
+						return nil
+					}
+				}
+			}
+			if _, err := io.CopyN(w, r, size+2); err != nil { // the data and its CRLF
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flushWriter flushes after every write: a streamed body reaches the
+// client as it comes.
+type flushWriter struct{ w *bufio.Writer }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.w.Flush()
+	}
+	return n, err
+}
+
+// forward sends one absolute-URI request to its destination on a
+// connection of its own and relays the response; it reports whether the
+// client's connection may serve another request.
+func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, host string, port int) bool {
+	reqKind, reqLen, err := framing(req.header, false)
+	if err != nil {
+		httpError(c, 400, "cordon proxy: "+err.Error())
+		return false
+	}
+	keep := !req.wantsClose()
+	up, ev, err := s.connect(ctx, "http", host, port)
+	if err != nil {
+		httpRefuse(c, err)
+		return false
+	}
+	var n [2]atomic.Int64
+	dst := counted{up, &n[0], &n[1]}
+	s.track(up)
+	defer func() {
+		s.untrack(up)
+		up.Close()
+		ev.Up, ev.Down = n[0].Load(), n[1].Load()
+		s.emit(ev)
+	}()
+	dropHop(req.header)
+	if strings.EqualFold(req.header.Get("Expect"), "100-continue") {
+		// Answered here: the destination sees the body at once.
+		req.header.Del("Expect")
+		if _, err := io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+			return false
+		}
+	}
+	uw := bufio.NewWriter(dst)
+	writeHeader(uw, req.method+" "+path+" HTTP/1.1", req.header, "Connection: close\r\n")
+	if err := copyBody(flushWriter{uw}, br, reqKind, reqLen); err != nil || uw.Flush() != nil {
+		httpError(c, 502, "cordon proxy: sending the request failed")
+		return false
+	}
+	ur := bufio.NewReader(dst)
+	utp := textproto.NewReader(ur)
+	cw := bufio.NewWriter(c)
+	for {
+		line, err := utp.ReadLine()
+		if err != nil {
+			httpError(c, 502, "cordon proxy: reading the response failed: "+err.Error())
+			return false
+		}
+		f := strings.SplitN(line, " ", 3)
+		code := 0
+		if len(f) >= 2 && strings.HasPrefix(f[0], "HTTP/1.") {
+			code, _ = strconv.Atoi(f[1])
+		}
+		if code < 100 || code > 999 {
+			httpError(c, 502, "cordon proxy: malformed response from the destination")
+			return false
+		}
+		h, err := utp.ReadMIMEHeader()
+		if err != nil {
+			httpError(c, 502, "cordon proxy: reading the response failed: "+err.Error())
+			return false
+		}
+		interim := code >= 100 && code < 200
+		kind, length := bodyNone, int64(0)
+		if !interim && code != 204 && code != 304 && req.method != "HEAD" {
+			if kind, length, err = framing(h, true); err != nil {
+				httpError(c, 502, "cordon proxy: "+err.Error())
+				return false
+			}
+		}
+		dropHop(h)
+		closeAfter := !keep || kind == bodyUntilClose
+		extra := ""
+		if closeAfter && !interim {
+			extra = "Connection: close\r\n"
+		}
+		writeHeader(cw, "HTTP/1.1 "+strings.Join(f[1:], " "), h, extra)
+		if err := copyBody(flushWriter{cw}, ur, kind, length); err != nil && kind != bodyUntilClose {
+			return false
+		}
+		if cw.Flush() != nil {
+			return false
+		}
+		if !interim {
+			return !closeAfter
+		}
+	}
+}
+
+func (s *Server) authorized(h string) bool {
+	if s.Credential == "" {
+		return true
+	}
+	v, ok := strings.CutPrefix(h, "Basic ")
+	if !ok {
+		return false
+	}
+	got, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	return err == nil && subtle.ConstantTimeCompare(got, []byte(s.Credential)) == 1
+}
+
+func splitHostPort(hp string, def int) (string, int, bool) {
+	host, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		if def == 0 || strings.Count(hp, ":") > 0 && !strings.HasPrefix(hp, "[") {
+			return "", 0, false
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(hp, "["), "]"), def, hp != ""
+	}
+	if ps == "" {
+		return host, def, def != 0
+	}
+	p, err := strconv.Atoi(ps)
+	if err != nil {
+		return "", 0, false
+	}
+	return host, p, host != ""
+}
+
+var statusText = map[int]string{400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}
+
+func httpError(c net.Conn, code int, msg string) {
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
+		code, statusText[code], len(msg)+1, msg)
+}
+
+func httpRefuse(c net.Conn, err error) {
+	var r *refusal
+	if !errors.As(err, &r) {
+		httpError(c, 502, "cordon proxy: "+err.Error())
+		return
+	}
+	msg := fmt.Sprintf("cordon: network: refused %s:%d: %s", r.ev.Host, r.ev.Port, r.Error())
+	if r.unreachable() {
+		httpError(c, 502, msg)
+		return
+	}
+	httpError(c, 403, msg)
+}
