@@ -53,16 +53,16 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	}
 	// With a network allowlist the sandbox's end of the proxy's socket
 	// pair follows the caller's ExtraFiles, as under bwrap (net_linux.go).
+	// The init itself makes the proxy's listener inside and hands it out
+	// (native.Spec.ProxyPort): the helper argv newNetSession gives bwrap
+	// is not needed.
 	var netEnd *os.File
 	if c.NetPolicy != nil {
-		if c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor()); err != nil {
+		if c.net, netEnd, _, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor()); err != nil {
 			return nil, nil, err
 		}
 	}
 	files := len(c.ExtraFiles)
-	if netEnd != nil {
-		files++
-	}
 	spec := native.Spec{
 		RootWritable:  canon.Access("/", policy.Write),
 		ProcReadonly:  bwrap.ProcReadonly,
@@ -73,6 +73,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		Path:          argv[0],
 		Argv:          argv,
 		Files:         files,
+		ProxyFd:       3 + files,
 		Ctty:          ctty,
 		CttyFd:        c.ttyCtty(),
 	}
@@ -126,7 +127,14 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// This process stays the sandbox's parent: the namespaces are made
 	// as it starts the init.
 	c.handoff = false
-	cmd, specFile, err := native.Command(ctx, &spec, c.Network, files)
+	if netEnd != nil {
+		spec.ProxyPort = ProxyPort
+	}
+	passed := files
+	if netEnd != nil {
+		passed++
+	}
+	cmd, specFile, err := native.Command(ctx, &spec, c.Network, passed)
 	if err != nil {
 		c.stopNet()
 		release()

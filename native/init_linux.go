@@ -465,6 +465,28 @@ func installFilter(s *Spec) error {
 	return nil
 }
 
+// handListener listens on 127.0.0.1:port in the sandbox's network
+// namespace and sends the listener to the launcher over the socket fd,
+// which it then closes: the proxy the launcher runs on it is reachable
+// from inside the sandbox only.
+func handListener(fd, port int) error {
+	l, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(l)
+	if err := unix.Bind(l, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("listen on 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Listen(l, 128); err != nil {
+		return fmt.Errorf("listen on 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Sendmsg(fd, []byte{'L'}, unix.UnixRights(l), nil, 0); err != nil {
+		return fmt.Errorf("handing the proxy's socket to cordon: %w", err)
+	}
+	return unix.Close(fd)
+}
+
 // forwarded are the signals the init passes on to the command.
 var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGCONT, syscall.SIGALRM}
@@ -478,6 +500,12 @@ func run(s *Spec) int {
 	// Nothing but stdio and the caller's files reaches the command.
 	if s.Weaken != "close-on-exec" {
 		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	}
+	if s.ProxyPort != 0 {
+		if err := handListener(s.ProxyFd, s.ProxyPort); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: network allowlist: %v\n", err)
+			return exitSetup
+		}
 	}
 	path := s.Path
 	if !strings.Contains(path, "/") {

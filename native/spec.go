@@ -58,6 +58,13 @@ type Spec struct {
 	// Files is how many descriptors from 3 on the command inherits (the
 	// caller's ExtraFiles).
 	Files int `json:"files,omitempty"`
+	// ProxyPort, when set, is the port of the network allowlist's proxy
+	// inside: the init listens on 127.0.0.1:ProxyPort in the sandbox's
+	// network namespace and hands the listener to the launcher over the
+	// socket on descriptor ProxyFd (3 + Files), which the command does not
+	// inherit. Under bwrap a helper exec'd inside does this.
+	ProxyPort int `json:"proxyPort,omitempty"`
+	ProxyFd   int `json:"proxyFd,omitempty"`
 	// Ctty makes the command's descriptor CttyFd, a terminal (the
 	// launcher's pty), the controlling terminal of its session.
 	Ctty   bool `json:"ctty,omitempty"`
