@@ -1,0 +1,264 @@
+//go:build linux || darwin
+
+package launcher
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The relay between the caller's side and the pty (ttySession): keystrokes
+// in, output out, and the suspend key a command without job control would
+// otherwise swallow.
+
+// relayIn copies keystrokes from the caller's terminal to the pty until
+// told to stop; it reads only what is there, so that no keystroke typed
+// after the command ends is taken from the caller.
+func (t *ttySession) relayIn() {
+	buf := make([]byte, 4096)
+	for {
+		ready, err := waitReadable([]int{t.inFd, t.stopIn[0]}, -1)
+		if err != nil || ready[1] {
+			return
+		}
+		if !ready[0] {
+			continue
+		}
+		n, err := unix.Read(t.inFd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n > 0 {
+			b := buf[:n]
+			if i := t.suspendKey(b); i >= 0 {
+				if t.writeMaster(b[:i]) != nil {
+					return
+				}
+				t.suspend()
+				b = b[i+1:]
+			}
+			if t.writeMaster(b) != nil {
+				return
+			}
+			continue
+		}
+		// The caller's terminal is gone: hang up the sandbox's too.
+		t.hangup()
+		return
+	}
+}
+
+// suspendKey is where in b the suspend key (Ctrl-Z) is, when typing it
+// would do nothing inside but should, as outside, stop the command and
+// give the user's shell back: the command runs in the foreground, without
+// a shell's job control (the process group is then orphaned, and the
+// kernel discards SIGTSTP), and does not ignore or catch SIGTSTP itself.
+// -1 otherwise: the key goes to the pty as typed.
+func (t *ttySession) suspendKey(b []byte) int {
+	if !t.keepRaw || bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 }) < 0 || !canStopSelf() {
+		return -1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master < 0 {
+		return -1
+	}
+	tio, err := unix.IoctlGetTermios(t.master, ioctlGetTermios)
+	if err != nil || tio.Lflag&unix.ISIG == 0 || tio.Cc[unix.VSUSP] == 0 {
+		return -1
+	}
+	i := bytes.IndexByte(b, tio.Cc[unix.VSUSP])
+	if i < 0 {
+		return -1
+	}
+	pgrp, err1 := unix.IoctlGetInt(t.master, unix.TIOCGPGRP)
+	sid, err2 := unix.IoctlGetInt(t.master, tiocgsid)
+	if err1 != nil || err2 != nil || tiocgsid == 0 || pgrp != sid || !defaultAction(sid, syscall.SIGTSTP) {
+		return -1
+	}
+	t.stopped.Store(int64(sid))
+	return i
+}
+
+// suspend stops the command (SIGSTOP: the kernel would discard SIGTSTP),
+// gives the user's terminal back as it was, and stops the launcher the
+// way Ctrl-Z would have; SIGCONT (fg, bg) undoes it all.
+func (t *ttySession) suspend() {
+	sid := int(t.stopped.Load())
+	unix.Kill(-sid, syscall.SIGSTOP)
+	t.restore()
+	unix.Kill(0, syscall.SIGTSTP)
+}
+
+// canStopSelf: the launcher's process group is a job of a shell (its
+// parent leads another group of the same session), so a stop is seen and
+// can be undone with fg.
+func canStopSelf() bool {
+	pp := os.Getppid()
+	ppg, err1 := unix.Getpgid(pp)
+	psid, err2 := unix.Getsid(pp)
+	sid, err3 := unix.Getsid(0)
+	return err1 == nil && err2 == nil && err3 == nil && ppg != unix.Getpgrp() && psid == sid
+}
+
+// defaultAction reports whether process pid neither ignores nor catches
+// sig (/proc/PID/status).
+func defaultAction(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	bit := uint64(1) << (uint(sig) - 1)
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "SigIgn" && k != "SigCgt") {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil || mask&bit != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// copyIn copies a non-terminal Stdin to the pty and ends it with the
+// end-of-file character, as typing Ctrl-D would.
+func (t *ttySession) copyIn() {
+	buf := make([]byte, 4096)
+	last := byte('\n')
+	for {
+		n, err := t.inReader.Read(buf)
+		if n > 0 {
+			last = buf[n-1]
+			if t.writeMaster(buf[:n]) != nil {
+				return
+			}
+		}
+		if err != nil {
+			eof := []byte{4}
+			if t.saved != nil {
+				eof[0] = t.saved.Cc[unix.VEOF]
+			}
+			if last != '\n' {
+				eof = append(eof, eof[0]) // the first ends the pending line
+			}
+			t.writeMaster(eof)
+			return
+		}
+	}
+}
+
+// relayOut copies the pty's output to the caller until the sandbox lets go
+// of the pty (EIO), or, once told to drain, until it has been quiet for a
+// moment: with no pid namespace a leftover process could hold it forever.
+func (t *ttySession) relayOut() {
+	defer close(t.outDone)
+	buf := make([]byte, 32*1024)
+	draining := false
+	for {
+		fds := []int{t.master, t.ctlOut[0]}
+		timeout := -1
+		if draining {
+			fds, timeout = fds[:1], 100
+		}
+		ready, err := waitReadable(fds, timeout)
+		if err != nil {
+			return
+		}
+		if len(ready) > 1 && ready[1] {
+			var b [1]byte
+			unix.Read(t.ctlOut[0], b[:])
+			if b[0] == 'h' {
+				t.closeMaster()
+				return
+			}
+			draining = true
+			continue
+		}
+		if !ready[0] {
+			return // drained
+		}
+		n, err := unix.Read(t.master, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 {
+			return // EIO: no process inside holds the pty any more
+		}
+		t.write(buf[:n])
+	}
+}
+
+func (t *ttySession) write(b []byte) {
+	if t.out != nil {
+		t.out.Write(b)
+		return
+	}
+	for len(b) > 0 {
+		n, err := unix.Write(t.outFd, b)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return // output lost with the caller's terminal; keep draining
+		}
+		b = b[n:]
+	}
+}
+
+// hangup closes the master, as a terminal that goes away does: the kernel
+// sends SIGHUP to the session inside.
+func (t *ttySession) hangup() {
+	unix.Write(t.ctlOut[1], []byte{'h'})
+}
+
+func (t *ttySession) closeMaster() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.master >= 0 {
+		unix.Close(t.master)
+		t.master = -1
+	}
+}
+
+// signal passes a signal sent to the launcher on as a terminal would:
+// SIGINT and SIGQUIT to the foreground job inside, SIGTERM to the
+// command (the session leader), SIGHUP as a hang-up. It reports false when
+// there is no job to send it to (no controlling terminal inside).
+func (t *ttySession) signal(s os.Signal) bool {
+	if s == syscall.SIGHUP {
+		t.hangup()
+		return true
+	}
+	req := uint(unix.TIOCGPGRP)
+	if s == syscall.SIGTERM {
+		if tiocgsid == 0 {
+			return false
+		}
+		req = tiocgsid
+	}
+	t.mu.Lock()
+	id := -1
+	if t.master >= 0 {
+		if v, err := unix.IoctlGetInt(t.master, req); err == nil && v > 0 {
+			id = v
+		}
+	}
+	t.mu.Unlock()
+	sig, ok := s.(syscall.Signal)
+	if id < 0 || !ok {
+		return false
+	}
+	if req == tiocgsid {
+		return unix.Kill(id, sig) == nil
+	}
+	return unix.Kill(-id, sig) == nil
+}
