@@ -19,20 +19,9 @@ import (
 // prepare resolves the backend and the policy and builds the process that
 // runs the sandbox. release undoes what the launch created on the host.
 func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err error) {
-	backend := c.Backend
-	if backend == "" {
-		backend = BackendAuto
-	}
-	switch backend {
-	case BackendAuto, BackendBwrap, BackendNative, BackendSeatbelt, BackendNone:
-	default:
-		return nil, nil, fmt.Errorf("backend %q: want auto, bwrap, native, seatbelt or none", backend)
-	}
-	if err := c.checkNet(); err != nil {
+	backend, err := c.checkBackend()
+	if err != nil {
 		return nil, nil, err
-	}
-	if backend == BackendNone && c.NetPolicy != nil {
-		return nil, nil, fmt.Errorf("network: a domain allowlist needs a sandbox to enforce it; --backend none has none")
 	}
 	var res detect.Result
 	if backend != BackendNone {
@@ -95,14 +84,42 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err := c.makeTmpDir(); err != nil {
 		return nil, nil, err
 	}
+	return c.sandboxCmd(ctx, backend, canon, res, env, reg)
+}
+
+// checkBackend returns the backend asked for ("" is auto) once it and
+// the network settings that go with it are known to make sense.
+func (c *Cmd) checkBackend() (string, error) {
+	backend := c.Backend
+	if backend == "" {
+		backend = BackendAuto
+	}
+	if _, err := ParseBackend(backend); err != nil {
+		return "", err
+	}
+	if err := c.checkNet(); err != nil {
+		return "", err
+	}
+	if backend == BackendNone && c.NetPolicy != nil {
+		return "", fmt.Errorf("network: a domain allowlist needs a sandbox to enforce it; --backend none has none")
+	}
+	return backend, nil
+}
+
+// sandboxCmd builds the process of the backend detection chose; asked
+// for auto, a policy past bwrap's argument limit goes to the native
+// backend instead.
+func (c *Cmd) sandboxCmd(ctx context.Context, asked string, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
 		inner, release, err := c.bwrapCmd(ctx, canon, res, env, reg)
-		if errors.Is(err, errTooManyArgs) && backend == BackendAuto {
+		if errors.Is(err, errTooManyArgs) && asked == BackendAuto {
 			// Past bwrap's argument limit (a workspace of ~1,000
 			// repositories), auto takes the native backend, which has
-			// none, when it is usable here.
+			// none, when it is usable here. What bwrapCmd began (the
+			// proxy's socket pair) is undone first.
 			if nres := detect.Detect(ctx, BackendNative); nres.Usable && !nres.Nested {
+				c.stopNet()
 				c.Detected = nres
 				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
 			}
