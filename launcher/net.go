@@ -171,6 +171,9 @@ func (c *Cmd) stderrFor() io.Writer {
 		return w
 	default:
 		lw := &lockedWriter{w: w}
+		if c.Stdout == c.Stderr {
+			c.Stdout = lw // one writer for both (CombinedOutput): one lock
+		}
 		c.Stderr = lw
 		return lw
 	}

@@ -100,8 +100,7 @@ func (s *Server) http(c net.Conn, br *bufio.Reader) {
 			httpError(c, 400, "cordon proxy: bad host "+u.Host)
 			return
 		}
-		path := u.RequestURI()
-		if !s.forward(ctx, c, br, req, path, host, port) {
+		if !s.forward(ctx, c, br, req, u.RequestURI(), u.Host, host, port) {
 			return
 		}
 	}
@@ -230,7 +229,7 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // forward sends one absolute-URI request to its destination on a
 // connection of its own and relays the response; it reports whether the
 // client's connection may serve another request.
-func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, host string, port int) bool {
+func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, hostHeader, host string, port int) bool {
 	reqKind, reqLen, err := framing(req.header, false)
 	if err != nil {
 		httpError(c, 400, "cordon proxy: "+err.Error())
@@ -252,6 +251,10 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 		s.emit(ev)
 	}()
 	dropHop(req.header)
+	// The destination is the target's host, and so is the Host header
+	// (RFC 9112 3.2.2): a Host naming another site would reach it on a
+	// server shared with the allowed one.
+	req.header.Set("Host", hostHeader)
 	if strings.EqualFold(req.header.Get("Expect"), "100-continue") {
 		// Answered here: the destination sees the body at once.
 		req.header.Del("Expect")

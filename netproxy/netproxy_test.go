@@ -389,3 +389,19 @@ func TestHTTPFraming(t *testing.T) {
 	require.Equal(t, 200, code)
 	require.Equal(t, "hello", body)
 }
+
+// TestHostHeaderFromTarget: the Host header sent on is the target's, not
+// what the client wrote, so a shared server cannot be asked for another
+// site under an allowed name.
+func TestHostHeaderFromTarget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Host) }))
+	defer srv.Close()
+	p := port(t, srv.URL)
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://s.test:%d/ HTTP/1.1\r\nHost: forbidden.test\r\nConnection: close\r\n\r\n", p)
+	b, _ := io.ReadAll(c)
+	require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("s.test:%d", p)), "%s", b)
+}
