@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // The HTTP side is HTTP/1.x framing written out here rather than
@@ -71,6 +72,7 @@ func (s *Server) http(c net.Conn, br *bufio.Reader) {
 			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"cordon\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 			return
 		}
+		c.SetReadDeadline(time.Time{})
 		if req.method == "CONNECT" {
 			host, port, ok := splitHostPort(req.target, 0)
 			if !ok {
