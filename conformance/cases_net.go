@@ -158,6 +158,26 @@ true`, "B="+s.Body)
 					h.Errorf("host: %d datagrams from inside the sandbox reached the host:\n%s", n, o)
 				}
 			}},
+		{Name: "net-unix-socket", Class: Network,
+			Summary: "with an allowlist, connect to a host process's Unix socket reachable through a read-only mount (docker.sock, an ssh-agent): the proxy mode keeps Unix sockets refused",
+			Run: func(h *H) {
+				s := h.NetServer("127.0.0.1:0")
+				h.Mkdir("outside")
+				sock := h.Path("outside/agent.sock")
+				got := h.Listen(sock)
+				o := h.Sandbox(allow(h, local(s)), `"$ATTACK" __attack connect "$S"`, "S="+sock)
+				h.Refuse(o, "CONNECTED")
+				if n := got(); n > 0 {
+					h.Errorf("the host socket accepted %d connection(s) from inside the sandbox", n)
+				}
+			}},
+		{Name: "net-socket-families", Class: Network, Backends: linuxOnly,
+			Summary: "with an allowlist, socket() of every address family but IPv4, IPv6 and netlink (AF_UNIX, AF_PACKET, AF_VSOCK, AF_ALG...)",
+			Run: func(h *H) {
+				s := h.NetServer("127.0.0.1:0")
+				o := h.Sandbox(allow(h, local(s)), `"$ATTACK" __attack socket `+strings.Join(familiesBut(afInet, afInet6, afNetlink), " "))
+				h.Refuse(o, "SOCKET")
+			}},
 		{Name: "net-nothing-left", Class: Network, Needs: needCurl,
 			Summary: "a connection through the proxy held open by a background process, and the process, end with the sandbox: nothing of the proxy outlives cordon run",
 			Run: func(h *H) {

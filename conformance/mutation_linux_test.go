@@ -53,7 +53,8 @@ import (
 //	new-session     tty-controlling-terminal (TIOCSTI itself is also refused
 //	                by the seccomp filter, so tty-tiocsti alone would not
 //	                notice)
-//	seccomp         proc-unix-socket-host, and the kernel-* cases below
+//	seccomp         proc-unix-socket-host, net-unix-socket, and the
+//	                kernel-* cases below
 //	seccomp-keyrings
 //	                kernel-keyring-read, kernel-keyring-plant,
 //	                kernel-bpf-userfaultfd-syslog (userfaultfd in user
@@ -66,7 +67,8 @@ import (
 //	seccomp-socket-allowlist
 //	                kernel-vsock, kernel-vsock-network-on,
 //	                kernel-netlink-protocols(-network-on),
-//	                kernel-socket-families(-network-on)
+//	                kernel-socket-families(-network-on),
+//	                net-socket-families
 //	tty-pty         tty-interactive-modes (stty on stdin reaches the user's
 //	                terminal)
 //	tty-relay-stop  tty-interactive-keystrokes-after-exit
@@ -166,7 +168,7 @@ var mutations = []mutation{
 	{name: "new-session", step: "--new-session", args: dropFlag("--new-session", 0),
 		catchers: []string{"tty-controlling-terminal", "tty-tiocsti", "tty-tiocsti-steal-ctty"}},
 	{name: "seccomp", step: "the seccomp filter (--seccomp FD)", seccomp: true,
-		catchers: []string{"proc-unix-socket-host"}},
+		catchers: []string{"proc-unix-socket-host", "net-unix-socket"}},
 	{name: "seccomp-keyrings", step: "the seccomp filter's refusal of add_key, keyctl, request_key (and bpf, userfaultfd, syslog)",
 		filter:   withoutRefusals("add_key", "keyctl", "request_key", "bpf", "userfaultfd", "syslog"),
 		catchers: []string{"kernel-keyring-read", "kernel-keyring-plant", "kernel-bpf-userfaultfd-syslog"}},
@@ -176,7 +178,7 @@ var mutations = []mutation{
 		catchers: []string{"kernel-keyring-list"}},
 	{name: "seccomp-socket-allowlist", step: "the seccomp filter's socket allowlist (the old denylist of AF_UNIX alone instead)",
 		filter:   socketDenylist,
-		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families"}},
+		catchers: []string{"kernel-vsock", "kernel-vsock-network-on", "kernel-netlink-protocols", "kernel-socket-families", "net-socket-families"}},
 	{name: "disable-userns", step: "--disable-userns", args: dropFlag("--disable-userns", 0),
 		catchers: []string{"undo-nested-userns-unshare", "undo-nested-userns-syscall"}},
 	{name: "tty-pty", step: "interactive mode's own pty for the sandbox (it gets the caller's terminal)",

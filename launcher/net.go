@@ -31,8 +31,9 @@ type netSession struct {
 	srv  *netproxy.Server
 	url  string // the HTTP proxy URL the sandbox is given
 	surl string // the SOCKS5 URL
-	// start is run once the sandbox process started; serve ends when
-	// the proxy does.
+	// start is run once the sandbox process has started: the proxy
+	// begins to serve. close releases what start would take over (the
+	// listener, the socket pair), also when the launch never started.
 	start func() error
 	close func()
 	wg    sync.WaitGroup
@@ -52,9 +53,9 @@ type netSession struct {
 // Nothing of the proxy runs inside, and it ends with the launcher.
 //
 // Entering the sandbox's namespace from here instead is not open to an
-// unprivileged launcher: setns to a network namespace needs
-// CAP_SYS_ADMIN in the user namespace that owns it, which is the
-// sandbox's.
+// unprivileged launcher: setns to a network namespace needs CAP_SYS_ADMIN
+// over the namespace and in the caller's own user namespace, and a Go
+// program cannot join the sandbox's user namespace (it is multithreaded).
 const netExecArg = "__cordon-net-exec"
 
 // selfHelper is this program, when the policy lets the sandbox read and
@@ -171,6 +172,9 @@ func (c *Cmd) stderrFor() io.Writer {
 		return w
 	default:
 		lw := &lockedWriter{w: w}
+		if c.Stdout == c.Stderr {
+			c.Stdout = lw // one writer for both (CombinedOutput): one lock
+		}
 		c.Stderr = lw
 		return lw
 	}

@@ -74,6 +74,11 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	c.Detected = res
 	if res.Nested {
+		if c.NetPolicy != nil && c.Stderr != nil {
+			// As a narrower filesystem policy is, the allowlist is not
+			// applied twice: the outer sandbox's network holds.
+			fmt.Fprintln(c.Stderr, "cordon: note: already inside a cordon sandbox: its network applies, not this allowlist")
+		}
 		c.handoff = execSupported
 		return c.plain(ctx, env), func() {}, c.makeTmpDir()
 	}

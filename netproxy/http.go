@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // The HTTP side is HTTP/1.x framing written out here rather than
@@ -71,6 +72,7 @@ func (s *Server) http(c net.Conn, br *bufio.Reader) {
 			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"cordon\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 			return
 		}
+		c.SetReadDeadline(time.Time{})
 		if req.method == "CONNECT" {
 			host, port, ok := splitHostPort(req.target, 0)
 			if !ok {
@@ -100,8 +102,7 @@ func (s *Server) http(c net.Conn, br *bufio.Reader) {
 			httpError(c, 400, "cordon proxy: bad host "+u.Host)
 			return
 		}
-		path := u.RequestURI()
-		if !s.forward(ctx, c, br, req, path, host, port) {
+		if !s.forward(ctx, c, br, req, u.RequestURI(), u.Host, host, port) {
 			return
 		}
 	}
@@ -230,7 +231,7 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // forward sends one absolute-URI request to its destination on a
 // connection of its own and relays the response; it reports whether the
 // client's connection may serve another request.
-func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, host string, port int) bool {
+func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, hostHeader, host string, port int) bool {
 	reqKind, reqLen, err := framing(req.header, false)
 	if err != nil {
 		httpError(c, 400, "cordon proxy: "+err.Error())
@@ -252,6 +253,10 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 		s.emit(ev)
 	}()
 	dropHop(req.header)
+	// The destination is the target's host, and so is the Host header
+	// (RFC 9112 3.2.2): a Host naming another site would reach it on a
+	// server shared with the allowed one.
+	req.header.Set("Host", hostHeader)
 	if strings.EqualFold(req.header.Get("Expect"), "100-continue") {
 		// Answered here: the destination sees the body at once.
 		req.header.Del("Expect")

@@ -185,7 +185,15 @@ func (s *Server) emit(e Event) {
 	s.Event(e)
 }
 
+// authDeadline bounds how long a client may take to present the
+// credential, when one is required: the port is open to every local
+// user (macOS), who must not hold the proxy's connections idle.
+const authDeadline = 10 * time.Second
+
 func (s *Server) serveConn(c net.Conn) {
+	if s.Credential != "" {
+		c.SetReadDeadline(time.Now().Add(authDeadline)) // cleared once authorized
+	}
 	br := bufio.NewReader(c)
 	b, err := br.Peek(1)
 	if err != nil {

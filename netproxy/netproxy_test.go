@@ -32,7 +32,7 @@ type fixture struct {
 	events []Event
 }
 
-func newFixture(t *testing.T, allow, deny []string, names map[string]string) *fixture {
+func newFixture(t *testing.T, allow, deny []string, names map[string]string, opts ...func(*Server)) *fixture {
 	t.Helper()
 	pol, err := netpolicy.New(allow, deny)
 	require.NoError(t, err)
@@ -45,6 +45,9 @@ func newFixture(t *testing.T, allow, deny []string, names map[string]string) *fi
 			return nil, fmt.Errorf("no such host %s", host)
 		},
 		Event: func(e Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() },
+	}
+	for _, o := range opts {
+		o(f.srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -250,8 +253,8 @@ func TestCredential(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	p := port(t, srv.URL)
-	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
-	f.srv.Credential = "cordon:s3cret"
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"},
+		func(s *Server) { s.Credential = "cordon:s3cret" })
 	code, _ := get(t, f.client(), fmt.Sprintf("http://s.test:%d/", p))
 	require.Equal(t, http.StatusProxyAuthRequired, code)
 	u, _ := url.Parse("http://cordon:s3cret@" + f.addr)
@@ -388,4 +391,20 @@ func TestHTTPFraming(t *testing.T) {
 	code, body = get(t, c, base+"/")
 	require.Equal(t, 200, code)
 	require.Equal(t, "hello", body)
+}
+
+// TestHostHeaderFromTarget: the Host header sent on is the target's, not
+// what the client wrote, so a shared server cannot be asked for another
+// site under an allowed name.
+func TestHostHeaderFromTarget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Host) }))
+	defer srv.Close()
+	p := port(t, srv.URL)
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://s.test:%d/ HTTP/1.1\r\nHost: forbidden.test\r\nConnection: close\r\n\r\n", p)
+	b, _ := io.ReadAll(c)
+	require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("s.test:%d", p)), "%s", b)
 }

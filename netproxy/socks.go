@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"time"
 )
 
 // SOCKS5 (RFC 1928) reply codes.
@@ -50,6 +51,7 @@ func (s *Server) socks(c net.Conn, br *bufio.Reader) {
 	if want == socksUserPass && !s.socksAuth(c, br) {
 		return
 	}
+	c.SetReadDeadline(time.Time{})
 	var req [4]byte
 	if _, err := io.ReadFull(br, req[:]); err != nil || req[0] != 5 {
 		return

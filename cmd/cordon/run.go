@@ -38,7 +38,7 @@ unless you pass --backend none.
 
 Examples:
   cordon run --workspace . -- sh -c 'make test'
-  cordon run --workspace . --network on -- npm install
+  cordon run --workspace . --allow-domain @npm -- npm install
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
@@ -65,6 +65,12 @@ sandbox, and FILE and FILE.head are read-only inside it; 'cordon audit
 verify FILE' checks the log. A FILE that is or lies under a symlink, or is
 not a regular file of yours, is refused.
 
+With --allow-domain, the sandbox reaches the allowed hosts through a
+proxy cordon runs for it (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at
+it inside) and nothing else; each refused host is named once on stderr
+with the flag that would allow it, and with --audit every connection
+attempt is recorded. --network on is the host's whole network instead.
+
 Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
 directories as mount points. A background cordon-stub-reaper removes them
 1s after the last sandbox using them ends, so that the next launch can
@@ -84,7 +90,7 @@ type runOpts struct {
 func (o *runOpts) register(fs *flag.FlagSet) {
 	o.pf.register(fs)
 	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
-	fs.Var(&o.network, "network", "network access: `on` or off")
+	fs.Var(&o.network, "network", "network access: `on` (the host's whole network) or off; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
 	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
