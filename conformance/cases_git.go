@@ -224,7 +224,7 @@ func gitCases() []Case {
 			h.NoSecret(o)
 		}})
 	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
-		Summary: "fill the workspace with 20,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
+		Summary: "fill the workspace with 50,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
 		Run: func(h *H) {
 			_, p := h.ws()
 			h.gitRepo("ws")
@@ -232,7 +232,7 @@ func gitCases() []Case {
 			h.Sandbox(p, `true`) // the user's earlier launch: the scan sees lib
 			// Directories, not files: files cost the scan no directory
 			// read (policy's TestScanBoundCountsDirectories).
-			o := h.Sandbox(p, `mkdir build && cd build && seq 1 20001 | xargs mkdir && ok FILL`)
+			o := h.Sandbox(p, `mkdir build && cd build && seq 1 50001 | xargs mkdir && ok FILL`)
 			h.Expect(o, "FILL")
 			o = h.Sandbox(p, plant+`evilhook vendor/x/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/lib config core.fsmonitor "$P" && ok CONFIG`)
 			h.Refuse(o, "HOOK", "CONFIG")

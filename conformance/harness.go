@@ -316,7 +316,12 @@ func (h *H) Background(l Launch) func() Output {
 // has ended, for cordon's stub reaper to remove them before the case looks
 // at the host: host checks see the tree as a user would a moment after.
 func (h *H) newStubs(ctx context.Context, l Launch) []string {
-	comp, err := policy.Compose(l.Policy.Spec(l.Env, l.cordon(h.Attack())))
+	s := l.Policy.Spec(l.Env, l.cordon(h.Attack()))
+	// Without the scan record: a scan here would move the record on (a
+	// scan cut short is continued by the next), and the launch's own scan
+	// must be the one a case like cross-launch-scan-bound attacks.
+	s.ScanCache = ""
+	comp, err := policy.Compose(s)
 	if err != nil {
 		return nil
 	}
