@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strconv"
 
+	"github.com/cordon-sandbox/cordon/internal/memfd"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
@@ -98,7 +100,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
-	filter, err := memFile("cordon-seccomp", plan.Seccomp)
+	filter, err := memfd.Sealed("cordon-seccomp", plan.Seccomp)
 	if err != nil {
 		roots.close()
 		c.stopNet()
@@ -108,7 +110,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if !testhook.SkipSeccomp {
 		plan.Args = append(plan.Args, "--seccomp", strconv.Itoa(seccompFD))
 	}
-	args, err := memFile("cordon-bwrap-args", nulJoin(plan.Args))
+	args, err := memfd.Sealed("cordon-bwrap-args", nulJoin(plan.Args))
 	if err != nil {
 		filter.Close()
 		roots.close()
@@ -226,26 +228,6 @@ func nulJoin(args []string) []byte {
 		b = append(append(b, a...), 0)
 	}
 	return b
-}
-
-// memFile puts data in a sealed memory file: no size limit, no temp file
-// on disk, no writer goroutine.
-func memFile(name string, data []byte) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("%s: memfd: %w", name, err)
-	}
-	f := os.NewFile(uintptr(fd), name)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
-	return f, nil
 }
 
 // emptyFile returns the path of an empty file with mode 0000 in the

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/memfd"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -62,7 +64,7 @@ func Command(ctx context.Context, spec *Spec, network bool, extraFiles int) (cmd
 	if err != nil {
 		return nil, nil, err
 	}
-	specFile, err = memFile("cordon-spec", data)
+	specFile, err = memfd.Sealed("cordon-spec", data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,25 +72,6 @@ func Command(ctx context.Context, spec *Spec, network bool, extraFiles int) (cmd
 	cmd.Args = []string{InitName, InitArg, strconv.Itoa(3 + extraFiles)}
 	cmd.SysProcAttr = Attr(network)
 	return cmd, specFile, nil
-}
-
-// memFile puts data in a sealed memory file.
-func memFile(name string, data []byte) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("%s: memfd: %w", name, err)
-	}
-	f := os.NewFile(uintptr(fd), name)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
-	return f, nil
 }
 
 // Probe builds a sandbox with every feature a launch uses (the
