@@ -1,0 +1,401 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/launcher"
+)
+
+// launchBench is the launch comparison, the variants (a) to (p) of the
+// package doc: the fixtures they launch, built once, and their series.
+type launchBench struct {
+	cfg      config
+	cordon   string // the binary under test
+	env      []string
+	ws       string // the workspace of (a), (an), (b), (e) and (p)
+	probeLog string // CORDON_PROBE_LOG: one line per detection probe
+
+	// cordon run's arguments for (a), (an) and (p).
+	runArgs, nativeArgs, allowlistArgs []string
+
+	// Raw bwrap with the argv cordon renders for ws: its seccomp filter
+	// (passed on fd 3), the argv, the same argv through the minimal Go
+	// launcher, and the mount stubs it needs, made before each launch and
+	// removed after it, outside the timing.
+	filter *os.File
+	prof   *launcher.Rendered
+	raw    []string
+	viaGo  []string
+	stubs  []string
+
+	// (c) and (a0) make and remove their stubs every time, each in a
+	// workspace of its own, where no lingering stub of another variant can
+	// stand in.
+	stubbingWS, noLingerWS    string
+	stubbingRaw, stubbing     []string // (c)'s argv and stubs
+	noLingerArgs, noLingerEnv []string
+
+	srt, srtSettings string // empty srt: not found, (d) skipped
+
+	cold                   result // the first launch, on an empty detection cache
+	coldProbes, warmProbes int
+
+	launches launchSeries
+}
+
+// launchSeries holds one series per variant; the letters are the labels
+// the report prints and BENCHMARKS.md uses.
+type launchSeries struct {
+	cordon         series // (a) cordon run --workspace W -- /bin/true
+	cordonNoLinger series // (a0) (a) with CORDON_STUB_LINGER=0
+	native         series // (an) (a) with --backend native
+	rawBwrap       series // (b) raw bwrap, stubs made beforehand: the floor
+	rawBwrapStubs  series // (c) raw bwrap making and removing its stubs
+	srt            series // (d) Anthropic's srt
+	goLauncher     series // (e) (b) started by the minimal Go launcher
+	allowlist      series // (p) (a) with --allow-domain example.com
+	rssFloor       series // /bin/true under /usr/bin/time: the RSS floor
+}
+
+func newLaunchBench(cfg config, cordon string, env []string, ws, probeLog string) *launchBench {
+	lb := &launchBench{cfg: cfg, cordon: cordon, env: env, ws: ws, probeLog: probeLog}
+	lb.runArgs = []string{"run", "--workspace", ws, "--", "/bin/true"}
+	lb.nativeArgs = append([]string{"run", "--backend", "native"}, lb.runArgs[1:]...)
+	// (p) is (a) with a network allowlist: cordon stays to run the proxy
+	// and a helper inside hands it the listener.
+	lb.allowlistArgs = []string{"run", "--workspace", ws, "--allow-domain", "example.com", "--", "/bin/true"}
+	return lb
+}
+
+func (lb *launchBench) close() {
+	if lb.filter != nil {
+		lb.filter.Close()
+	}
+}
+
+// coldLaunch times the first launch and counts its probes. It comes
+// first, before anything else could fill the fresh detection cache.
+func (lb *launchBench) coldLaunch() error {
+	cold, err := sample(exec.Command(lb.cordon, lb.runArgs...), lb.env, lb.ws)
+	if err != nil {
+		return fmt.Errorf("cold cordon run: %w", err)
+	}
+	lb.cold, lb.coldProbes = cold, countLines(lb.probeLog)
+	return nil
+}
+
+// prepare builds the fixtures, proves raw bwrap is the same sandbox as
+// cordon run, and looks for srt.
+func (lb *launchBench) prepare(tmp, golauncher string) error {
+	if err := lb.prepareRaw(tmp, golauncher); err != nil {
+		return err
+	}
+	if err := lb.prepareOwnWorkspaces(tmp); err != nil {
+		return err
+	}
+	if err := checkSameMounts(lb.cordon, lb.prof, lb.filter, lb.stubs, lb.env, lb.ws); err != nil {
+		return err
+	}
+	lb.prepareSrt(tmp)
+	return nil
+}
+
+// prepareRaw renders cordon's argv for ws into the raw bwrap command, run
+// directly and through the minimal Go launcher.
+func (lb *launchBench) prepareRaw(tmp, golauncher string) error {
+	prof, err := profile(lb.cordon, lb.env, lb.ws, "--workspace", lb.ws, "--", "/bin/true")
+	if err != nil {
+		return err
+	}
+	filter, err := seccompFile(tmp)
+	if err != nil {
+		return err
+	}
+	lb.prof, lb.filter = prof, filter
+	lb.raw = rawArgv(prof, 3, "/bin/true")
+	lb.viaGo = append([]string{golauncher}, lb.raw...)
+	return nil
+}
+
+// prepareOwnWorkspaces makes the workspaces of (c) and (a0), and (c)'s
+// argv, stubs and masks.
+func (lb *launchBench) prepareOwnWorkspaces(tmp string) error {
+	lb.stubbingWS, lb.noLingerWS = filepath.Join(tmp, "ws-c"), filepath.Join(tmp, "ws-a0")
+	for _, w := range []string{lb.stubbingWS, lb.noLingerWS} {
+		if err := makeWorkspace(w); err != nil {
+			return fmt.Errorf("workspace fixture: %w", err)
+		}
+	}
+	if err := lb.listStubs(); err != nil {
+		return err
+	}
+	if err := lb.makeMasks(); err != nil {
+		return err
+	}
+	lb.noLingerArgs = []string{"run", "--workspace", lb.noLingerWS, "--", "/bin/true"}
+	lb.noLingerEnv = append(slices.Clip(lb.env), "CORDON_STUB_LINGER=0")
+	return nil
+}
+
+// listStubs takes the stubs from ws-c's profile: ws's stubs linger from
+// the cold launch, so its profile lists none; they are ws-c's, moved
+// over. ws-c's private TMPDIR is made once, as cordon makes it.
+func (lb *launchBench) listStubs() error {
+	prof, err := profile(lb.cordon, lb.env, lb.stubbingWS, "--workspace", lb.stubbingWS, "--", "/bin/true")
+	if err != nil {
+		return err
+	}
+	lb.stubbingRaw = rawArgv(prof, 3, "/bin/true")
+	for _, p := range prof.Stubs {
+		rel, err := filepath.Rel(lb.stubbingWS, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				return err
+			}
+			continue
+		}
+		lb.stubbing = append(lb.stubbing, p)
+		lb.stubs = append(lb.stubs, filepath.Join(lb.ws, rel))
+	}
+	return nil
+}
+
+// makeMasks has one cordon launch in ws-c build the mask directories its
+// raw argv names (the state directory's mask, with the mount point of
+// ws-c's TMPDIR); its stubs go with it, and (c) waits until they are gone.
+func (lb *launchBench) makeMasks() error {
+	mk := exec.Command(lb.cordon, "run", "--workspace", lb.stubbingWS, "--", "/bin/true")
+	mk.Env = append(slices.Clip(lb.env), "CORDON_STUB_LINGER=0")
+	if out, err := mk.CombinedOutput(); err != nil {
+		return fmt.Errorf("masks for ws-c: %v: %s", err, out)
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if len(missing(lb.stubbing)) == len(lb.stubbing) {
+			break
+		}
+	}
+	return nil
+}
+
+// prepareSrt finds srt (-srt, $SRT, PATH, or -install-srt) and writes its
+// settings.
+func (lb *launchBench) prepareSrt(tmp string) {
+	lb.srt = findSrt(lb.cfg, tmp)
+	lb.srtSettings = filepath.Join(tmp, "srt-settings.json")
+	if lb.srt == "" {
+		return
+	}
+	// The closest srt equivalent of the workspace preset: cwd writable,
+	// no network, ~/.ssh unreadable.
+	os.WriteFile(lb.srtSettings, []byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`), 0o600)
+	v, _ := exec.Command(lb.srt, "--version").Output()
+	fmt.Printf("srt: %s (%s)\n", strings.TrimSpace(string(v)), lb.srt)
+}
+
+// compare runs the rounds, counting the probes of the warm launches, and
+// reports.
+func (lb *launchBench) compare() error {
+	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", lb.cfg.n, lb.ws)
+	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch for the next: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(lb.stubs), launcher.DefaultStubLinger)
+	if _, err := sample(exec.Command(lb.cordon, lb.nativeArgs...), lb.env, lb.ws); err != nil {
+		return fmt.Errorf("cold native launch: %w", err)
+	}
+	probesBefore := countLines(lb.probeLog)
+	for i := range lb.cfg.n {
+		if err := lb.round(i); err != nil {
+			return fmt.Errorf("round %d: %w", i, err)
+		}
+	}
+	lb.warmProbes = countLines(lb.probeLog) - probesBefore
+	lb.report()
+	return nil
+}
+
+// round times every variant once, starting with the i-th so that none
+// always follows the same one, and in the first -rss-n rounds measures
+// their peak RSS too.
+func (lb *launchBench) round(i int) error {
+	steps := []func() error{
+		lb.timeCordon, lb.timeNative, lb.timeRawBwrap, lb.timeCordonNoLinger,
+		lb.timeRawBwrapStubs, lb.timeGoLauncher, lb.timeAllowlist,
+	}
+	withSrt := lb.srt != "" && i < lb.cfg.srtN
+	if withSrt {
+		steps = append(steps, lb.timeSrt)
+	}
+	for j := range steps {
+		if err := steps[(i+j)%len(steps)](); err != nil {
+			return err
+		}
+	}
+	if i < lb.cfg.rssN {
+		if err := lb.measureRSS(withSrt); err != nil {
+			return fmt.Errorf("rss: %w", err)
+		}
+	}
+	return nil
+}
+
+// timeRun times cordon with args into s.
+func (lb *launchBench) timeRun(s *series, args, env []string, dir string) error {
+	r, err := sample(exec.Command(lb.cordon, args...), env, dir)
+	s.add(r)
+	return err
+}
+
+func (lb *launchBench) timeCordon() error {
+	return lb.timeRun(&lb.launches.cordon, lb.runArgs, lb.env, lb.ws)
+}
+
+func (lb *launchBench) timeNative() error {
+	return lb.timeRun(&lb.launches.native, lb.nativeArgs, lb.env, lb.ws)
+}
+
+func (lb *launchBench) timeCordonNoLinger() error {
+	return lb.timeRun(&lb.launches.cordonNoLinger, lb.noLingerArgs, lb.noLingerEnv, lb.noLingerWS)
+}
+
+func (lb *launchBench) timeAllowlist() error {
+	return lb.timeRun(&lb.launches.allowlist, lb.allowlistArgs, lb.env, lb.ws)
+}
+
+func (lb *launchBench) timeSrt() error {
+	r, err := sample(exec.Command(lb.srt, "--settings", lb.srtSettings, "/bin/true"), lb.env, lb.ws)
+	lb.launches.srt.add(r)
+	return err
+}
+
+func (lb *launchBench) timeRawBwrap() error {
+	return lb.timePreStubbed(&lb.launches.rawBwrap, lb.raw)
+}
+
+func (lb *launchBench) timeGoLauncher() error {
+	return lb.timePreStubbed(&lb.launches.goLauncher, lb.viaGo)
+}
+
+// timePreStubbed times argv as rawCmd starts it, the stubs made before
+// and removed after, outside the timing: (b), and (e) through the Go
+// launcher.
+func (lb *launchBench) timePreStubbed(s *series, argv []string) error {
+	made, err := makeStubs(lb.stubs)
+	if err != nil {
+		return err
+	}
+	defer removeStubs(made)
+	cmd, err := rawCmd(argv, lb.filter)
+	if err != nil {
+		return err
+	}
+	r, err := sample(cmd, lb.env, lb.ws)
+	s.add(r)
+	return err
+}
+
+// timeRawBwrapStubs is (c): raw bwrap in ws-c, its stubs made and removed
+// inside the timing.
+func (lb *launchBench) timeRawBwrapStubs() error {
+	cmd, err := rawCmd(lb.stubbingRaw, lb.filter)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	made, err := makeStubs(lb.stubbing)
+	if err != nil {
+		return err
+	}
+	r, err := sample(cmd, lb.env, lb.stubbingWS)
+	removeStubs(made)
+	r.wall = time.Since(start)
+	lb.launches.rawBwrapStubs.add(r)
+	return err
+}
+
+// measureRSS adds one peak RSS to (a), the /bin/true floor, (b), (d)
+// when withSrt, (e) and (p).
+func (lb *launchBench) measureRSS(withSrt bool) error {
+	l := &lb.launches
+	if err := lb.rss(&l.cordon, exec.Command(lb.cordon, lb.runArgs...)); err != nil {
+		return err
+	}
+	if err := lb.rss(&l.rssFloor, exec.Command("/bin/true")); err != nil {
+		return err
+	}
+	if err := lb.rssPreStubbed(&l.rawBwrap, lb.raw); err != nil {
+		return err
+	}
+	if withSrt {
+		if err := lb.rss(&l.srt, exec.Command(lb.srt, "--settings", lb.srtSettings, "/bin/true")); err != nil {
+			return err
+		}
+	}
+	if err := lb.rssPreStubbed(&l.goLauncher, lb.viaGo); err != nil {
+		return err
+	}
+	return lb.rss(&l.allowlist, exec.Command(lb.cordon, lb.allowlistArgs...))
+}
+
+func (lb *launchBench) rss(s *series, cmd *exec.Cmd) error {
+	kib, err := measureRSS(cmd, lb.env, lb.ws)
+	s.addRSS(kib)
+	return err
+}
+
+// rssPreStubbed is timePreStubbed's peak RSS.
+func (lb *launchBench) rssPreStubbed(s *series, argv []string) error {
+	made, err := makeStubs(lb.stubs)
+	if err != nil {
+		return err
+	}
+	defer removeStubs(made)
+	cmd, err := rawCmd(argv, lb.filter)
+	if err != nil {
+		return err
+	}
+	return lb.rss(s, cmd)
+}
+
+// report prints the series, the ratios against the targets
+// (BENCHMARKS.md) and the probe counts.
+func (lb *launchBench) report() {
+	l := &lb.launches
+	fmt.Printf("\n%-44s %6s %9s %9s %9s %12s\n", "", "n", "median", "p95", "min", "peak RSS")
+	l.cordon.print("(a) cordon run --workspace W -- /bin/true")
+	l.cordonNoLinger.print("(a0) the same, CORDON_STUB_LINGER=0")
+	l.native.print("(an) the same as (a), --backend native")
+	l.rawBwrap.print("(b) raw bwrap, same argv, stubs pre-made")
+	l.rawBwrapStubs.print("(c) raw bwrap + mkdir/rmdir the same stubs")
+	l.goLauncher.print("(e) minimal Go launcher → same raw bwrap")
+	l.allowlist.print("(p) (a) with --allow-domain example.com")
+	if lb.srt != "" {
+		l.srt.print("(d) srt --settings S /bin/true")
+	} else {
+		fmt.Println("(d) srt: skipped (not found; -srt PATH, $SRT, or -install-srt)")
+	}
+	fmt.Printf("\nratio median cordon/(b) = %.2f   cordon/(c) = %.2f   (target ≤ 1.25)\n",
+		ratio(l.cordon.median(), l.rawBwrap.median()), ratio(l.cordon.median(), l.rawBwrapStubs.median()))
+	fmt.Printf("ratio median (a0)/(b) = %.2f   (a0)/(c) = %.2f   (stubs made and removed every launch)\n",
+		ratio(l.cordonNoLinger.median(), l.rawBwrap.median()), ratio(l.cordonNoLinger.median(), l.rawBwrapStubs.median()))
+	fmt.Printf("ratio p95    cordon/(b) = %.2f   cordon/(c) = %.2f\n",
+		ratio(l.cordon.p95(), l.rawBwrap.p95()), ratio(l.cordon.p95(), l.rawBwrapStubs.p95()))
+	if lb.srt != "" {
+		fmt.Printf("ratio median srt/cordon = %.1f\n", ratio(l.srt.median(), l.cordon.median()))
+	}
+	fmt.Printf("ratio median (e)/(b) = %.2f  (the floor any Go launcher pays: exec + Go runtime start)   cordon/(e) = %.2f\n",
+		ratio(l.goLauncher.median(), l.rawBwrap.median()), ratio(l.cordon.median(), l.goLauncher.median()))
+	fmt.Printf("ratio median (an)/(e) = %.2f  (native: cordon's own init in place of bwrap; target ≤ 1.2)   (an)/(a) = %.2f\n",
+		ratio(l.native.median(), l.goLauncher.median()), ratio(l.native.median(), l.cordon.median()))
+	fmt.Printf("cordon peak RSS: median %.1f MiB, max %.1f MiB over %d runs (target ≤ 20 MiB; /usr/bin/time -f %%M, whose floor, /bin/true, is %.1f MiB)\n",
+		l.cordon.rssMedian(), l.cordon.rssMax(), l.cordon.rssCount(), l.rssFloor.rssMax())
+	fmt.Printf("network allowlist: (p)-(a) median = %s, p95 = %s (target ≤ 5 ms); (p) peak RSS %.1f MiB, the largest of cordon, bwrap and the helper\n",
+		ms(l.allowlist.median()-l.cordon.median()), ms(l.allowlist.p95()-l.cordon.p95()), l.allowlist.rssMax())
+	fmt.Printf("cold launch: %s wall, %d probe(s) (target ≤ 1)\n", ms(lb.cold.wall), lb.coldProbes)
+	fmt.Printf("warm launches: %d probe(s) in %d launches (target 0)\n", lb.warmProbes, lb.cfg.n)
+}
