@@ -321,7 +321,7 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 				if !c.Access(anc, policy.Write) {
 					continue
 				}
-				if root, ok := c.Decider(anc); ok && root.Path == anc {
+				if root, ok := c.DecidingRoot(anc); ok && root.Path == anc {
 					continue // a root is already a mount point
 				}
 				ops = append(ops, op{path: anc, kind: opPin, dir: true})

@@ -92,8 +92,9 @@ type Case struct {
 	Run func(h *H)
 }
 
-// applies reports why c cannot apply to backend, or "".
-func (c *Case) applies(backend string) string {
+// notApplicable reports why c does not apply to backend, or "" when it
+// does.
+func (c *Case) notApplicable(backend string) string {
 	if c.Backends == nil {
 		return ""
 	}

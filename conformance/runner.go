@@ -188,7 +188,7 @@ func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string
 		res.Outcome, res.Detail = NotApplicable, why
 		return res
 	}
-	if why := c.applies(x.Backend()); why != "" {
+	if why := c.notApplicable(x.Backend()); why != "" {
 		return na(why)
 	}
 	switch {

@@ -110,7 +110,7 @@ func (c *classifier) machine(name string, args []word, via string) {
 		}
 	case name == "dd":
 		for _, a := range args {
-			if dev, ok := strings.CutPrefix(a.val, "of="); ok && a.ok && isDevice(dev) {
+			if dev, ok := strings.CutPrefix(a.val, "of="); ok && a.static && isDevice(dev) {
 				c.deny(name, via, "dd writes to device %s", filepath.Clean(dev))
 				return
 			}
@@ -125,7 +125,7 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 	operands := w.operands
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.ok {
+		if !a.static {
 			return
 		}
 		if name == "env" {
@@ -163,7 +163,7 @@ func splitString(args []word) (script string, known, found bool) {
 	a := args[0]
 	switch {
 	case a.val == "-S" || a.val == "--split-string":
-		if len(args) > 1 && args[1].ok {
+		if len(args) > 1 && args[1].static {
 			return args[1].val, true, true
 		}
 		return "", false, true
@@ -186,12 +186,12 @@ func (c *classifier) shell(name string, args []word, depth int, via string) {
 	hasC := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.ok {
+		if !a.static {
 			return
 		}
 		switch {
 		case a.val == "--":
-			if hasC && i+1 < len(args) && args[i+1].ok {
+			if hasC && i+1 < len(args) && args[i+1].static {
 				c.script(args[i+1].val, depth+1, " (inside "+name+" -c)"+via)
 			}
 			return
@@ -214,11 +214,11 @@ func (c *classifier) shell(name string, args []word, depth int, via string) {
 
 // readsScriptFromStdin reports a bare shell: no -c and no script operand.
 func readsScriptFromStdin(ws []word) bool {
-	if len(ws) == 0 || !ws[0].ok || !shells[strings.ToLower(filepath.Base(ws[0].val))] {
+	if len(ws) == 0 || !ws[0].static || !shells[strings.ToLower(filepath.Base(ws[0].val))] {
 		return false
 	}
 	for _, a := range ws[1:] {
-		if !a.ok || !strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "+") {
+		if !a.static || !strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "+") {
 			return false
 		}
 		if a.val != "--" && a.val[0] == '-' && strings.ContainsRune(a.val[1:], 'c') && !strings.HasPrefix(a.val, "--") {
@@ -236,7 +236,7 @@ func (c *classifier) rm(args []word, via string) {
 	for _, a := range args {
 		v := a.val
 		switch {
-		case !a.ok:
+		case !a.static:
 		case v == "--":
 			goto done
 		case strings.HasPrefix(v, "--") && len(v) > 2:
@@ -273,12 +273,12 @@ func (c *classifier) find(args []word, depth int, via string) {
 func (c *classifier) collectPaths(name string, args []word) {
 	recursive := alwaysRecursive[name]
 	for _, a := range args {
-		if a.ok && isRecursiveFlag(name, a.val) {
+		if a.static && isRecursiveFlag(name, a.val) {
 			recursive = true
 		}
 	}
 	for _, a := range args {
-		if !a.ok || !strings.Contains(a.val, "/") && a.val != ".." {
+		if !a.static || !strings.Contains(a.val, "/") && a.val != ".." {
 			continue
 		}
 		v := a.val
@@ -331,7 +331,7 @@ func isDevice(p string) bool {
 func joined(args []word) (string, bool) {
 	parts := make([]string, len(args))
 	for i, a := range args {
-		if !a.ok {
+		if !a.static {
 			return "", false
 		}
 		parts[i] = a.val

@@ -62,9 +62,9 @@ type classifier struct {
 
 // word is one shell word after brace expansion and quote removal.
 type word struct {
-	val  string
-	ok   bool // fully known before run time
-	glob bool // contains an unquoted glob
+	val    string
+	static bool // fully known before run time (no expansion): see literal
+	glob   bool // contains an unquoted glob
 }
 
 func (c *classifier) deny(cmd, via, format string, a ...any) {
@@ -151,12 +151,12 @@ func (c *classifier) pipeToShell(b *syntax.BinaryCmd, depth int, via string) {
 		return
 	}
 	ws := c.words(left.Args)
-	if len(ws) < 2 || !ws[0].ok || (ws[0].val != "echo" && ws[0].val != "printf") {
+	if len(ws) < 2 || !ws[0].static || (ws[0].val != "echo" && ws[0].val != "printf") {
 		return
 	}
 	var parts []string
 	for _, w := range ws[1:] {
-		if !w.ok {
+		if !w.static {
 			return
 		}
 		parts = append(parts, w.val)
@@ -197,7 +197,7 @@ func (c *classifier) command(ws []word, depth int, via string) {
 	if len(ws) == 0 || c.v.Deny {
 		return
 	}
-	if !ws[0].ok {
+	if !ws[0].static {
 		return // $CMD: unknowable here; it still needs approval and the sandbox
 	}
 	name := strings.ToLower(path.Base(ws[0].val))

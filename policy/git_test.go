@@ -142,7 +142,7 @@ func TestDerivedRootsOnlyRestrict(t *testing.T) {
 		require.NoError(t, err)
 		for _, f := range []string{".ssh/config", ".kube/config", ".kube/hooks", ".ssh/hooks/x"} {
 			require.False(t, c.Access(filepath.Join(home, f), Read), "writes=%v: %s readable", writes, f)
-			r, _ := c.Decider(filepath.Join(home, f))
+			r, _ := c.DecidingRoot(filepath.Join(home, f))
 			require.Equal(t, Denied, r.Kind, f)
 		}
 		for _, r := range c.Roots() {

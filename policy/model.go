@@ -116,7 +116,7 @@ func (c *Canonical) derive(derived []string, r resolver) {
 			add = append(add, cp)
 			continue
 		}
-		if root, ok := c.Decider(cp); ok && root.Kind == Denied {
+		if root, ok := c.DecidingRoot(cp); ok && root.Kind == Denied {
 			what := cp
 			if cp != in {
 				what = fmt.Sprintf("%s (through %s)", cp, in)
@@ -196,9 +196,9 @@ func (c *Canonical) Policy() FsSandboxPolicy {
 	return p
 }
 
-// Decider returns the deepest root that equals or contains the canonical
+// DecidingRoot returns the deepest root that equals or contains the canonical
 // path p; ok is false when no root does.
-func (c *Canonical) Decider(p string) (r Root, ok bool) {
+func (c *Canonical) DecidingRoot(p string) (r Root, ok bool) {
 	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
 		if k, found := c.kinds[q]; found {
 			return Root{Path: q, Kind: k}, true
@@ -211,7 +211,7 @@ func (c *Canonical) Decider(p string) (r Root, ok bool) {
 
 // Access reports whether op is allowed on the canonical path p.
 func (c *Canonical) Access(p string, op Op) bool {
-	r, ok := c.Decider(p)
+	r, ok := c.DecidingRoot(p)
 	return allowed(r.Kind, ok, c.restrict, op)
 }
 
@@ -241,7 +241,7 @@ type Verdict struct {
 
 // Explain decides the canonical path p for both operations and says why.
 func (c *Canonical) Explain(p string) Verdict {
-	r, ok := c.Decider(p)
+	r, ok := c.DecidingRoot(p)
 	v := Verdict{
 		Path:  p,
 		Read:  allowed(r.Kind, ok, c.restrict, Read),
