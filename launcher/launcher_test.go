@@ -105,8 +105,7 @@ func TestExecReplacesTheProcess(t *testing.T) {
 	testenv.RequireBwrap(t)
 	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperExec$")
-	child.Env = append(os.Environ(), "CORDON_TEST_EXEC="+ws)
+	child := testenv.Subprocess(t, "TestHelperExec", ws)
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
 	var out bytes.Buffer
@@ -127,10 +126,7 @@ func TestExecReplacesTheProcess(t *testing.T) {
 }
 
 func TestHelperExec(t *testing.T) {
-	ws := os.Getenv("CORDON_TEST_EXEC")
-	if ws == "" {
-		t.Skip("helper process for TestExecReplacesTheProcess")
-	}
+	ws := testenv.InSubprocess(t) // for TestExecReplacesTheProcess
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
 	require.NoError(t, err)
 	c := Command(p, "sh", "-c", `echo x > "$0"/.vscode/x 2>/dev/null || echo blocked; echo ready; read x; exit 7`, ws)
@@ -177,8 +173,9 @@ func TestNetworkOffRefusesHostUnixSockets(t *testing.T) {
 		accepted <- err == nil
 	}()
 	// The test binary itself makes the attempt inside the sandbox.
-	c := Command(workspacePolicy(t, t.TempDir()), os.Args[0], "-test.run=^TestHelperConnectUnix$")
-	c.Env = append(os.Environ(), "CORDON_TEST_CONNECT="+sock)
+	argv, env := testenv.SubprocessArgs("TestHelperConnectUnix", sock)
+	c := Command(workspacePolicy(t, t.TempDir()), argv[0], argv[1:]...)
+	c.Env = append(os.Environ(), env...)
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "refused:", "the attempt must have run")
@@ -191,10 +188,7 @@ func TestNetworkOffRefusesHostUnixSockets(t *testing.T) {
 }
 
 func TestHelperConnectUnix(t *testing.T) {
-	sock := os.Getenv("CORDON_TEST_CONNECT")
-	if sock == "" {
-		t.Skip("helper process for TestNetworkOffRefusesHostUnixSockets")
-	}
+	sock := testenv.InSubprocess(t) // for TestNetworkOffRefusesHostUnixSockets
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		os.Stdout.WriteString("refused: " + err.Error() + "\n")

@@ -55,19 +55,17 @@ func TestNativeMountsAllInPlace(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, b, 0o644))
 
-	c := Command(p, os.Args[0], "-test.run=^TestHelperMountsInPlace$")
+	argv, env := testenv.SubprocessArgs("TestHelperMountsInPlace", file)
+	c := Command(p, argv[0], argv[1:]...)
 	c.Backend = BackendNative
-	c.Env = append(os.Environ(), "CORDON_TEST_INPLACE="+file)
+	c.Env = append(os.Environ(), env...)
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), fmt.Sprintf("in place: %d roots", len(want)), string(out))
 }
 
 func TestHelperMountsInPlace(t *testing.T) {
-	file := os.Getenv("CORDON_TEST_INPLACE")
-	if file == "" {
-		t.Skip("helper process for TestNativeMountsAllInPlace")
-	}
+	file := testenv.InSubprocess(t) // for TestNativeMountsAllInPlace
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var want []inPlace

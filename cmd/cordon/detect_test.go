@@ -68,9 +68,6 @@ func TestDetectCLI(t *testing.T) {
 
 func TestDetectCLINestedForReal(t *testing.T) {
 	testenv.RequireBwrap(t)
-	if args := os.Getenv("CORDON_TEST_DETECT_ARGS"); args != "" {
-		return // the helper's own run; see TestHelperDetectInside
-	}
 	for _, tc := range []struct {
 		args string
 		want []string
@@ -79,8 +76,13 @@ func TestDetectCLINestedForReal(t *testing.T) {
 		{"--human", []string{"nested:  yes"}},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"run", "--workspace", t.TempDir(), "--env", "CORDON_TEST_DETECT_ARGS=" + tc.args,
-			"--", os.Args[0], "-test.run=^TestHelperDetectInside$"}, nil, &out, &errb)
+		argv, env := testenv.SubprocessArgs("TestHelperDetectInside", tc.args)
+		args := []string{"run", "--workspace", t.TempDir()}
+		for _, e := range env {
+			args = append(args, "--env", e)
+		}
+		args = append(append(args, "--"), argv...)
+		code := run(context.Background(), args, nil, &out, &errb)
 		require.Equal(t, 0, code, out.String()+errb.String())
 		for _, w := range tc.want {
 			require.Contains(t, out.String(), w)
@@ -90,10 +92,7 @@ func TestDetectCLINestedForReal(t *testing.T) {
 
 // TestHelperDetectInside runs 'cordon detect' inside a sandbox.
 func TestHelperDetectInside(t *testing.T) {
-	args := os.Getenv("CORDON_TEST_DETECT_ARGS")
-	if args == "" {
-		t.Skip("helper process for TestDetectCLINestedForReal")
-	}
+	args := testenv.InSubprocess(t) // for TestDetectCLINestedForReal
 	var a []string
 	if args == "--json" {
 		a = []string{"--json"}
