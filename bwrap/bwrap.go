@@ -180,6 +180,37 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 		return nil, fmt.Errorf("bwrap: render: no Stat function")
 	}
 	pl := &Plan{}
+	a := namespaceArgs(opt)
+	// The whole host, read-only or writable as the model says of "/".
+	if c.Access("/", policy.Write) {
+		a = append(a, "--bind", "/", "/")
+	} else {
+		a = append(a, "--ro-bind", "/", "/")
+	}
+	a = append(a, procDevArgs(opt)...)
+
+	ops, err := plan(c, opt, pl)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range ops {
+		pl.Mounts = append(pl.Mounts, o.mount(opt))
+		if a, err = o.appendArgs(a, opt); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Chdir != "" {
+		a = append(a, "--chdir", opt.Chdir)
+	}
+	pl.Args = a
+	pl.Rules = RulesFor(opt.sockets())
+	pl.Seccomp = Program(pl.Rules)
+	return pl, nil
+}
+
+// namespaceArgs are the options that make the sandbox's namespaces and
+// drop its privileges.
+func namespaceArgs(opt Options) []string {
 	a := []string{
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try",
@@ -190,18 +221,14 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	if !opt.Network {
 		a = append(a, "--unshare-net")
 	}
-	a = append(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+	return append(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+}
 
-	// The whole host, read-only or writable as the model says of "/".
-	if c.Access("/", policy.Write) {
-		a = append(a, "--bind", "/", "/")
-	} else {
-		a = append(a, "--ro-bind", "/", "/")
-	}
-	// Fresh /proc (some of it read-only or masked, below) and a minimal
-	// /dev (null, zero, full, random, urandom, tty, ptmx, pts, shm), then a
-	// private /dev/shm.
-	a = append(a, "--proc", "/proc")
+// procDevArgs mount a fresh /proc (some of it read-only or masked) and a
+// minimal /dev (null, zero, full, random, urandom, tty, ptmx, pts, shm),
+// then a private /dev/shm.
+func procDevArgs(opt Options) []string {
+	a := []string{"--proc", "/proc"}
 	// What /proc offers of the kernel beyond the sandbox's namespaces.
 	// Sysctls are writable by the owner of the file, the host's root, with
 	// no capability: a root launcher's sandbox could set
@@ -222,58 +249,54 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
 	}
-	a = append(a, "--dev", "/dev", "--tmpfs", "/dev/shm")
+	return append(a, "--dev", "/dev", "--tmpfs", "/dev/shm")
+}
 
-	ops, err := plan(c, opt, pl)
-	if err != nil {
-		return nil, err
+// mount is o as the plan lists it.
+func (o op) mount(opt Options) Mount {
+	m := Mount{Path: o.path, Kind: MountKind(o.kind), Dir: o.dir}
+	switch o.kind {
+	case opMaskDir:
+		m.Src = filepath.Join(opt.MaskRoot, o.mask)
+	case opMaskFile:
+		m.Src = opt.EmptyFile
 	}
-	for _, o := range ops {
-		p := o.path
-		m := Mount{Path: p, Kind: MountKind(o.kind), Dir: o.dir}
-		switch o.kind {
-		case opMaskDir:
-			m.Src = filepath.Join(opt.MaskRoot, o.mask)
-		case opMaskFile:
-			m.Src = opt.EmptyFile
-		}
-		pl.Mounts = append(pl.Mounts, m)
-		fd, byFD := -1, false
-		if opt.FD != nil && (o.kind == opBind || o.kind == opReadonly) {
-			fd, byFD = opt.FD(p)
-		}
-		switch {
-		case byFD && o.kind == opBind:
-			a = append(a, "--bind-fd", strconv.Itoa(fd), p)
-		case byFD:
-			a = append(a, "--ro-bind-fd", strconv.Itoa(fd), p)
-		case o.kind == opPin, o.kind == opBind:
-			a = append(a, "--bind", p, p)
-		case o.kind == opReadonly:
-			a = append(a, "--ro-bind", p, p)
-		case o.kind == opMaskDir:
-			// A prepared read-only directory, not a tmpfs that bwrap fills:
-			// bwrap would create the mount points of carve-outs below with
-			// listable modes, and a tmpfs needs a remount (3 more arguments
-			// per denied directory; bwrap takes at most MaxArgs).
-			if opt.MaskRoot == "" {
-				return nil, fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", p)
-			}
-			a = append(a, "--ro-bind", filepath.Join(opt.MaskRoot, o.mask), p)
-		case o.kind == opMaskFile:
-			if opt.EmptyFile == "" {
-				return nil, fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", p)
-			}
-			a = append(a, "--ro-bind", opt.EmptyFile, p)
-		}
+	return m
+}
+
+// appendArgs appends o's bwrap options to a: a root bound from the
+// descriptor opt.FD gives, else by path.
+func (o op) appendArgs(a []string, opt Options) ([]string, error) {
+	p := o.path
+	fd, byFD := -1, false
+	if opt.FD != nil && (o.kind == opBind || o.kind == opReadonly) {
+		fd, byFD = opt.FD(p)
 	}
-	if opt.Chdir != "" {
-		a = append(a, "--chdir", opt.Chdir)
+	switch {
+	case byFD && o.kind == opBind:
+		a = append(a, "--bind-fd", strconv.Itoa(fd), p)
+	case byFD:
+		a = append(a, "--ro-bind-fd", strconv.Itoa(fd), p)
+	case o.kind == opPin, o.kind == opBind:
+		a = append(a, "--bind", p, p)
+	case o.kind == opReadonly:
+		a = append(a, "--ro-bind", p, p)
+	case o.kind == opMaskDir:
+		// A prepared read-only directory, not a tmpfs that bwrap fills:
+		// bwrap would create the mount points of carve-outs below with
+		// listable modes, and a tmpfs needs a remount (3 more arguments
+		// per denied directory; bwrap takes at most MaxArgs).
+		if opt.MaskRoot == "" {
+			return nil, fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", p)
+		}
+		a = append(a, "--ro-bind", filepath.Join(opt.MaskRoot, o.mask), p)
+	case o.kind == opMaskFile:
+		if opt.EmptyFile == "" {
+			return nil, fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", p)
+		}
+		a = append(a, "--ro-bind", opt.EmptyFile, p)
 	}
-	pl.Args = a
-	pl.Rules = RulesFor(opt.sockets())
-	pl.Seccomp = Program(pl.Rules)
-	return pl, nil
+	return a, nil
 }
 
 func (opt Options) sockets() Sockets {

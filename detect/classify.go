@@ -36,24 +36,8 @@ const appArmorProfile = `abi <abi/4.0>, include <tunables/global> profile bwrap 
 // classifyBwrap turns a probe's outcome into (usable, reason). The reason
 // says what was wanted, what the host has, and the fix.
 func classifyBwrap(f bwrapFacts) (bool, string) {
-	if f.OverrideErr != "" {
-		return false, f.OverrideErr + "; fix: point CORDON_BWRAP at a root-owned bwrap (absolute path, not group/world-writable) or unset it"
-	}
-	if f.Path == "" {
-		looked := strings.Join(f.Looked, ", ")
-		what := "bubblewrap is not installed"
-		if strings.Contains(looked, "(rejected:") {
-			what = "no trustworthy bwrap found"
-		}
-		return false, fmt.Sprintf("%s (looked in %s; PATH is never searched); fix: apt-get install bubblewrap, or dnf install bubblewrap, or set CORDON_BWRAP=/abs/path/to/bwrap",
-			what, looked)
-	}
-	if f.ExecErr != "" {
-		return false, fmt.Sprintf("cannot execute %s: %s; fix: reinstall bubblewrap (apt-get install --reinstall bubblewrap / dnf reinstall bubblewrap)", f.Path, f.ExecErr)
-	}
-	if f.TimedOut {
-		return false, fmt.Sprintf("bwrap probe did not finish within %s%s; fix: check the host is not overloaded or stuck on a hung mount, then retry with `cordon detect --fresh`",
-			probeTimeout, said(f.Stderr))
+	if why := notProbed(f); why != "" {
+		return false, why
 	}
 	if f.ExitCode == 0 {
 		v := f.Version
@@ -62,61 +46,124 @@ func classifyBwrap(f bwrapFacts) (bool, string) {
 		}
 		return true, fmt.Sprintf("ok: bwrap %s at %s created user, pid, ipc and net namespaces with all capabilities dropped and a fresh /proc", v, f.Path)
 	}
-
-	s := f.Stderr
-	has := func(subs ...string) bool {
-		for _, sub := range subs {
-			if strings.Contains(s, sub) {
-				return true
-			}
+	// In this order: bwrap's stderr can match more than one (a /proc it
+	// may not mount says "Operation not permitted" too).
+	for _, explain := range []func(bwrapFacts) string{installProblem, usernsUnavailable, setupRefused} {
+		if why := explain(f); why != "" {
+			return false, why
 		}
-		return false
 	}
-	nsDenied := has("No permissions to creat", "Creating new namespace failed", "setting up uid map", "RTM_NEWADDR",
-		"Operation not permitted", "Permission denied")
-	setuidNote := ""
-	if f.Setuid {
-		setuidNote = fmt.Sprintf(" (%s is setuid root, but the setuid bit does not help under no_new_privs, e.g. inside containers or other sandboxes)", f.Path)
-	}
+	return false, fmt.Sprintf("bwrap probe failed with exit status %d%s; fix: run `%s` to see the full error", f.ExitCode, said(f.Stderr), strings.Join(append([]string{f.Path}, probeArgs(f.Path)...), " "))
+}
 
+// notProbed says why there is no probe to judge: no trustworthy bwrap,
+// one that does not execute, or a probe that did not finish.
+func notProbed(f bwrapFacts) string {
+	if f.OverrideErr != "" {
+		return f.OverrideErr + "; fix: point CORDON_BWRAP at a root-owned bwrap (absolute path, not group/world-writable) or unset it"
+	}
+	if f.Path == "" {
+		looked := strings.Join(f.Looked, ", ")
+		what := "bubblewrap is not installed"
+		if strings.Contains(looked, "(rejected:") {
+			what = "no trustworthy bwrap found"
+		}
+		return fmt.Sprintf("%s (looked in %s; PATH is never searched); fix: apt-get install bubblewrap, or dnf install bubblewrap, or set CORDON_BWRAP=/abs/path/to/bwrap",
+			what, looked)
+	}
+	if f.ExecErr != "" {
+		return fmt.Sprintf("cannot execute %s: %s; fix: reinstall bubblewrap (apt-get install --reinstall bubblewrap / dnf reinstall bubblewrap)", f.Path, f.ExecErr)
+	}
+	if f.TimedOut {
+		return fmt.Sprintf("bwrap probe did not finish within %s%s; fix: check the host is not overloaded or stuck on a hung mount, then retry with `cordon detect --fresh`",
+			probeTimeout, said(f.Stderr))
+	}
+	return ""
+}
+
+// stderrHas reports whether the probe's stderr contains any of subs.
+func (f bwrapFacts) stderrHas(subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(f.Stderr, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// nsDenied reports whether bwrap said it was refused a namespace or its
+// setup.
+func (f bwrapFacts) nsDenied() bool {
+	return f.stderrHas("No permissions to creat", "Creating new namespace failed", "setting up uid map", "RTM_NEWADDR",
+		"Operation not permitted", "Permission denied")
+}
+
+func (f bwrapFacts) setuidNote() string {
+	if !f.Setuid {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is setuid root, but the setuid bit does not help under no_new_privs, e.g. inside containers or other sandboxes)", f.Path)
+}
+
+// installProblem is a bwrap too old or installed with the wrong bits.
+func installProblem(f bwrapFacts) string {
+	s := f.Stderr
 	switch {
-	case has("Unknown option"):
-		return false, fmt.Sprintf("bwrap %s at %s is too old for the options cordon uses%s; fix: upgrade bubblewrap to a current release", f.Version, f.Path, said(s))
-	case has("Unexpected capabilities but not setuid"):
-		return false, fmt.Sprintf("%s has file capabilities but is not setuid, a configuration bwrap refuses%s; fix: sudo setcap -r %s (or reinstall bubblewrap)", f.Path, said(s), f.Path)
-	case has("Unexpected setuid user"):
-		return false, fmt.Sprintf("%s is setuid to a user other than root%s; fix: sudo chown root %s, or sudo chmod u-s %s to use user namespaces instead", f.Path, said(s), f.Path, f.Path)
+	case f.stderrHas("Unknown option"):
+		return fmt.Sprintf("bwrap %s at %s is too old for the options cordon uses%s; fix: upgrade bubblewrap to a current release", f.Version, f.Path, said(s))
+	case f.stderrHas("Unexpected capabilities but not setuid"):
+		return fmt.Sprintf("%s has file capabilities but is not setuid, a configuration bwrap refuses%s; fix: sudo setcap -r %s (or reinstall bubblewrap)", f.Path, said(s), f.Path)
+	case f.stderrHas("Unexpected setuid user"):
+		return fmt.Sprintf("%s is setuid to a user other than root%s; fix: sudo chown root %s, or sudo chmod u-s %s to use user namespaces instead", f.Path, said(s), f.Path, f.Path)
+	}
+	return ""
+}
+
+// usernsUnavailable is a host whose kernel or settings give no
+// unprivileged user namespace.
+func usernsUnavailable(f bwrapFacts) string {
+	s, nsDenied := f.Stderr, f.nsDenied()
+	switch {
 	case f.UsernsClone == "0" && nsDenied:
-		return false, "bwrap needs unprivileged user namespaces, but kernel.unprivileged_userns_clone = 0" + setuidNote + said(s) +
+		return "bwrap needs unprivileged user namespaces, but kernel.unprivileged_userns_clone = 0" + f.setuidNote() + said(s) +
 			"; fix: sudo sysctl -w kernel.unprivileged_userns_clone=1 (persist it in /etc/sysctl.d/90-cordon.conf)"
 	case f.MaxUserNS == "0":
-		return false, "bwrap needs to create a user namespace, but user.max_user_namespaces = 0" + said(s) +
+		return "bwrap needs to create a user namespace, but user.max_user_namespaces = 0" + said(s) +
 			"; fix: sudo sysctl -w user.max_user_namespaces=15000 (persist it in /etc/sysctl.d/90-cordon.conf)"
-	case has("ENOSPC", "No space left on device"):
-		return false, fmt.Sprintf("the kernel refused another user namespace: nesting depth or user.max_user_namespaces (%s) exhausted, or an outer sandbox forbids new ones (bwrap --disable-userns)%s; fix: run cordon outside that sandbox or from a less deeply nested container, or raise user.max_user_namespaces", f.MaxUserNS, said(s))
+	case f.stderrHas("ENOSPC", "No space left on device"):
+		return fmt.Sprintf("the kernel refused another user namespace: nesting depth or user.max_user_namespaces (%s) exhausted, or an outer sandbox forbids new ones (bwrap --disable-userns)%s; fix: run cordon outside that sandbox or from a less deeply nested container, or raise user.max_user_namespaces", f.MaxUserNS, said(s))
 	case f.AppArmorRestrict == "1" && nsDenied:
-		return false, "bwrap needs an unprivileged user namespace with capabilities inside it, but Ubuntu's AppArmor restriction is on (kernel.apparmor_restrict_unprivileged_userns = 1)" + said(s) +
+		return "bwrap needs an unprivileged user namespace with capabilities inside it, but Ubuntu's AppArmor restriction is on (kernel.apparmor_restrict_unprivileged_userns = 1)" + said(s) +
 			"; fix: allow bwrap with an AppArmor profile: write '" + fmt.Sprintf(appArmorProfile, f.Path) +
 			"' to /etc/apparmor.d/bwrap and run sudo apparmor_parser -r /etc/apparmor.d/bwrap (or, host-wide: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)"
-	case has("kernel does not support user namespaces"):
-		return false, "bwrap needs user namespaces, but this kernel does not support them (CONFIG_USER_NS)" + said(s) +
+	case f.stderrHas("kernel does not support user namespaces"):
+		return "bwrap needs user namespaces, but this kernel does not support them (CONFIG_USER_NS)" + said(s) +
 			"; fix: use a kernel built with CONFIG_USER_NS=y"
-	case has("Can't mount proc"):
+	}
+	return ""
+}
+
+// setupRefused is a sandbox setup that something around this process
+// (a container, an outer sandbox, a security policy) refused.
+func setupRefused(f bwrapFacts) string {
+	s, nsDenied := f.Stderr, f.nsDenied()
+	switch {
+	case f.stderrHas("Can't mount proc"):
 		fix := "run cordon where a fresh procfs may be mounted (outside the outer sandbox)"
 		if f.InContainer {
 			fix = "start the container with the host's procfs fully visible (docker/podman: --security-opt systempaths=unconfined / --security-opt unmask=ALL)"
 		}
-		return false, "bwrap created the namespaces but could not mount a fresh /proc: the current /proc has masked entries (typical in containers)" + said(s) + "; fix: " + fix
+		return "bwrap created the namespaces but could not mount a fresh /proc: the current /proc has masked entries (typical in containers)" + said(s) + "; fix: " + fix
 	case nsDenied && f.InContainer:
-		return false, "bwrap cannot create a user namespace inside this container: its seccomp/LSM profile blocks unshare(CLONE_NEWUSER)" + setuidNote + said(s) +
+		return "bwrap cannot create a user namespace inside this container: its seccomp/LSM profile blocks unshare(CLONE_NEWUSER)" + f.setuidNote() + said(s) +
 			"; fix: start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (or a seccomp profile allowing user namespaces), or run cordon on the host; only if the container itself is your boundary, pass --backend none"
 	case nsDenied:
-		return false, "bwrap cannot create a user namespace although the sysctls allow it: a security policy (seccomp, SELinux/AppArmor, or an outer sandbox such as Flatpak or another agent's bwrap) blocks it" + setuidNote + said(s) +
+		return "bwrap cannot create a user namespace although the sysctls allow it: a security policy (seccomp, SELinux/AppArmor, or an outer sandbox such as Flatpak or another agent's bwrap) blocks it" + f.setuidNote() + said(s) +
 			"; fix: run cordon outside that sandbox, or allow user namespaces for " + f.Path + " in that policy"
-	case has("execvp"):
-		return false, "bwrap set up the sandbox but could not run the probe command inside it" + said(s) + "; fix: check that " + f.Path + " is readable inside a read-only bind of /"
+	case f.stderrHas("execvp"):
+		return "bwrap set up the sandbox but could not run the probe command inside it" + said(s) + "; fix: check that " + f.Path + " is readable inside a read-only bind of /"
 	}
-	return false, fmt.Sprintf("bwrap probe failed with exit status %d%s; fix: run `%s` to see the full error", f.ExitCode, said(s), strings.Join(append([]string{f.Path}, probeArgs(f.Path)...), " "))
+	return ""
 }
 
 // said quotes the first meaningful line of a tool's stderr as evidence.

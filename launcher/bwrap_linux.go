@@ -20,10 +20,11 @@ import (
 // bwrapCmd renders the policy for bwrap and acquires its stubs; the caller
 // holds reg's lock.
 func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
-	empty, err := emptyFile()
+	opts, err := c.renderOptions(canon, reg)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.DisableUserns = versionAtLeast(res.Version, 0, 8)
 	// The caller's ExtraFiles keep fds 3..; the sandbox's end of the
 	// proxy's socket pair (with a network allowlist), the seccomp program
 	// and the argument list come after them, then the roots' descriptors.
@@ -33,18 +34,6 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	seccompFD, argsFD := 3+extra, 4+extra
 	roots := &rootFDs{canon: canon, first: 5 + extra}
-	opts := bwrap.Options{
-		Network:       c.Network,
-		EmptyFile:     empty,
-		MaskRoot:      maskRootPath(),
-		DisableUserns: versionAtLeast(res.Version, 0, 8),
-		Chdir:         c.Dir,
-		Stat:          reg.stat(canon.Stat),
-	}
-	if c.NetPolicy != nil {
-		s := bwrap.SocketsProxy()
-		opts.Sockets = &s
-	}
 	// The numbers between the argument list and the roots' descriptors
 	// are closed in bwrap (nil ExtraFiles), which would also close some
 	// descriptors the close-on-exec pass is there for: the mutation that
@@ -56,63 +45,25 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err == nil {
 		err = roots.err
 	}
-	argv := append([]string{c.Path}, c.Args[1:]...)
-	if c.Tty {
-		argv = c.ttyArgv(canon, argv)
-		c.ttyInBwrap = true
-	}
+	var argv []string
 	var netEnd *os.File
-	if err == nil && c.NetPolicy != nil {
-		c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor())
+	if err == nil {
+		argv, netEnd, env, err = c.bwrapArgv(canon, plan, env)
 	}
 	if err == nil {
-		err = checkArgCount(plan.Args, argv)
-	}
-	if err == nil {
-		err = ensureMasks(plan.Masks)
-	}
-	if err == nil {
-		err = reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
+		err = c.prepareMountPoints(plan, canon, reg)
 	}
 	if err != nil {
 		roots.close()
 		c.stopNet()
 		return nil, nil, err
 	}
-	release := func() {
-		if len(reg.mine) == 0 {
-			return
-		}
-		r, err := lockRegistry(reg.dir)
-		if err != nil {
-			return
-		}
-		r.me, r.mine, r.reaped = reg.me, reg.mine, reg.reaped
-		r.release()
-		r.unlock()
-	}
+	release := reg.releaser()
 	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil
-	if testhook.BwrapArgs != nil {
-		plan.Args = testhook.BwrapArgs(plan.Args)
-	}
-	if testhook.Seccomp != nil {
-		plan.Seccomp = testhook.Seccomp(c.Network)
-	}
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
-	filter, err := memfd.Sealed("cordon-seccomp", plan.Seccomp)
+	filter, args, err := sealPlan(plan, c.Network, seccompFD)
 	if err != nil {
-		roots.close()
-		c.stopNet()
-		release()
-		return nil, nil, err
-	}
-	if !testhook.SkipSeccomp {
-		plan.Args = append(plan.Args, "--seccomp", strconv.Itoa(seccompFD))
-	}
-	args, err := memfd.Sealed("cordon-bwrap-args", nulJoin(plan.Args))
-	if err != nil {
-		filter.Close()
 		roots.close()
 		c.stopNet()
 		release()
@@ -126,16 +77,51 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
-	// Each root's descriptor keeps its number (above the ones placed
-	// before it): Exec then only clears its close-on-exec flag instead of
-	// moving it, which could land on a descriptor of the Go runtime.
-	for _, f := range roots.files {
-		for len(cmd.ExtraFiles) < int(f.Fd())-3 {
-			cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
-	}
+	roots.place(cmd)
 	return cmd, func() { filter.Close(); args.Close(); roots.close(); release() }, nil
+}
+
+// bwrapArgv is the command line bwrap runs inside: the command, behind
+// the pty's helper with a terminal and the proxy's helper with a network
+// allowlist (which also starts the proxy's session and returns the
+// sandbox's end of its socket pair and the environment for it).
+func (c *Cmd) bwrapArgv(canon *policy.Canonical, plan *bwrap.Plan, env []string) (argv []string, netEnd *os.File, _ []string, err error) {
+	argv = append([]string{c.Path}, c.Args[1:]...)
+	if c.Tty {
+		argv = c.ttyArgv(canon, argv)
+		c.ttyInBwrap = true
+	}
+	if c.NetPolicy != nil {
+		c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return argv, netEnd, env, checkArgCount(plan.Args, argv)
+}
+
+// sealPlan puts the seccomp program and bwrap's options (with --seccomp
+// FD naming it) into sealed memory files.
+func sealPlan(plan *bwrap.Plan, network bool, seccompFD int) (filter, args *os.File, err error) {
+	if testhook.BwrapArgs != nil {
+		plan.Args = testhook.BwrapArgs(plan.Args)
+	}
+	if testhook.Seccomp != nil {
+		plan.Seccomp = testhook.Seccomp(network)
+	}
+	filter, err = memfd.Sealed("cordon-seccomp", plan.Seccomp)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !testhook.SkipSeccomp {
+		plan.Args = append(plan.Args, "--seccomp", strconv.Itoa(seccompFD))
+	}
+	args, err = memfd.Sealed("cordon-bwrap-args", nulJoin(plan.Args))
+	if err != nil {
+		filter.Close()
+		return nil, nil, err
+	}
+	return filter, args, nil
 }
 
 // maxRootFDs bounds the descriptors a launch holds for its roots; roots
@@ -190,6 +176,19 @@ func (r *rootFDs) open(p string) (int, bool) {
 	}
 	r.files = append(r.files, os.NewFile(uintptr(high), p))
 	return high, true
+}
+
+// place puts each root's descriptor into cmd.ExtraFiles at its own
+// number (above the ones placed before it): Exec then only clears its
+// close-on-exec flag instead of moving it, which could land on a
+// descriptor of the Go runtime.
+func (r *rootFDs) place(cmd *exec.Cmd) {
+	for _, f := range r.files {
+		for len(cmd.ExtraFiles) < int(f.Fd())-3 {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 }
 
 func (r *rootFDs) close() {

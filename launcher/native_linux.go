@@ -18,39 +18,15 @@ import (
 // masks, stubs and seccomp program) and starts this program as the
 // sandbox's init (package native); the caller holds reg's lock.
 func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
-	empty, err := emptyFile()
+	opts, err := c.renderOptions(canon, reg)
 	if err != nil {
 		return nil, nil, err
-	}
-	opts := bwrap.Options{
-		Network:   c.Network,
-		EmptyFile: empty,
-		MaskRoot:  maskRootPath(),
-		Chdir:     c.Dir,
-		Stat:      reg.stat(canon.Stat),
-	}
-	if c.NetPolicy != nil {
-		s := bwrap.SocketsProxy()
-		opts.Sockets = &s
 	}
 	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	argv := append([]string{c.Path}, c.Args[1:]...)
-	ctty := false
-	if c.Tty {
-		// The init starts the command in a session of its own with the
-		// pty as its controlling terminal: no helper to exec inside.
-		// (Under the SkipTtyPty mutation the pty is the caller's terminal,
-		// which the helper only warns about; it keeps that path.)
-		if testhook.SkipTtyPty {
-			argv = c.ttyArgv(canon, argv)
-		} else {
-			ctty = true
-		}
-		c.ttyInBwrap = true
-	}
+	argv, ctty := c.nativeArgv(canon)
 	// With a network allowlist the sandbox's end of the proxy's socket
 	// pair follows the caller's ExtraFiles, as under bwrap (net_linux.go).
 	// The init itself makes the proxy's listener inside and hands it out
@@ -63,67 +39,11 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		}
 	}
 	files := len(c.ExtraFiles)
-	spec := native.Spec{
-		RootWritable:  canon.Access("/", policy.Write),
-		ProcReadonly:  bwrap.ProcReadonly,
-		ProcMasked:    bwrap.ProcMasked,
-		Network:       c.Network,
-		DisableUserns: true,
-		Chdir:         c.Dir,
-		Path:          argv[0],
-		Argv:          argv,
-		Files:         files,
-		ProxyFd:       3 + files,
-		Ctty:          ctty,
-		CttyFd:        c.ttyCtty(),
-	}
-	if !testhook.SkipSeccomp {
-		spec.Seccomp = plan.Seccomp
-		if testhook.Seccomp != nil {
-			spec.Seccomp = testhook.Seccomp(c.Network)
-		}
-	}
-	for _, m := range plan.Mounts {
-		nm := native.Mount{Path: m.Path, Src: m.Src, Readonly: m.Readonly(), What: mountWhat[m.Kind]}
-		// A root is mounted only if it is still the file the policy was
-		// resolved to, as bwrap's --bind-fd checks.
-		if (m.Kind == bwrap.MountBind || m.Kind == bwrap.MountReadonly) && !testhook.SkipIdentityCheck {
-			if id, existed := canon.ID(m.Path); existed {
-				nm.Dev, nm.Ino = id.Dev, id.Ino
-			}
-		}
-		spec.Mounts = append(spec.Mounts, nm)
-	}
-	switch spec.Weaken = testhook.NativeWeaken; spec.Weaken {
-	case "ancestor-pins":
-		spec.Mounts = slices.DeleteFunc(spec.Mounts, func(m native.Mount) bool { return m.What == "pin" })
-	case "mask-readonly":
-		for i := range spec.Mounts {
-			if spec.Mounts[i].What == "mask" {
-				spec.Mounts[i].Readonly = false
-			}
-		}
-	case "depth-order":
-		slices.Reverse(spec.Mounts)
-	}
-	if err := ensureMasks(plan.Masks); err != nil {
+	spec := c.nativeSpec(canon, plan, argv, ctty)
+	if err := c.prepareMountPoints(plan, canon, reg); err != nil {
 		return nil, nil, err
 	}
-	if err := reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon)); err != nil {
-		return nil, nil, err
-	}
-	release := func() {
-		if len(reg.mine) == 0 {
-			return
-		}
-		r, err := lockRegistry(reg.dir)
-		if err != nil {
-			return
-		}
-		r.me, r.mine, r.reaped = reg.me, reg.mine, reg.reaped
-		r.release()
-		r.unlock()
-	}
+	release := reg.releaser()
 	// This process stays the sandbox's parent: the namespaces are made
 	// as it starts the init.
 	c.handoff = false
@@ -152,6 +72,89 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
 	return cmd, func() { specFile.Close(); release() }, nil
+}
+
+// nativeArgv is the command's argv and whether the init gives it the pty
+// as its controlling terminal.
+func (c *Cmd) nativeArgv(canon *policy.Canonical) (argv []string, ctty bool) {
+	argv = append([]string{c.Path}, c.Args[1:]...)
+	if !c.Tty {
+		return argv, false
+	}
+	c.ttyInBwrap = true
+	// The init starts the command in a session of its own with the pty
+	// as its controlling terminal: no helper to exec inside. (Under the
+	// SkipTtyPty mutation the pty is the caller's terminal, which the
+	// helper only warns about; it keeps that path.)
+	if testhook.SkipTtyPty {
+		return c.ttyArgv(canon, argv), false
+	}
+	return argv, true
+}
+
+// nativeSpec is what the init does, from the plan bwrap would have been
+// given.
+func (c *Cmd) nativeSpec(canon *policy.Canonical, plan *bwrap.Plan, argv []string, ctty bool) native.Spec {
+	files := len(c.ExtraFiles)
+	spec := native.Spec{
+		RootWritable:  canon.Access("/", policy.Write),
+		ProcReadonly:  bwrap.ProcReadonly,
+		ProcMasked:    bwrap.ProcMasked,
+		Network:       c.Network,
+		DisableUserns: true,
+		Chdir:         c.Dir,
+		Path:          argv[0],
+		Argv:          argv,
+		Files:         files,
+		ProxyFd:       3 + files,
+		Ctty:          ctty,
+		CttyFd:        c.ttyCtty(),
+		Mounts:        nativeMounts(canon, plan.Mounts),
+	}
+	if !testhook.SkipSeccomp {
+		spec.Seccomp = plan.Seccomp
+		if testhook.Seccomp != nil {
+			spec.Seccomp = testhook.Seccomp(c.Network)
+		}
+	}
+	spec.Weaken = testhook.NativeWeaken
+	spec.Mounts = weakenMounts(spec.Weaken, spec.Mounts)
+	return spec
+}
+
+// nativeMounts translates the plan's mounts for the init.
+func nativeMounts(canon *policy.Canonical, mounts []bwrap.Mount) []native.Mount {
+	var out []native.Mount
+	for _, m := range mounts {
+		nm := native.Mount{Path: m.Path, Src: m.Src, Readonly: m.Readonly(), What: mountWhat[m.Kind]}
+		// A root is mounted only if it is still the file the policy was
+		// resolved to, as bwrap's --bind-fd checks.
+		if (m.Kind == bwrap.MountBind || m.Kind == bwrap.MountReadonly) && !testhook.SkipIdentityCheck {
+			if id, existed := canon.ID(m.Path); existed {
+				nm.Dev, nm.Ino = id.Dev, id.Ino
+			}
+		}
+		out = append(out, nm)
+	}
+	return out
+}
+
+// weakenMounts applies the conformance suite's mutation weaken (none
+// outside it) to the init's mount list.
+func weakenMounts(weaken string, mounts []native.Mount) []native.Mount {
+	switch weaken {
+	case "ancestor-pins":
+		mounts = slices.DeleteFunc(mounts, func(m native.Mount) bool { return m.What == "pin" })
+	case "mask-readonly":
+		for i := range mounts {
+			if mounts[i].What == "mask" {
+				mounts[i].Readonly = false
+			}
+		}
+	case "depth-order":
+		slices.Reverse(mounts)
+	}
+	return mounts
 }
 
 var mountWhat = map[bwrap.MountKind]string{

@@ -38,50 +38,15 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		}
 		defer reg.unlock()
 	}
-	// Without a sandbox to launch (--backend none, or nested inside one
-	// that already confines this process, where cordon's state directory
-	// is a read-only mask), there is no state directory to keep out.
-	var canon *policy.Canonical
-	if backend == BackendNone || res.Nested {
-		canon, err = policy.Canonicalize(c.Policy)
-	} else {
-		canon, err = canonicalize(c.Policy)
-	}
+	canon, err := c.canonicalFor(backend == BackendNone || res.Nested)
 	if err != nil {
-		return nil, nil, fmt.Errorf("policy: %w", err)
-	}
-	// One resolution per launch: the roots resolve to the files the
-	// caller built the policy for, or the launch is refused.
-	if !testhook.SkipIdentityCheck {
-		if err := canon.CheckIDs(c.IDs); err != nil {
-			return nil, nil, fmt.Errorf("policy: %w", err)
-		}
-	}
-	if err := c.checkCommand(canon); err != nil {
 		return nil, nil, err
 	}
-	env := c.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	if c.TmpDir != "" {
-		env = setEnv(env, "TMPDIR", c.TmpDir)
-	}
-	if backend == BackendNone {
-		c.Detected = detect.Result{Backend: BackendNone, Usable: true, Reason: "no sandbox: --backend none was asked for"}
-		c.handoff = execSupported
-		return c.plain(ctx, env), func() {}, c.makeTmpDir()
+	env := c.environ()
+	if backend == BackendNone || res.Nested {
+		return c.unsandboxed(ctx, backend, res, env)
 	}
 	c.Detected = res
-	if res.Nested {
-		if c.NetPolicy != nil && c.Stderr != nil {
-			// As a narrower filesystem policy is, the allowlist is not
-			// applied twice: the outer sandbox's network holds.
-			fmt.Fprintln(c.Stderr, "cordon: note: already inside a cordon sandbox: its network applies, not this allowlist")
-		}
-		c.handoff = execSupported
-		return c.plain(ctx, env), func() {}, c.makeTmpDir()
-	}
 	if !res.Usable {
 		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoBackend, res.Backend, res.Reason)
 	}
@@ -90,6 +55,66 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		return nil, nil, err
 	}
 	return c.sandboxCmd(ctx, backend, canon, res, env, reg)
+}
+
+// canonicalFor canonicalizes the policy for this launch and checks the
+// roots and the command against it. Without a sandbox to launch
+// (unsandboxed: --backend none, or nested inside one that already
+// confines this process, where cordon's state directory is a read-only
+// mask), there is no state directory to keep out.
+func (c *Cmd) canonicalFor(unsandboxed bool) (*policy.Canonical, error) {
+	var canon *policy.Canonical
+	var err error
+	if unsandboxed {
+		canon, err = policy.Canonicalize(c.Policy)
+	} else {
+		canon, err = canonicalize(c.Policy)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	// One resolution per launch: the roots resolve to the files the
+	// caller built the policy for, or the launch is refused.
+	if !testhook.SkipIdentityCheck {
+		if err := canon.CheckIDs(c.IDs); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
+	if err := c.checkCommand(canon); err != nil {
+		return nil, err
+	}
+	return canon, nil
+}
+
+// environ is the command's environment before the backend adds to it:
+// Env (nil is this process's), with TMPDIR.
+func (c *Cmd) environ() []string {
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if c.TmpDir != "" {
+		env = setEnv(env, "TMPDIR", c.TmpDir)
+	}
+	return env
+}
+
+// unsandboxed runs the command without a sandbox of its own: with
+// --backend none, or nested inside a cordon sandbox, which already
+// confines it.
+func (c *Cmd) unsandboxed(ctx context.Context, backend string, res detect.Result, env []string) (*exec.Cmd, func(), error) {
+	if backend == BackendNone {
+		c.Detected = detect.Result{Backend: BackendNone, Usable: true, Reason: "no sandbox: --backend none was asked for"}
+	} else {
+		c.Detected = res
+		if c.NetPolicy != nil && c.Stderr != nil {
+			// As a narrower filesystem policy is, the allowlist is not
+			// applied twice: the outer sandbox's network holds.
+			fmt.Fprintln(c.Stderr, "cordon: note: already inside a cordon sandbox: its network applies, not this allowlist")
+		}
+	}
+	c.handoff = execSupported
+	return c.plain(ctx, env), func() {}, c.makeTmpDir()
 }
 
 // checkBackend returns the backend asked for ("" is auto) once it and

@@ -65,74 +65,91 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	out := &Rendered{Policy: canon.Policy(), Backend: backend}
 	switch backend {
 	case BackendBwrap:
-		res := detect.Detect(ctx, BackendBwrap)
-		path := res.Path
-		if path == "" {
-			path = "bwrap"
-		}
-		opts := bwrap.Options{
-			Network:       network,
-			EmptyFile:     emptyFilePath(),
-			MaskRoot:      maskRootPath(),
-			DisableUserns: versionAtLeast(res.Version, 0, 8),
-			Stat:          canon.Stat,
-		}
-		if np != nil {
-			s := bwrap.SocketsProxy()
-			opts.Sockets = &s
-			exe, err := selfHelper(canon)
-			if err != nil {
-				exe = "CORDON (" + err.Error() + ")"
-			}
-			cmd = append([]string{exe, netExecArg, "FD", strconv.Itoa(ProxyPort)}, cmd...)
-			out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
-				Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
-				Enforcement: bwrapNetEnforcement}
-		}
-		plan, err := bwrap.Render(canon, opts)
-		if err != nil {
-			return nil, err
-		}
-		// A launch passes the seccomp program through a descriptor too.
-		out.Argv = append(append([]string{path}, plan.Args...), "--seccomp", "FD", "--")
-		out.Seccomp = bwrap.Describe(plan.Rules)
-		out.Argv = append(out.Argv, cmd...)
-		for _, s := range plan.Stubs {
-			out.Stubs = append(out.Stubs, s.Path)
-		}
+		return renderBwrap(ctx, out, canon, network, np, cmd)
 	case BackendNative:
-		plan, err := bwrap.Render(canon, bwrap.Options{
-			Network:   network,
-			EmptyFile: emptyFilePath(),
-			MaskRoot:  maskRootPath(),
-			Stat:      canon.Stat,
-		})
-		if err != nil {
-			return nil, err
-		}
-		out.Argv = append([]string{"cordon-init"}, cmd...)
-		out.Seccomp = bwrap.Describe(plan.Rules)
-		for _, s := range plan.Stubs {
-			out.Stubs = append(out.Stubs, s.Path)
-		}
-		for _, m := range plan.Mounts {
-			switch m.Kind {
-			case bwrap.MountPin:
-				out.Mounts = append(out.Mounts, "pin "+m.Path)
-			case bwrap.MountBind:
-				out.Mounts = append(out.Mounts, "bind "+m.Path)
-			case bwrap.MountReadonly:
-				out.Mounts = append(out.Mounts, "ro-bind "+m.Path)
-			default:
-				out.Mounts = append(out.Mounts, "mask "+m.Path+" "+m.Src)
-			}
-		}
+		return renderNative(out, canon, network, cmd)
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, np, cmd)
 	default:
 		return nil, fmt.Errorf("backend %q: want auto, bwrap, native or seatbelt", backend)
 	}
+}
+
+// renderBwrap fills out with bwrap's argv, the stubs it needs and, with
+// an allowlist, the proxy's helper before cmd.
+func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+	res := detect.Detect(ctx, BackendBwrap)
+	path := res.Path
+	if path == "" {
+		path = "bwrap"
+	}
+	opts := bwrap.Options{
+		Network:       network,
+		EmptyFile:     emptyFilePath(),
+		MaskRoot:      maskRootPath(),
+		DisableUserns: versionAtLeast(res.Version, 0, 8),
+		Stat:          canon.Stat,
+	}
+	if np != nil {
+		s := bwrap.SocketsProxy()
+		opts.Sockets = &s
+		exe, err := selfHelper(canon)
+		if err != nil {
+			exe = "CORDON (" + err.Error() + ")"
+		}
+		cmd = append([]string{exe, netExecArg, "FD", strconv.Itoa(ProxyPort)}, cmd...)
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+			Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
+			Enforcement: bwrapNetEnforcement}
+	}
+	plan, err := bwrap.Render(canon, opts)
+	if err != nil {
+		return nil, err
+	}
+	// A launch passes the seccomp program through a descriptor too.
+	out.Argv = append(append([]string{path}, plan.Args...), "--seccomp", "FD", "--")
+	out.Seccomp = bwrap.Describe(plan.Rules)
+	out.Argv = append(out.Argv, cmd...)
+	out.Stubs = stubPaths(plan)
 	return out, nil
+}
+
+// renderNative fills out with the native init's mounts, in the order it
+// makes them, and the stubs it needs.
+func renderNative(out *Rendered, canon *policy.Canonical, network bool, cmd []string) (*Rendered, error) {
+	plan, err := bwrap.Render(canon, bwrap.Options{
+		Network:   network,
+		EmptyFile: emptyFilePath(),
+		MaskRoot:  maskRootPath(),
+		Stat:      canon.Stat,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Argv = append([]string{"cordon-init"}, cmd...)
+	out.Seccomp = bwrap.Describe(plan.Rules)
+	out.Stubs = stubPaths(plan)
+	for _, m := range plan.Mounts {
+		switch m.Kind {
+		case bwrap.MountPin:
+			out.Mounts = append(out.Mounts, "pin "+m.Path)
+		case bwrap.MountBind:
+			out.Mounts = append(out.Mounts, "bind "+m.Path)
+		case bwrap.MountReadonly:
+			out.Mounts = append(out.Mounts, "ro-bind "+m.Path)
+		default:
+			out.Mounts = append(out.Mounts, "mask "+m.Path+" "+m.Src)
+		}
+	}
+	return out, nil
+}
+
+func stubPaths(plan *bwrap.Plan) []string {
+	var out []string
+	for _, s := range plan.Stubs {
+		out = append(out, s.Path)
+	}
+	return out
 }
 
 // versionAtLeast compares a "bubblewrap 0.8.0"-style version string.

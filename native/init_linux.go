@@ -91,24 +91,7 @@ func build(s *Spec) error {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
 	cwd, _ := os.Getwd()
-	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("make / a slave mount: %w", err)
-	}
-	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return fmt.Errorf("mount tmpfs on %s: %w", scratch, err)
-	}
-	if err := unix.Chdir(scratch); err != nil {
-		return err
-	}
-	for _, d := range []string{"oldroot", "newroot"} {
-		if err := unix.Mkdir(d, 0o755); err != nil {
-			return fmt.Errorf("mkdir %s: %w", d, err)
-		}
-	}
-	if err := unix.PivotRoot(".", "oldroot"); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
+	if err := enterScratch(); err != nil {
 		return err
 	}
 	old, err := unix.Open(oldRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -130,7 +113,50 @@ func build(s *Spec) error {
 		return fmt.Errorf("open %s: %w", newRoot, err)
 	}
 	defer unix.Close(nr)
+	if err := mountTree(s, old, nr); err != nil {
+		return err
+	}
 
+	// Leave the host's tree behind, then the scratch root.
+	unix.Close(old)
+	if err := enterSandbox(s, cwd); err != nil {
+		return err
+	}
+	if !s.Network {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("loopback: %w", err)
+		}
+	}
+	return nil
+}
+
+// enterScratch makes this mount namespace's mounts stop propagating back
+// to the host and pivots into a scratch tmpfs, the host's tree at
+// oldRoot.
+func enterScratch() error {
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make / a slave mount: %w", err)
+	}
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount tmpfs on %s: %w", scratch, err)
+	}
+	if err := unix.Chdir(scratch); err != nil {
+		return err
+	}
+	for _, d := range []string{"oldroot", "newroot"} {
+		if err := unix.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("mkdir %s: %w", d, err)
+		}
+	}
+	if err := unix.PivotRoot(".", "oldroot"); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	return unix.Chdir("/")
+}
+
+// mountTree makes the sandbox's /proc, /dev and the policy's mounts on
+// the tree at nr, taking what it binds from the host's tree at old.
+func mountTree(s *Spec, old, nr int) error {
 	if err := mountProc(s, old); err != nil && s.Weaken != "pid-namespace" {
 		return err
 	}
@@ -149,9 +175,13 @@ func build(s *Spec) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Leave the host's tree behind, then the scratch root.
-	unix.Close(old)
+// enterSandbox detaches the host's tree, makes the tree at newRoot the
+// root, detaches the scratch root and changes to the working directory:
+// s.Chdir, else the launcher's own if the sandbox has it, else /.
+func enterSandbox(s *Spec, cwd string) error {
 	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach the host's tree: %w", err)
 	}
@@ -172,214 +202,7 @@ func build(s *Spec) error {
 		if s.Chdir != "" {
 			return fmt.Errorf("chdir %s: %w", s.Chdir, err)
 		}
-		if err := unix.Chdir("/"); err != nil {
-			return err
-		}
-	}
-	if !s.Network {
-		if err := loopbackUp(); err != nil {
-			return fmt.Errorf("loopback: %w", err)
-		}
-	}
-	return nil
-}
-
-// resolveBeneath opens rel below dir without following any symlink: the
-// roots are canonical, so a link on the way is a swap made after the
-// policy was resolved, and fails the launch.
-func resolveBeneath(dir int, rel string) (int, error) {
-	if rel == "" {
-		rel = "."
-	}
-	return unix.Openat2(dir, rel, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-}
-
-// attach clones the host's tree at src (below old, with the mounts under
-// it), sets attrs on every mount of the clone and attaches it at dst
-// (below dstDir, or a path when dstDir is AT_FDCWD). check, when set, is
-// called with the source before it is cloned.
-func attach(old int, src string, attrs uint64, dstDir int, dst string, check func(fd int) error) error {
-	sfd, err := resolveBeneath(old, src)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", "/"+src, err)
-	}
-	defer unix.Close(sfd)
-	if check != nil {
-		if err := check(sfd); err != nil {
-			return err
-		}
-	}
-	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
-	if err != nil {
-		return fmt.Errorf("open_tree %s: %w", "/"+src, err)
-	}
-	defer unix.Close(tree)
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs}); err != nil {
-		return fmt.Errorf("mount_setattr %s: %w", "/"+src, err)
-	}
-	if dstDir == unix.AT_FDCWD {
-		return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
-	}
-	dfd, err := resolveBeneath(dstDir, dst)
-	if err != nil {
-		return fmt.Errorf("mount point: %w", err)
-	}
-	defer unix.Close(dfd)
-	return unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
-}
-
-// mountOne applies one mount of the policy's list.
-func mountOne(old, nr int, m Mount) error {
-	src := m.Src
-	if src == "" {
-		src = m.Path
-	}
-	attrs := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
-	if m.Readonly {
-		attrs |= unix.MOUNT_ATTR_RDONLY
-	}
-	var check func(int) error
-	if m.Ino != 0 {
-		check = func(fd int) error {
-			var st unix.Stat_t
-			if err := unix.Fstat(fd, &st); err != nil {
-				return err
-			}
-			if st.Dev != m.Dev || st.Ino != m.Ino {
-				return fmt.Errorf("root %s changed while the sandbox was being prepared; refusing the launch", m.Path)
-			}
-			return nil
-		}
-	}
-	if err := attach(old, rel(src), attrs, nr, rel(m.Path), check); err != nil {
-		return fmt.Errorf("%s %s: %w", m.What, m.Path, err)
-	}
-	return nil
-}
-
-func rel(p string) string { return strings.TrimLeft(p, "/") }
-
-// mountProc gives the sandbox a /proc of its pid namespace, with what it
-// offers of the kernel beyond the namespaces read-only or masked
-// (Spec.ProcReadonly, Spec.ProcMasked; the bwrap renderer says why).
-func mountProc(s *Spec, old int) error {
-	proc := newRoot + "/proc"
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount proc: %w", err)
-	}
-	if s.DisableUserns && s.Weaken != "disable-userns" {
-		// The limit of this user namespace: none may be created in it,
-		// by anything inside (which has no capability to raise it again,
-		// and sees /proc/sys read-only).
-		if err := os.WriteFile(proc+"/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
-			return fmt.Errorf("disable nested user namespaces: %w", err)
-		}
-	}
-	for _, p := range s.ProcReadonly {
-		if s.Weaken == "proc-sys-readonly" {
-			break
-		}
-		q := newRoot + p
-		if _, err := os.Lstat(q); err != nil {
-			continue
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, q, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
-		if err != nil {
-			return fmt.Errorf("open_tree %s: %w", p, err)
-		}
-		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
-		if err == nil {
-			err = unix.MoveMount(fd, "", unix.AT_FDCWD, q, unix.MOVE_MOUNT_F_EMPTY_PATH)
-		}
-		unix.Close(fd)
-		if err != nil {
-			return fmt.Errorf("read-only %s: %w", p, err)
-		}
-	}
-	for _, p := range s.ProcMasked {
-		if s.Weaken == "proc-keys-mask" {
-			break
-		}
-		q := newRoot + p
-		if _, err := os.Lstat(q); err != nil {
-			continue
-		}
-		if err := attach(old, "dev/null", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, q, nil); err != nil {
-			return fmt.Errorf("mask %s: %w", p, err)
-		}
-	}
-	return nil
-}
-
-// devNodes are the host's device nodes a sandbox gets (docs/design.md,
-// section 1: devices and processes).
-var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
-
-// mountDev gives the sandbox a minimal /dev: a tmpfs with the usual nodes
-// bound from the host, a pty instance of its own and a private /dev/shm.
-func mountDev(old int) error {
-	dev := newRoot + "/dev"
-	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return fmt.Errorf("mount /dev: %w", err)
-	}
-	for _, n := range devNodes {
-		p := dev + "/" + n
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
-		if err != nil {
-			return fmt.Errorf("/dev/%s: %w", n, err)
-		}
-		f.Close()
-		if err := attach(old, "dev/"+n, unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, p, nil); err != nil {
-			return fmt.Errorf("/dev/%s: %w", n, err)
-		}
-	}
-	if err := bindConsole(old, dev); err != nil {
-		return err
-	}
-	for name, target := range map[string]string{
-		"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
-		"fd": "/proc/self/fd", "core": "/proc/kcore", "ptmx": "pts/ptmx",
-	} {
-		if err := os.Symlink(target, dev+"/"+name); err != nil {
-			return fmt.Errorf("/dev/%s: %w", name, err)
-		}
-	}
-	for _, d := range []string{"pts", "shm"} {
-		if err := os.Mkdir(dev+"/"+d, 0o755); err != nil {
-			return fmt.Errorf("/dev/%s: %w", d, err)
-		}
-	}
-	if err := unix.Mount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"); err != nil {
-		return fmt.Errorf("mount /dev/pts: %w", err)
-	}
-	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount /dev/shm: %w", err)
-	}
-	return nil
-}
-
-// bindConsole binds the terminal on stdin, if there is one, at
-// /dev/console, as bwrap does: ttyname(3) (tty, ssh, gpg) finds the
-// terminal there, the sandbox's own devpts not holding it.
-func bindConsole(old int, dev string) error {
-	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
-		return nil
-	}
-	name, err := os.Readlink(oldRoot + "/proc/self/fd/0") // the host's /proc, after the pivot
-	if err != nil || !strings.HasPrefix(name, "/dev/") || strings.Contains(name, "..") {
-		return nil
-	}
-	p := dev + "/console"
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("/dev/console: %w", err)
-	}
-	f.Close()
-	if err := attach(old, strings.TrimPrefix(name, "/"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.AT_FDCWD, p, nil); err != nil {
-		return fmt.Errorf("/dev/console: %w", err)
+		return unix.Chdir("/")
 	}
 	return nil
 }

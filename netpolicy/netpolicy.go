@@ -98,46 +98,17 @@ func Parse(s string) ([]Pattern, error) {
 
 func parseOne(s string) (Pattern, error) {
 	p := Pattern{Text: s}
-	switch {
-	case strings.TrimSpace(s) == "":
-		return p, errors.New("empty pattern")
-	case strings.TrimSpace(s) != s:
-		return p, errors.New("spaces around the pattern")
-	case strings.Contains(s, "://"):
-		return p, errors.New("a pattern is a host, not a URL: drop the scheme (example.com or example.com:8443)")
-	case strings.ContainsAny(s, "/?#@"):
-		return p, errors.New("a pattern is a host with an optional :PORT, no path or user")
+	if err := checkShape(s); err != nil {
+		return p, err
 	}
-	host, port := s, ""
-	switch {
-	case strings.HasPrefix(s, "["):
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return p, errors.New("unclosed [ in an IPv6 literal")
-		}
-		host, port = s[1:end], s[end+1:]
-		if port != "" {
-			if !strings.HasPrefix(port, ":") {
-				return p, errors.New("after ] only :PORT may follow")
-			}
-			port = port[1:]
-		}
-		a, err := netip.ParseAddr(host)
-		if err != nil || !a.Is6() {
-			return p, errors.New("[...] must hold an IPv6 address")
-		}
-	case strings.Count(s, ":") > 1:
-		// A bare IPv6 literal, no port (a port needs brackets).
-		host = s
-	case strings.Contains(s, ":"):
-		host, port, _ = strings.Cut(s, ":")
+	host, port, err := splitHostPort(s)
+	if err != nil {
+		return p, err
 	}
 	if port != "" || strings.HasSuffix(s, ":") {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
-			return p, fmt.Errorf("port %q out of range: want 1 to 65535", port)
+		if p.Port, err = parsePort(port); err != nil {
+			return p, err
 		}
-		p.Port = n
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Zone() != "" {
@@ -150,6 +121,66 @@ func parseOne(s string) (Pattern, error) {
 	if strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
 		return p, errors.New("not an IPv6 address (put an IPv6 literal with a port in brackets: [::1]:8080)")
 	}
+	return parseHostName(p, host)
+}
+
+// checkShape refuses what is not a host with an optional port at all.
+func checkShape(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return errors.New("empty pattern")
+	case strings.TrimSpace(s) != s:
+		return errors.New("spaces around the pattern")
+	case strings.Contains(s, "://"):
+		return errors.New("a pattern is a host, not a URL: drop the scheme (example.com or example.com:8443)")
+	case strings.ContainsAny(s, "/?#@"):
+		return errors.New("a pattern is a host with an optional :PORT, no path or user")
+	}
+	return nil
+}
+
+// splitHostPort splits host[:port], [ipv6][:port] or a bare IPv6
+// literal; port is "" when none is given.
+func splitHostPort(s string) (host, port string, err error) {
+	switch {
+	case strings.HasPrefix(s, "["):
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return "", "", errors.New("unclosed [ in an IPv6 literal")
+		}
+		host, port = s[1:end], s[end+1:]
+		if port != "" {
+			if !strings.HasPrefix(port, ":") {
+				return "", "", errors.New("after ] only :PORT may follow")
+			}
+			port = port[1:]
+		}
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return "", "", errors.New("[...] must hold an IPv6 address")
+		}
+		return host, port, nil
+	case strings.Count(s, ":") > 1:
+		// A bare IPv6 literal, no port (a port needs brackets).
+		return s, "", nil
+	case strings.Contains(s, ":"):
+		host, port, _ = strings.Cut(s, ":")
+		return host, port, nil
+	}
+	return s, "", nil
+}
+
+// parsePort accepts a port number in its plain decimal form.
+func parsePort(port string) (int, error) {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
+		return 0, fmt.Errorf("port %q out of range: want 1 to 65535", port)
+	}
+	return n, nil
+}
+
+// parseHostName completes p for a host name, lower-cased, without a
+// trailing dot, "*." (its subdomains) leading it or not.
+func parseHostName(p Pattern, host string) (Pattern, error) {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if h == "*" {
 		return p, errors.New("* alone would allow every host; name the hosts (a preset such as @npm, or *.example.com)")

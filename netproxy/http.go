@@ -252,6 +252,16 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 		ev.Up, ev.Down = n[0].Load(), n[1].Load()
 		s.emit(ev)
 	}()
+	if !sendRequest(c, dst, br, req, path, hostHeader, reqKind, reqLen) {
+		return false
+	}
+	return relayResponse(c, dst, req.method, keep)
+}
+
+// sendRequest writes the client's request to the destination dst, its
+// body relayed from br; on failure it answers the client and reports
+// false.
+func sendRequest(c net.Conn, dst io.Writer, br *bufio.Reader, req *request, path, hostHeader string, kind bodyKind, length int64) bool {
 	dropHop(req.header)
 	// The destination is the target's host, and so is the Host header
 	// (RFC 9112 3.2.2): a Host naming another site would reach it on a
@@ -266,36 +276,29 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 	}
 	uw := bufio.NewWriter(dst)
 	writeHeader(uw, req.method+" "+path+" HTTP/1.1", req.header, "Connection: close\r\n")
-	if err := copyBody(flushWriter{uw}, br, reqKind, reqLen); err != nil || uw.Flush() != nil {
+	if err := copyBody(flushWriter{uw}, br, kind, length); err != nil || uw.Flush() != nil {
 		httpError(c, 502, "cordon proxy: sending the request failed")
 		return false
 	}
+	return true
+}
+
+// relayResponse relays the destination's interim responses and its final
+// one to the client; it reports whether the client's connection may serve
+// another request.
+func relayResponse(c net.Conn, dst io.Reader, method string, keep bool) bool {
 	ur := bufio.NewReader(dst)
 	utp := textproto.NewReader(ur)
 	cw := bufio.NewWriter(c)
 	for {
-		line, err := utp.ReadLine()
+		status, code, h, err := readResponseHead(utp)
 		if err != nil {
-			httpError(c, 502, "cordon proxy: reading the response failed: "+err.Error())
-			return false
-		}
-		f := strings.SplitN(line, " ", 3)
-		code := 0
-		if len(f) >= 2 && strings.HasPrefix(f[0], "HTTP/1.") {
-			code, _ = strconv.Atoi(f[1])
-		}
-		if code < 100 || code > 999 {
-			httpError(c, 502, "cordon proxy: malformed response from the destination")
-			return false
-		}
-		h, err := utp.ReadMIMEHeader()
-		if err != nil {
-			httpError(c, 502, "cordon proxy: reading the response failed: "+err.Error())
+			httpError(c, 502, "cordon proxy: "+err.Error())
 			return false
 		}
 		interim := code >= 100 && code < 200
 		kind, length := bodyNone, int64(0)
-		if !interim && code != 204 && code != 304 && req.method != "HEAD" {
+		if !interim && code != 204 && code != 304 && method != "HEAD" {
 			if kind, length, err = framing(h, true); err != nil {
 				httpError(c, 502, "cordon proxy: "+err.Error())
 				return false
@@ -307,7 +310,7 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 		if closeAfter && !interim {
 			extra = "Connection: close\r\n"
 		}
-		writeHeader(cw, "HTTP/1.1 "+strings.Join(f[1:], " "), h, extra)
+		writeHeader(cw, "HTTP/1.1 "+status, h, extra)
 		if err := copyBody(flushWriter{cw}, ur, kind, length); err != nil && kind != bodyUntilClose {
 			return false
 		}
@@ -318,6 +321,27 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 			return !closeAfter
 		}
 	}
+}
+
+// readResponseHead reads a response's status line and header: the status
+// after the version ("200 OK"), its code, the header.
+func readResponseHead(utp *textproto.Reader) (status string, code int, h textproto.MIMEHeader, err error) {
+	line, err := utp.ReadLine()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("reading the response failed: %w", err)
+	}
+	f := strings.SplitN(line, " ", 3)
+	if len(f) >= 2 && strings.HasPrefix(f[0], "HTTP/1.") {
+		code, _ = strconv.Atoi(f[1])
+	}
+	if code < 100 || code > 999 {
+		return "", 0, nil, errors.New("malformed response from the destination")
+	}
+	h, err = utp.ReadMIMEHeader()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("reading the response failed: %w", err)
+	}
+	return strings.Join(f[1:], " "), code, h, nil
 }
 
 func (s *Server) authorized(h string) bool {

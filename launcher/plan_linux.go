@@ -1,0 +1,54 @@
+package launcher
+
+import (
+	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// renderOptions are the bwrap.Options both Linux backends render the
+// policy with; bwrapCmd adds what only bwrap reads.
+func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Options, error) {
+	empty, err := emptyFile()
+	if err != nil {
+		return bwrap.Options{}, err
+	}
+	opts := bwrap.Options{
+		Network:   c.Network,
+		EmptyFile: empty,
+		MaskRoot:  maskRootPath(),
+		Chdir:     c.Dir,
+		Stat:      reg.stat(canon.Stat),
+	}
+	if c.NetPolicy != nil {
+		s := bwrap.SocketsProxy()
+		opts.Sockets = &s
+	}
+	return opts, nil
+}
+
+// prepareMountPoints makes the plan's mask directories and acquires its
+// stubs in reg, whose lock the caller holds.
+func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg *registry) error {
+	if err := ensureMasks(plan.Masks); err != nil {
+		return err
+	}
+	return reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
+}
+
+// releaser returns what ends this launch's hold on its stubs once the
+// sandbox is gone: it takes the registry's lock again (the caller's is
+// released by then) and releases them.
+func (reg *registry) releaser() func() {
+	return func() {
+		if len(reg.mine) == 0 {
+			return
+		}
+		r, err := lockRegistry(reg.dir)
+		if err != nil {
+			return
+		}
+		r.me, r.mine, r.reaped = reg.me, reg.mine, reg.reaped
+		r.release()
+		r.unlock()
+	}
+}
