@@ -219,7 +219,7 @@ func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string
 		defer func() {
 			if v := recover(); v != nil {
 				if s, ok := v.(stop); ok {
-					naWhy = s.na
+					naWhy = s.notApplicable
 					return
 				}
 				h.Errorf("panic: %v\n%s", v, debug.Stack())
