@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/cordon-sandbox/cordon/claudecode"
 	"github.com/cordon-sandbox/cordon/permission"
 )
 
@@ -89,30 +90,27 @@ func (f *decideFlags) config(cwd string) (permission.Config, error) {
 		Cwd: cwd, Policy: &comp.Policy}, nil
 }
 
-// runArg is one flag of 'cordon run' and its value.
-type runArg struct{ flag, value string }
-
 // runArgs are the flags of 'cordon run' that launch the policy config
 // answers from.
-func (f *decideFlags) runArgs(workspace string) []runArg {
-	args := []runArg{{"--workspace", workspace}}
+func (f *decideFlags) runArgs(workspace string) []claudecode.RunArg {
+	args := []claudecode.RunArg{{Flag: "--workspace", Value: workspace}}
 	for _, p := range f.allowRead {
-		args = append(args, runArg{"--allow-read", p})
+		args = append(args, claudecode.RunArg{Flag: "--allow-read", Value: p})
 	}
 	if f.auditLog != "" {
 		// 'cordon run --audit' keeps the log and its anchor out of the
 		// sandbox's reach as the decider's policy does (protected, never
 		// a read-only carve-out in a denied root), and records the launch.
-		args = append(args, runArg{"--audit", f.auditLog})
+		args = append(args, claudecode.RunArg{Flag: "--audit", Value: f.auditLog})
 	}
 	if f.agentsRoot != "" {
 		root, err := filepath.Abs(f.agentsRoot) // the command may run from another directory
 		if err != nil {
 			root = f.agentsRoot
 		}
-		args = append(args, runArg{"--agents-root", root}, runArg{"--agent", f.agent})
+		args = append(args, claudecode.RunArg{Flag: "--agents-root", Value: root}, claudecode.RunArg{Flag: "--agent", Value: f.agent})
 		if f.parent != "" {
-			args = append(args, runArg{"--parent", f.parent})
+			args = append(args, claudecode.RunArg{Flag: "--parent", Value: f.parent})
 		}
 	}
 	return args

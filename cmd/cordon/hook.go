@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/audit"
-	"github.com/cordon-sandbox/cordon/guards"
+	"github.com/cordon-sandbox/cordon/claudecode"
 	"github.com/cordon-sandbox/cordon/permission"
-	"github.com/cordon-sandbox/cordon/policy"
 )
 
 var hookCommand = &command{
@@ -102,43 +96,15 @@ Try it:
          "tool_input":{"command":"sudo rm -rf /"},"tool_use_id":"t1"}' | cordon hook claude-code
 `
 
-// hookPayload is what Claude Code sends on stdin.
-type hookPayload struct {
-	SessionID      string          `json:"session_id"`
-	TranscriptPath string          `json:"transcript_path"`
-	Cwd            string          `json:"cwd"`
-	PermissionMode string          `json:"permission_mode"`
-	HookEventName  string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolResponse   json.RawMessage `json:"tool_response,omitempty"`
-	ToolUseID      string          `json:"tool_use_id"`
-}
-
-type hookOutput struct {
-	HookSpecificOutput hookDecision `json:"hookSpecificOutput"`
-}
-
-type hookDecision struct {
-	HookEventName            string          `json:"hookEventName"`
-	PermissionDecision       string          `json:"permissionDecision"`
-	PermissionDecisionReason string          `json:"permissionDecisionReason"`
-	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
-}
-
 // exitHookBlock is Claude Code's "blocking error": the call is refused
 // and stderr is the reason. It is also the usage errors' status, so a hook
 // misconfigured in any way blocks.
 const exitHookBlock = exitUsage
 
 func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
-	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+	p, raw, err := claudecode.ReadPayload(e.stdin)
 	if err != nil {
-		return hookFail(e, "read payload: %v", err)
-	}
-	var p hookPayload
-	if err := json.Unmarshal(data, &p); err != nil {
-		return hookFail(e, "payload is not a JSON object: %v", err)
+		return hookFail(e, "%v", err)
 	}
 	var log *audit.Log
 	if !o.noAudit {
@@ -152,11 +118,11 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 		return hookFail(e, "--audit and --no-audit contradict each other")
 	}
 	switch p.HookEventName {
-	case "PreToolUse":
-		return hookPreToolUse(e, &p, o.df, o.sandboxBash, log)
-	case "PostToolUse":
+	case claudecode.PreToolUse:
+		return hookPreToolUse(e, p, o.df, o.sandboxBash, log)
+	case claudecode.PostToolUse:
 		if log != nil {
-			if err := log.Append("PostToolUse", p.ToolUseID, json.RawMessage(data)); err != nil {
+			if err := log.Append(claudecode.PostToolUse, p.ToolUseID, json.RawMessage(raw)); err != nil {
 				return hookFail(e, "%v", err)
 			}
 		}
@@ -171,11 +137,11 @@ func hookFail(e *env, format string, a ...any) int {
 	return errorf(e, exitHookBlock, format, a...)
 }
 
-func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, log *audit.Log) int {
+func hookPreToolUse(e *env, p *claudecode.Payload, df decideFlags, sandboxBash bool, log *audit.Log) int {
 	if p.ToolName == "" {
 		return hookFail(e, "PreToolUse payload has no tool_name")
 	}
-	ws, note, err := hookWorkspace(df.workspace, os.Getenv("CLAUDE_PROJECT_DIR"), p.Cwd)
+	ws, note, err := claudecode.Workspace(df.workspace, os.Getenv("CLAUDE_PROJECT_DIR"), p.Cwd)
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
@@ -193,28 +159,13 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
-	req := permission.Request{ToolUseID: p.ToolUseID, Name: p.ToolName, Arguments: p.ToolInput}
-	dec := d.Decide(req)
-	out := hookDecision{
-		HookEventName:            "PreToolUse",
-		PermissionDecision:       strings.ToLower(string(dec.Action)),
-		PermissionDecisionReason: fmt.Sprintf("cordon %s: %s", dec.RuleID, dec.Reason),
+	var rw *claudecode.Rewrite
+	if sandboxBash {
+		rw = &claudecode.Rewrite{RunArgs: df.runArgs(d.Workspace())}
 	}
-	if note == "" {
-		note = cwdNote(d, p.Cwd)
-	}
-	if note != "" {
-		out.PermissionDecisionReason += " [" + note + "]"
-	}
-	if sandboxBash && dec.Action != permission.Deny {
-		if core, _ := permission.CoreName(p.ToolName); core == permission.ToolBash {
-			updated, err := sandboxedInput(p.ToolInput, df.runArgs(d.Workspace()))
-			if err != nil {
-				return hookFail(e, "--sandbox-bash: %v", err)
-			}
-			out.UpdatedInput = updated
-			out.PermissionDecisionReason += "; rewritten to run inside cordon's sandbox"
-		}
+	req, dec, out, err := claudecode.Answer(d, p, note, rw)
+	if err != nil {
+		return hookFail(e, "--sandbox-bash: %v", err)
 	}
 	if log != nil {
 		if err := log.Append(audit.KindRequest, req.ToolUseID, req); err != nil {
@@ -224,164 +175,10 @@ func hookPreToolUse(e *env, p *hookPayload, df decideFlags, sandboxBash bool, lo
 			return hookFail(e, "%v", err)
 		}
 	}
-	answer, err := marshalPlain(hookOutput{HookSpecificOutput: out})
+	answer, err := claudecode.Encode(out)
 	if err != nil {
 		return hookFail(e, "encode answer: %v", err)
 	}
 	fmt.Fprintf(e.stdout, "%s\n", answer)
 	return exitOK
-}
-
-// hookWorkspace picks the workspace: --workspace, else the project root
-// Claude Code names ($CLAUDE_PROJECT_DIR), else the payload's cwd. The cwd
-// is the session's current directory, which the agent moves with cd, so it
-// is the workspace only when nothing else names one. Neither it nor the
-// project root is ever a directory inside .git: it is cut back to the work
-// tree that holds .git, and note says so. A cwd inside another protected
-// name (.claude, .vscode, ...) is refused when nothing else names the
-// project, and so is a cwd that is not an absolute path.
-func hookWorkspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
-	if cwd != "" && (!filepath.IsAbs(cwd) || strings.IndexByte(cwd, 0) >= 0) {
-		return "", "", fmt.Errorf("payload cwd %q is not an absolute path", cwd)
-	}
-	dir, from := cwd, "payload cwd"
-	switch {
-	case flagDir != "":
-		return flagDir, "", nil // the user's explicit choice, as for 'cordon run'
-	case projectDir != "":
-		dir, from = projectDir, "CLAUDE_PROJECT_DIR"
-	case cwd == "":
-		return "", "", errors.New("no workspace: pass --workspace DIR, or run from Claude Code (CLAUDE_PROJECT_DIR, payload cwd)")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", fmt.Errorf("%s %q: %w", from, dir, err)
-	}
-	real, err := guards.Realpath(abs)
-	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", from, err)
-	}
-	top, name := belowProtectedName(real)
-	switch {
-	case name == ".git":
-		// A workspace inside .git would leave that repository's hooks
-		// and config writable (protections apply below a workspace); the
-		// work tree that holds it is the project.
-		return top, fmt.Sprintf("workspace %s: %s %s is inside .git, which is never a workspace", top, from, dir), nil
-	case name != "" && from == "payload cwd":
-		// Cutting back could widen the workspace far beyond the project
-		// (a project under ~/.vscode would become HOME): refuse instead.
-		return "", "", fmt.Errorf("payload cwd %s is inside %s, which is never a workspace, and no project root is named: pass --workspace DIR or set CLAUDE_PROJECT_DIR", dir, name)
-	}
-	return dir, "", nil
-}
-
-// belowProtectedName returns the directory above the first component of
-// p that is .git or an auto-executed name, and that name.
-func belowProtectedName(p string) (top, name string) {
-	protected := map[string]bool{".git": true}
-	for _, n := range policy.AutoExecNames {
-		protected[n] = true
-	}
-	parts := strings.Split(p, "/")
-	for i, c := range parts {
-		if protected[c] && i > 0 {
-			top = strings.Join(parts[:i], "/")
-			if top == "" {
-				top = "/"
-			}
-			return top, c
-		}
-	}
-	return "", ""
-}
-
-// cwdNote says why the payload's cwd is not the workspace when it is not
-// a place the agent may work in: outside the workspace, inside .git, or
-// protected. Relative paths are still taken from it, since Claude Code's
-// tools take them from there; the rules then refuse what leaves the
-// workspace or touches what is protected.
-func cwdNote(d *permission.Decider, cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	real, err := guards.Realpath(cwd)
-	if err != nil {
-		return fmt.Sprintf("workspace %s: payload cwd %s cannot be resolved (%v)", d.Workspace(), cwd, err)
-	}
-	ws := d.Workspace()
-	switch {
-	case !guards.Within(ws, real):
-		return fmt.Sprintf("workspace %s: payload cwd %s is outside it", ws, cwd)
-	case real == ws:
-		return ""
-	}
-	if _, name := belowProtectedName(strings.TrimPrefix(real, ws)); name != "" {
-		return fmt.Sprintf("workspace %s: payload cwd %s is inside %s", ws, cwd, name)
-	}
-	if v := d.Policy().Explain(real); !v.Write {
-		return fmt.Sprintf("workspace %s: payload cwd %s is protected (%s)", ws, cwd, v.Reason)
-	}
-	return ""
-}
-
-// sandboxedInput returns tool_input with its command wrapped in
-// 'cordon run RUNARGS', every other field kept as it was.
-func sandboxedInput(input json.RawMessage, runArgs []runArg) (json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(input, &fields); err != nil {
-		return nil, fmt.Errorf("tool_input is not an object: %w", err)
-	}
-	var command string
-	if err := json.Unmarshal(fields["command"], &command); err != nil {
-		return nil, fmt.Errorf("tool_input.command is not a string: %w", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find the cordon executable: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	if fields["command"], err = marshalPlain(sandboxCommand(exe, runArgs, command)); err != nil {
-		return nil, err
-	}
-	return marshalPlain(fields)
-}
-
-// marshalPlain is json.Marshal without HTML escaping: the output is read
-// by people (and shells), and > or & are common in commands.
-func marshalPlain(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
-}
-
-// sandboxCommand is the shell command that runs command under cordon. The
-// original goes to the shell as one single-quoted word, so quotes, $,
-// backticks, newlines and heredocs reach the inner shell untouched. The
-// inner shell is bash when the host has it, because Claude Code's Bash tool
-// speaks bash ([[ ]], arrays, brace expansion), and /bin/sh otherwise.
-func sandboxCommand(exe string, runArgs []runArg, command string) string {
-	shell := "/bin/sh"
-	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
-		shell = "/bin/bash"
-	}
-	words := []string{singleQuote(exe), "run", "--no-tty"}
-	for _, a := range runArgs {
-		words = append(words, a.flag, singleQuote(a.value))
-	}
-	words = append(words, "--", shell, "-c", singleQuote(command))
-	return strings.Join(words, " ")
-}
-
-// singleQuote wraps s in single quotes. A quote inside is written as
-// quote, backslash, quote, quote: close, an escaped quote, reopen; it is the
-// one character single quotes cannot hold.
-func singleQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
