@@ -21,6 +21,32 @@ import (
 // localhost, which is what these cases connect to through the proxy).
 const curlProxied = `curl -sS -m 20 --noproxy ''`
 
+// proxyWay is one way a client goes through the proxy: curl's flags for
+// it, and the marker the script prints when the server's body came back.
+type proxyWay struct{ marker, flags string }
+
+var (
+	viaHTTP    = proxyWay{"HTTP", ""}                       // an absolute-URI request
+	viaCONNECT = proxyWay{"CONNECT", " --proxytunnel"}      // a CONNECT tunnel, as for https
+	viaSOCKS   = proxyWay{"SOCKS", ` --proxy "$ALL_PROXY"`} // SOCKS5, the name resolved by the proxy
+	proxyWays  = []proxyWay{viaHTTP, viaCONNECT, viaSOCKS}
+)
+
+// fetch is a script line that fetches http://target/ through the proxy
+// by way w and prints w's marker if the body is $B.
+func fetch(w proxyWay, target string) string {
+	return curlProxied + w.flags + ` "http://` + target + `/" | grep -q "$B" && ok ` + w.marker
+}
+
+// fetchEach is a script fetching target by each of ways, a line each.
+func fetchEach(target string, ways ...proxyWay) string {
+	var b strings.Builder
+	for _, w := range ways {
+		b.WriteString("\n" + fetch(w, target))
+	}
+	return b.String()
+}
+
 // proxyVars are the variables the sandbox's proxy is named by.
 var proxyVars = []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"}
 
@@ -38,39 +64,28 @@ func netCases() []Case {
 		}
 	}
 	needCurl := []string{"curl"}
-	return []Case{
-		{Name: "net-allowed-http", Class: Network, Needs: needCurl,
-			Summary: "an allowed host (a host server named exactly, localhost:PORT) answers a plain HTTP request through the proxy (absolute-URI GET)",
+	var cases []Case
+	for _, a := range []struct {
+		name, summary string
+		way           proxyWay
+	}{
+		{"net-allowed-http", "an allowed host (a host server named exactly, localhost:PORT) answers a plain HTTP request through the proxy (absolute-URI GET)", viaHTTP},
+		{"net-allowed-connect", "an allowed host answers through a CONNECT tunnel (curl --proxytunnel, as for https)", viaCONNECT},
+		{"net-allowed-socks5", "an allowed host answers through the proxy's SOCKS5 side, the name resolved by the proxy (ALL_PROXY=socks5h://)", viaSOCKS},
+	} {
+		cases = append(cases, Case{Name: a.name, Class: Network, Needs: needCurl, Summary: a.summary,
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), curlProxied+` "http://localhost:$P/" | grep -q "$B" && ok HTTP`,
-					"P="+strconv.Itoa(s.Port), "B="+s.Body)
-				served(h, s, o, "HTTP")
-			}},
-		{Name: "net-allowed-connect", Class: Network, Needs: needCurl,
-			Summary: "an allowed host answers through a CONNECT tunnel (curl --proxytunnel, as for https)",
-			Run: func(h *H) {
-				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), curlProxied+` --proxytunnel "http://localhost:$P/" | grep -q "$B" && ok CONNECT`,
-					"P="+strconv.Itoa(s.Port), "B="+s.Body)
-				served(h, s, o, "CONNECT")
-			}},
-		{Name: "net-allowed-socks5", Class: Network, Needs: needCurl,
-			Summary: "an allowed host answers through the proxy's SOCKS5 side, the name resolved by the proxy (ALL_PROXY=socks5h://)",
-			Run: func(h *H) {
-				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), curlProxied+` --proxy "$ALL_PROXY" "http://localhost:$P/" | grep -q "$B" && ok SOCKS`,
-					"P="+strconv.Itoa(s.Port), "B="+s.Body)
-				served(h, s, o, "SOCKS")
-			}},
+				o := h.Sandbox(allow(h, local(s)), fetch(a.way, "localhost:$P"), "P="+strconv.Itoa(s.Port), "B="+s.Body)
+				served(h, s, o, a.way.marker)
+			}})
+	}
+	return append(cases, []Case{
 		{Name: "net-other-port", Class: Network, Needs: needCurl,
 			Summary: "another port of the allowed host is refused, by HTTP, CONNECT and SOCKS5",
 			Run: func(h *H) {
 				s, other := h.NetServer("127.0.0.1:0"), h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), `
-`+curlProxied+` "http://localhost:$Q/" | grep -q "$B" && ok HTTP
-`+curlProxied+` --proxytunnel "http://localhost:$Q/" | grep -q "$B" && ok CONNECT
-`+curlProxied+` --proxy "$ALL_PROXY" "http://localhost:$Q/" | grep -q "$B" && ok SOCKS`,
+				o := h.Sandbox(allow(h, local(s)), fetchEach("localhost:$Q", proxyWays...),
 					"Q="+strconv.Itoa(other.Port), "B="+other.Body)
 				h.Refuse(o, "HTTP", "CONNECT", "SOCKS")
 				h.Untouched(other, 0, o)
@@ -81,9 +96,7 @@ func netCases() []Case {
 				s := h.NetServer("127.0.0.1:0")
 				// other.localhost is the same host server under a name no
 				// pattern allows.
-				o := h.Sandbox(allow(h, local(s)), `
-`+curlProxied+` "http://other.localhost:$P/" | grep -q "$B" && ok HTTP
-`+curlProxied+` --proxytunnel "http://other.localhost:$P/" | grep -q "$B" && ok CONNECT`,
+				o := h.Sandbox(allow(h, local(s)), fetchEach("other.localhost:$P", viaHTTP, viaCONNECT),
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				h.Refuse(o, "HTTP", "CONNECT")
 				h.Untouched(s, 0, o)
@@ -96,10 +109,10 @@ func netCases() []Case {
 			Summary: "the address an allowed name resolves to, asked for as an IP literal, is refused (names are matched as asked, never by address)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), `
-`+curlProxied+` "http://127.0.0.1:$P/" | grep -q "$B" && ok HTTP
-`+curlProxied+` --proxytunnel "http://127.0.0.1:$P/" | grep -q "$B" && ok CONNECT
-`+curlProxied+` --proxy "$(echo "$ALL_PROXY" | sed 's/^socks5h:/socks5:/')" "http://localhost:$P/" | grep -q "$B" && ok SOCKS`,
+				// SOCKS5 with the name resolved inside (socks5:, not
+				// socks5h:) asks the proxy for the address.
+				socksByAddress := proxyWay{"SOCKS", ` --proxy "$(echo "$ALL_PROXY" | sed 's/^socks5h:/socks5:/')"`}
+				o := h.Sandbox(allow(h, local(s)), fetchEach("127.0.0.1:$P", viaHTTP, viaCONNECT)+fetchEach("localhost:$P", socksByAddress),
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				h.Refuse(o, "HTTP", "CONNECT", "SOCKS")
 				h.Untouched(s, 0, o)
@@ -108,10 +121,7 @@ func netCases() []Case {
 			Summary: "a name allowed through a wildcard (*.localhost:PORT) that resolves to an internal address (loopback here; the LAN or 169.254.169.254 elsewhere) is refused",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, "*.localhost:"+strconv.Itoa(s.Port)), `
-`+curlProxied+` "http://app.localhost:$P/" | grep -q "$B" && ok HTTP
-`+curlProxied+` --proxytunnel "http://app.localhost:$P/" | grep -q "$B" && ok CONNECT
-`+curlProxied+` --proxy "$ALL_PROXY" "http://app.localhost:$P/" | grep -q "$B" && ok SOCKS`,
+				o := h.Sandbox(allow(h, "*.localhost:"+strconv.Itoa(s.Port)), fetchEach("app.localhost:$P", proxyWays...),
 					"P="+strconv.Itoa(s.Port), "B="+s.Body)
 				h.Refuse(o, "HTTP", "CONNECT", "SOCKS")
 				h.Untouched(s, 0, o)
@@ -201,7 +211,7 @@ grep -q holding "$W/hold" && ok HOLDING`, "P="+strconv.Itoa(s.Port), "W="+w, "M=
 					h.Errorf("host: processes %v of the sandbox outlived it", pids)
 				}
 			}},
-	}
+	}...)
 }
 
 // processesWith lists the processes whose command line holds s.

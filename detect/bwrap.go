@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // trustedBwrap is where bwrap is looked for, in order. PATH is never
@@ -163,21 +162,10 @@ func bwrapHasBindFD(ctx context.Context, bwrap string) bool {
 func runBwrapProbe(ctx context.Context, f *bwrapFacts) {
 	tctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(tctx, f.Path, probeArgs(f.Path)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 250 * time.Millisecond // after a kill, do not wait on pipes a stray grandchild holds
-	err := cmd.Run()
-	f.Stderr = stderr.String()
-	var ee *exec.ExitError
-	switch {
-	case tctx.Err() != nil:
-		f.TimedOut = true
-	case errors.As(err, &ee):
-		f.ExitCode = ee.ExitCode()
-	case err != nil:
-		f.ExecErr = err.Error()
+	var stdout bytes.Buffer
+	end := runProbe(tctx, &stdout, f.Path, probeArgs(f.Path)...)
+	f.Stderr, f.ExitCode, f.TimedOut, f.ExecErr = end.stderr, end.exitCode, end.timedOut, end.execErr
+	if f.ExecErr != "" {
 		return
 	}
 	f.Version = parseBwrapVersion(stdout.String())

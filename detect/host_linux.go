@@ -1,9 +1,10 @@
 package detect
 
 import (
-	"github.com/cordon-sandbox/cordon/native"
 	"os"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/native"
 )
 
 // kernelID names the running kernel and boot: a new kernel or a reboot

@@ -1,16 +1,12 @@
 package detect
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/cordon-sandbox/cordon/seatbelt"
 )
@@ -71,20 +67,6 @@ func runSeatbeltProbe(ctx context.Context, f *seatbeltFacts) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(tctx, sandboxExec, args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 250 * time.Millisecond
-	err = cmd.Run()
-	f.Stderr = stderr.String()
-	var ee *exec.ExitError
-	switch {
-	case tctx.Err() != nil:
-		f.TimedOut = true
-	case errors.As(err, &ee):
-		f.ExitCode = ee.ExitCode()
-	case err != nil:
-		f.ExecErr = err.Error()
-	}
+	end := runProbe(tctx, nil, sandboxExec, args...)
+	f.Stderr, f.ExitCode, f.TimedOut, f.ExecErr = end.stderr, end.exitCode, end.timedOut, end.execErr
 }

@@ -1,35 +1,5 @@
 package detect
 
-import (
-	"os"
-	"strings"
-	"syscall"
-)
+import "syscall"
 
-// statOwner returns fi's owner uid.
-func statOwner(fi os.FileInfo) (uint32, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Uid, true
-}
-
-// statID returns the inode and change time (ns) of fi; ctime moves on
-// chmod/chown too, so a setuid bit or owner change invalidates the cache.
-func statID(fi os.FileInfo) (ino uint64, ctime int64) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0
-	}
-	return st.Ino, st.Ctimespec.Nano()
-}
-
-// readTrim returns a small file's trimmed contents, "" if unreadable.
-func readTrim(name string) string {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
+func ctimeNano(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }

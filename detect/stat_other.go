@@ -4,7 +4,6 @@ package detect
 
 import (
 	"os"
-	"strings"
 )
 
 // No backend exists on other systems; ownership is unknown, so no path
@@ -12,12 +11,3 @@ import (
 func statOwner(os.FileInfo) (uint32, bool) { return 0, false }
 
 func statID(os.FileInfo) (uint64, int64) { return 0, 0 }
-
-// readTrim returns a small file's trimmed contents, "" if unreadable.
-func readTrim(name string) string {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
