@@ -281,10 +281,18 @@ func (lb *launchBench) timeGoLauncher() error {
 	return lb.timePreStubbed(&lb.launches.goLauncher, lb.viaGo)
 }
 
-// timePreStubbed times argv as rawCmd starts it, the stubs made before
-// and removed after, outside the timing: (b), and (e) through the Go
-// launcher.
+// timePreStubbed times argv: (b), and (e) through the Go launcher.
 func (lb *launchBench) timePreStubbed(s *series, argv []string) error {
+	return lb.preStubbed(argv, func(cmd *exec.Cmd) error {
+		r, err := sample(cmd, lb.env, lb.ws)
+		s.add(r)
+		return err
+	})
+}
+
+// preStubbed runs f on argv as rawCmd starts it, the stubs made before
+// and removed after, outside f.
+func (lb *launchBench) preStubbed(argv []string, f func(*exec.Cmd) error) error {
 	made, err := makeStubs(lb.stubs)
 	if err != nil {
 		return err
@@ -294,9 +302,7 @@ func (lb *launchBench) timePreStubbed(s *series, argv []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := sample(cmd, lb.env, lb.ws)
-	s.add(r)
-	return err
+	return f(cmd)
 }
 
 // timeRawBwrapStubs is (c): raw bwrap in ws-c, its stubs made and removed
@@ -350,16 +356,7 @@ func (lb *launchBench) rss(s *series, cmd *exec.Cmd) error {
 
 // rssPreStubbed is timePreStubbed's peak RSS.
 func (lb *launchBench) rssPreStubbed(s *series, argv []string) error {
-	made, err := makeStubs(lb.stubs)
-	if err != nil {
-		return err
-	}
-	defer removeStubs(made)
-	cmd, err := rawCmd(argv, lb.filter)
-	if err != nil {
-		return err
-	}
-	return lb.rss(s, cmd)
+	return lb.preStubbed(argv, func(cmd *exec.Cmd) error { return lb.rss(s, cmd) })
 }
 
 // report prints the series, the ratios against the targets
