@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/shellquote"
 )
 
 // Rewrite is how a Bash call runs inside cordon's sandbox
@@ -60,17 +62,10 @@ func (rw *Rewrite) command(exe, command string) string {
 	if fi, err := os.Stat("/bin/bash"); err == nil && fi.Mode().IsRegular() {
 		shell = "/bin/bash"
 	}
-	words := []string{SingleQuote(exe), "run", "--no-tty"}
+	words := []string{shellquote.Single(exe), "run", "--no-tty"}
 	for _, a := range rw.RunArgs {
-		words = append(words, a.Flag, SingleQuote(a.Value))
+		words = append(words, a.Flag, shellquote.Single(a.Value))
 	}
-	words = append(words, "--", shell, "-c", SingleQuote(command))
+	words = append(words, "--", shell, "-c", shellquote.Single(command))
 	return strings.Join(words, " ")
-}
-
-// SingleQuote wraps s in single quotes for a POSIX shell. A quote inside
-// is written as quote, backslash, quote, quote: close, an escaped quote,
-// reopen; it is the one character single quotes cannot hold.
-func SingleQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/audit"
-	"github.com/cordon-sandbox/cordon/claudecode"
+	"github.com/cordon-sandbox/cordon/internal/shellquote"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
@@ -455,7 +455,7 @@ func TestHookSandboxBashForReal(t *testing.T) {
 			`printf '%s|%s|%s\n' "a'b" 'c"d$e' "$((1+2)) \$x \\" >> q.txt` + "\n" +
 			`x='single '\''inner'\'' quote'; echo "$x" >> q.txt`
 		direct := t.TempDir()
-		out, err := runIn(direct, "/bin/bash -c "+claudecode.SingleQuote(command))
+		out, err := runIn(direct, "/bin/bash -c "+shellquote.Single(command))
 		require.NoError(t, err, out)
 		out, err = runIn(ws, rewrite(command))
 		require.NoError(t, err, out)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/shellquote"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
@@ -127,14 +128,7 @@ func shellJoin(argv []string) string {
 				b.WriteString("\\\n    ")
 			}
 		}
-		b.WriteString(shellQuote(a))
+		b.WriteString(shellquote.Word(a))
 	}
 	return b.String()
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -22,31 +22,25 @@ import (
 // "bwrap,native" on Linux CI).
 const EnvRequire = "CORDON_REQUIRE_BACKEND"
 
-var (
-	bwrapOnce   sync.Once
-	bwrapResult detect.Result
-)
-
 // RequireBwrap skips t unless a real bwrap probe succeeds on this host
 // (once per test binary, never cached on disk, so a stale verdict cannot
 // hide a broken host). With CORDON_REQUIRE_BACKEND=bwrap it fails instead.
 func RequireBwrap(t testing.TB) detect.Result {
 	t.Helper()
-	bwrapOnce.Do(func() { bwrapResult = detect.Probe(context.Background(), "bwrap") })
-	return require(t, "bwrap", bwrapResult)
+	return require(t, "bwrap", probeBwrap())
 }
-
-var (
-	nativeOnce   sync.Once
-	nativeResult detect.Result
-)
 
 // RequireNative is RequireBwrap for cordon's own Linux backend.
 func RequireNative(t testing.TB) detect.Result {
 	t.Helper()
-	nativeOnce.Do(func() { nativeResult = detect.Probe(context.Background(), "native") })
-	return require(t, "native", nativeResult)
+	return require(t, "native", probeNative())
 }
+
+// The probes, each run once per test binary.
+var (
+	probeBwrap  = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "bwrap") })
+	probeNative = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "native") })
+)
 
 // Required reports whether CORDON_REQUIRE_BACKEND names backend.
 func Required(backend string) bool {
