@@ -256,6 +256,12 @@ func exitStatus(e *env, cmd *launcher.Cmd, err error) int {
 	if st == nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
+	return shellStatus(st)
+}
+
+// shellStatus is st's status as a shell gives it: the exit code, or
+// 128+N when signal N ended the process.
+func shellStatus(st *os.ProcessState) int {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}

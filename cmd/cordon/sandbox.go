@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/launcher"
@@ -38,10 +37,7 @@ func sandboxSpawner(backend string) runner.Spawner {
 		err = cmd.Run()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return 128 + int(ws.Signal()), nil
-			}
-			return ee.ExitCode(), nil
+			return shellStatus(ee.ProcessState), nil
 		}
 		if err != nil {
 			return -1, err
