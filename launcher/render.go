@@ -67,7 +67,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	case BackendBwrap:
 		return renderBwrap(ctx, out, canon, network, np, cmd)
 	case BackendNative:
-		return renderNative(out, canon, network, cmd)
+		return renderNative(out, canon, network, np, cmd)
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, np, cmd)
 	default:
@@ -116,13 +116,21 @@ func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, ne
 
 // renderNative fills out with the native init's mounts, in the order it
 // makes them, and the stubs it needs.
-func renderNative(out *Rendered, canon *policy.Canonical, network bool, cmd []string) (*Rendered, error) {
-	plan, err := bwrap.Render(canon, bwrap.Options{
+func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+	opts := bwrap.Options{
 		Network:   network,
 		EmptyFile: emptyFilePath(),
 		MaskRoot:  maskRootPath(),
 		Stat:      canon.Stat,
-	})
+	}
+	if np != nil {
+		s := bwrap.SocketsProxy()
+		opts.Sockets = &s
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+			Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
+			Enforcement: nativeNetEnforcement}
+	}
+	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +177,12 @@ func versionAtLeast(v string, major, minor int) bool {
 	}
 	return ma > major || (ma == major && mi >= minor)
 }
+
+// nativeNetEnforcement is how the native backend keeps a sandbox to its
+// proxy.
+const nativeNetEnforcement = "the sandbox has its own network namespace, with only loopback, and the seccomp filter refuses Unix sockets; " +
+	"its one way out is cordon's proxy, whose listener on 127.0.0.1:3128 the sandbox's init makes inside that namespace before it confines itself " +
+	"and hands to cordon outside: cordon accepts there, decides each request by the host name asked for, and connects out from the host"
 
 // bwrapNetEnforcement is how bwrap keeps a sandbox to its proxy.
 const bwrapNetEnforcement = "the sandbox has its own network namespace, with only loopback (--unshare-net), and the seccomp filter refuses Unix sockets; " +

@@ -98,7 +98,14 @@ func build(s *Spec) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", oldRoot, err)
 	}
-	defer unix.Close(old)
+	// Closed once: on an error return here, or below before entering the
+	// sandbox (a second close could hit a descriptor opened since).
+	oldOpen := true
+	defer func() {
+		if oldOpen {
+			unix.Close(old)
+		}
+	}()
 
 	// The host's whole tree, as the model says of "/".
 	var rootAttr uint64 = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
@@ -119,6 +126,7 @@ func build(s *Spec) error {
 
 	// Leave the host's tree behind, then the scratch root.
 	unix.Close(old)
+	oldOpen = false
 	if err := enterSandbox(s, cwd); err != nil {
 		return err
 	}

@@ -116,6 +116,17 @@ func TestProfileNetwork(t *testing.T) {
 	require.Equal(t, []string{"__cordon-net-exec", "FD", "3128", "npm", "ci"}, r.Argv[len(r.Argv)-5:])
 	require.Contains(t, r.Seccomp, "sockets (network proxy) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only")
 
+	// The native backend's profile says the same of the proxy and shows
+	// the filter its launch installs.
+	r.Network.Enforcement, r.Seccomp = "", ""
+	code, out, stderr = runCLI(t, "", "profile", "--backend", "native", "--json", "--allow-domain", "example.com")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, []string{"example.com"}, r.Network.AllowDomains)
+	require.Equal(t, "http://127.0.0.1:3128", r.Network.Proxy)
+	require.Contains(t, r.Network.Enforcement, "init makes inside that namespace")
+	require.Contains(t, r.Seccomp, "sockets (network proxy) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only")
+
 	code, out, _ = runCLI(t, "", "profile", "--backend", "seatbelt", "--json", "--allow-domain", "example.com")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, `(allow network-outbound (remote tcp \"localhost:3128\"))`)
