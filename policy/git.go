@@ -183,12 +183,18 @@ func (g *gitGuard) follow(pointer, target, top string) {
 
 // workTree protects the git metadata of work tree dir (root or a nested
 // repository): its .git, whatever it is, and what it leads to.
-func (g *gitGuard) workTree(dir string) {
+func (g *gitGuard) workTree(dir string) { g.workTreeHas(dir, 0) }
+
+// workTreeHas is workTree with what the scan knows of dir's entries
+// (gitPlace.Has).
+func (g *gitGuard) workTreeHas(dir string, h uint16) {
 	if g.done["worktree:"+dir] {
 		return
 	}
 	g.done["worktree:"+dir] = true
-	defer g.submodules(dir)
+	if has(h, dir, ".gitmodules") {
+		defer g.submodules(dir)
+	}
 	dotgit := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(dotgit)
 	switch {
@@ -241,8 +247,8 @@ func (g *gitGuard) workTree(dir string) {
 	// where they exist (a mount point for a missing one would be an empty
 	// directory that confuses the tool inside the sandbox).
 	for _, n := range HookConfigNames {
-		if p := filepath.Join(dir, n); exists(p) {
-			g.roots = append(g.roots, p)
+		if has(h, dir, n) {
+			g.roots = append(g.roots, filepath.Join(dir, n))
 		}
 	}
 }

@@ -5,9 +5,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
@@ -195,16 +199,7 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	g := &gitGuard{root: root, writes: opt.GitWrites, done: map[string]bool{}}
 	g.workTree(root)
 	places, cut := cachedScan(root, opt.ScanCache)
-	for _, pl := range places {
-		if pl.Gitdir {
-			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
-				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
-			}
-			g.gitdir(pl.Path, "")
-		} else {
-			g.workTree(pl.Path)
-		}
-	}
+	g.places(places)
 	if cut {
 		kept := "every repository an earlier scan found is still protected"
 		if opt.ScanCache == "" {
@@ -218,6 +213,65 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	q.Protect(g.roots...)
 	q.notes = append(q.notes, g.notes...)
 	return q, nil
+}
+
+// guardWorkers is how many goroutines guard the repositories a scan
+// found; guardChunk is the fewest repositories worth a goroutine.
+var (
+	guardWorkers = min(runtime.GOMAXPROCS(0), 8)
+	guardChunk   = 64
+)
+
+// places guards the repositories the scan found. The work is a few dozen
+// system calls per repository, so a workspace of hundreds is guarded by
+// several goroutines, each with a guard of its own over a share of them,
+// whose roots and notes are then taken in the order of the places (a
+// root reached by two guards, through two pointers, is named twice,
+// which canonicalization takes as once; a note is kept once).
+func (g *gitGuard) places(places []gitPlace) {
+	one := func(g *gitGuard, pl gitPlace) {
+		if pl.Gitdir {
+			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
+				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
+			}
+			g.gitdir(pl.Path, "")
+		} else {
+			g.workTreeHas(pl.Path, pl.Has)
+		}
+	}
+	n := min(guardWorkers, len(places)/guardChunk)
+	if n < 2 {
+		for _, pl := range places {
+			one(g, pl)
+		}
+		return
+	}
+	parts := make([]*gitGuard, n)
+	var wg sync.WaitGroup
+	for i := range parts {
+		w := &gitGuard{root: g.root, writes: g.writes, done: maps.Clone(g.done)}
+		parts[i] = w
+		lo, hi := i*len(places)/n, (i+1)*len(places)/n
+		wg.Go(func() {
+			for _, pl := range places[lo:hi] {
+				one(w, pl)
+			}
+		})
+	}
+	wg.Wait()
+	noted := map[string]bool{}
+	for _, w := range parts {
+		g.roots = append(g.roots, w.roots...)
+		for _, n := range w.notes {
+			if !noted[n] {
+				noted[n] = true
+				g.notes = append(g.notes, n)
+			}
+		}
+		if g.refuse == nil {
+			g.refuse = w.refuse
+		}
+	}
 }
 
 // noLinks refuses protected paths that are symlinks. Canonicalizing would
@@ -248,6 +302,9 @@ func PrivateTmpDir(workspace string) string {
 type gitPlace struct {
 	Path   string `json:"path"`
 	Gitdir bool   `json:"gitdir,omitempty"`
+	// Has is what the scan knows of a work tree's entries (dirRecord.Has,
+	// with hasKnown), 0 when nothing is known.
+	Has uint16 `json:"has,omitempty"`
 }
 
 // scanGit finds the git repositories below root (not root itself) by a
@@ -286,7 +343,7 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 			dirs = append(dirs, rec)
 			switch rec.Shape {
 			case shapeWorkTree:
-				places = append(places, gitPlace{Path: dir})
+				places = append(places, gitPlace{Path: dir, Has: rec.Has | hasKnown})
 			case shapeGitdir:
 				places = append(places, gitPlace{Path: dir, Gitdir: true})
 			}
@@ -326,6 +383,11 @@ func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 			if pl.Gitdir {
 				rec.Shape = shapeGitdir
 				return rec
+			}
+			for _, d := range ents {
+				if i := slices.Index(workTreeNames, d.name); i >= 0 {
+					rec.Has |= 1 << i
+				}
 			}
 		}
 	}
@@ -381,6 +443,28 @@ type dirRecord struct {
 	stamp
 	Shape   int8     `json:"shape,omitempty"`
 	Subdirs []string `json:"sub,omitempty"`
+	// Has: of a work tree, which of the names the git guard looks for
+	// it holds (workTreeNames), so the guard need not look again.
+	Has uint16 `json:"has,omitempty"`
+}
+
+// workTreeNames are the entries of a work tree the git guard asks about
+// (bit i of dirRecord.Has and gitPlace.Has: workTreeNames[i] is there).
+// hasKnown marks a gitPlace.Has that answers: one read by this scan or
+// unchanged since the scan that read it.
+var workTreeNames = append([]string{".gitmodules"}, HookConfigNames...)
+
+const hasKnown = 1 << 15
+
+// has answers whether work tree entry name is there, from the scan's
+// knowledge when h has it, else by looking.
+func has(h uint16, dir, name string) bool {
+	if h&hasKnown != 0 {
+		if i := slices.Index(workTreeNames, name); i >= 0 {
+			return h&(1<<i) != 0
+		}
+	}
+	return exists(filepath.Join(dir, name))
 }
 
 // Shapes of a directory (dirRecord.Shape; 0: neither).

@@ -37,7 +37,7 @@ import (
 var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means does.
-const scanVersion = 3
+const scanVersion = 4
 
 type scanRecord struct {
 	V      int        `json:"v"`
@@ -91,16 +91,22 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 // keepKnown adds to found the places of an earlier scan that are still
 // repositories.
 func keepKnown(found, known []gitPlace, root string) []gitPlace {
-	have := map[gitPlace]bool{}
+	type key struct {
+		path   string
+		gitdir bool
+	}
+	have := map[key]bool{}
 	for _, p := range found {
-		have[p] = true
+		have[key{p.Path, p.Gitdir}] = true
 	}
 	for _, p := range known {
-		if have[p] || p.Path == root || !within(p.Path, root) {
+		k := key{p.Path, p.Gitdir}
+		if have[k] || p.Path == root || !within(p.Path, root) {
 			continue
 		}
+		p.Has = 0 // what it held then is not known now
 		if p.Gitdir && isGitdir(p.Path) || !p.Gitdir && exists(filepath.Join(p.Path, ".git")) {
-			have[p] = true
+			have[k] = true
 			found = append(found, p)
 		}
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -195,4 +196,48 @@ func TestScanCutShortMakesProgress(t *testing.T) {
 	ents, _ := os.ReadDir(cache)
 	_, current := loadScan(filepath.Join(cache, ents[0].Name()), ws)
 	require.True(t, current)
+}
+
+// The git guard answers from the scan what a work tree holds (its
+// .gitmodules and hook configurations) and guards many repositories in
+// parallel; the roots it derives are the same as looking each up, cold,
+// warm and after a change.
+func TestGuardAnswersFromTheScan(t *testing.T) {
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 0
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	repo := func(i int) string { return filepath.Join(ws, "p"+strconv.Itoa(i/50), "r"+strconv.Itoa(i)) }
+	for i := range 150 {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo(i), ".git"), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo(3), ".pre-commit-config.yaml"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo(140), ".gitmodules"), []byte("[submodule \"s\"]\n\tpath = sub\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo(140), "sub", ".git"), 0o755))
+
+	derived := func(cache string, workers int) []string {
+		defer func(n int) { guardWorkers = n }(guardWorkers)
+		guardWorkers = workers
+		p, err := Workspace(ws, WorkspaceOptions{ScanCache: cache})
+		require.NoError(t, err)
+		d := slices.Clone(p.derived)
+		slices.Sort(d)
+		return slices.Compact(d)
+	}
+	want := derived("", 1) // no record, one guard: every name looked up
+	require.Contains(t, want, filepath.Join(repo(3), ".pre-commit-config.yaml"))
+	require.Contains(t, want, filepath.Join(repo(140), "sub", ".git"))
+	require.NotContains(t, want, filepath.Join(repo(4), ".pre-commit-config.yaml"))
+	require.Equal(t, want, derived("", 2), "guarded in parallel")
+	require.Equal(t, want, derived(cache, 2), "cold record")
+	require.Equal(t, want, derived(cache, 2), "warm record")
+
+	// A hook configuration added since: its directory's stamp moved, so
+	// the scan reads it again and the guard protects the new file.
+	husky := filepath.Join(repo(50), ".husky")
+	require.NoError(t, os.Mkdir(husky, 0o755))
+	got := derived(cache, 2)
+	require.Contains(t, got, husky)
+	require.Equal(t, derived("", 1), got)
 }
