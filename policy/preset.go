@@ -385,7 +385,9 @@ func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 				return rec
 			}
 			for _, d := range ents {
-				if i := slices.Index(workTreeNames, d.name); i >= 0 {
+				// A directory named .gitmodules (a mount stub of cordon's)
+				// names no submodule: there is nothing to read.
+				if i := slices.Index(workTreeNames, d.name); i >= 0 && (i > 0 || !d.typ.IsDir()) {
 					rec.Has |= 1 << i
 				}
 			}
