@@ -58,8 +58,11 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	}
 	if backend == "" || backend == BackendAuto {
 		backend = BackendBwrap
-		if runtime.GOOS == "darwin" {
+		switch {
+		case runtime.GOOS == "darwin":
 			backend = BackendSeatbelt
+		case np != nil && nativeFor(ctx).Usable:
+			backend = BackendNative // as Start chooses (sandboxCmd)
 		}
 	}
 	out := &Rendered{Policy: canon.Policy(), Backend: backend}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
@@ -97,9 +99,10 @@ func TestRunNetworkAllowlist(t *testing.T) {
 
 func TestProfileNetwork(t *testing.T) {
 	testenv.RequireBwrap(t)
-	code, out, stderr := runCLI(t, "", "profile", "--json", "--allow-domain", "@npm", "--deny-domain", "bad.example", "--", "npm", "ci")
+	code, out, stderr := runCLI(t, "", "profile", "--backend", "bwrap", "--json", "--allow-domain", "@npm", "--deny-domain", "bad.example", "--", "npm", "ci")
 	require.Equal(t, 0, code, stderr)
 	var r struct {
+		Backend string
 		Argv    []string
 		Seccomp string
 		Network struct {
@@ -126,6 +129,18 @@ func TestProfileNetwork(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:3128", r.Network.Proxy)
 	require.Contains(t, r.Network.Enforcement, "init makes inside that namespace")
 	require.Contains(t, r.Seccomp, "sockets (network proxy) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only")
+
+	// Asked for auto, a launch with an allowlist takes the native backend
+	// where it is usable (no helper to start inside), bwrap elsewhere.
+	r.Backend = ""
+	code, out, stderr = runCLI(t, "", "profile", "--json", "--allow-domain", "example.com")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	if detect.Detect(context.Background(), "native").Usable {
+		require.Equal(t, "native", r.Backend)
+	} else {
+		require.Equal(t, "bwrap", r.Backend)
+	}
 
 	code, out, _ = runCLI(t, "", "profile", "--backend", "seatbelt", "--json", "--allow-domain", "example.com")
 	require.Equal(t, 0, code)
