@@ -17,7 +17,9 @@
 //	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
 //	    floor any Go launcher pays, exec plus Go runtime start
 //	(p) (a) with a network allowlist (--allow-domain example.com): cordon
-//	    stays to run the proxy, and a helper inside hands it the listener
+//	    stays to run the proxy, and auto takes the native backend, whose
+//	    init makes the listener
+//	(pb) (p) with --backend bwrap: a helper inside hands over the listener
 //
 // With -net (the default) it then downloads -net-mib MiB over HTTP from a
 // server on the host's loopback with curl, straight from the host and
