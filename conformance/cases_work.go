@@ -41,6 +41,19 @@ EOT
 )" = here ] && ok HEREDOC`)
 				h.Expect(o, "PIPE", "DEVNULL_W", "DEVNULL_R", "URANDOM", "ZERO", "SHM", "HEREDOC")
 			}},
+		{Name: "work-others-repository", Class: Work, Summary: "a workspace holding a repository of another user (root's, no .gitmodules) launches; the sandbox cannot create that repository's .gitmodules",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("ws/theirs/.git")
+				h.KeepOwner("ws/theirs")
+				h.KeepOwner("ws/theirs/.git")
+				o := h.Sandbox(p, `ok RAN; echo '[submodule "x"]' > theirs/.gitmodules 2>/dev/null && ok WROTE_GITMODULES; true`)
+				h.Expect(o, "RAN")
+				if Marked(o, "WROTE_GITMODULES") {
+					h.Errorf("the sandbox created theirs/.gitmodules:\n%s", o)
+				}
+				h.Absent("ws/theirs/.gitmodules")
+			}},
 		{Name: "work-git", Class: Work, Needs: []string{"git"}, Summary: "git status, diff, log and show in the workspace; add and commit are refused by default, saying why",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -112,6 +112,9 @@ func (c *Canonical) derive(derived []string, r resolver) {
 			continue
 		}
 		seen[cp] = true
+		if exists, _ := c.Stat(cp); !exists && closedToUser(cp) {
+			continue
+		}
 		if c.Access(cp, Write) || testhook.DerivedUnchecked {
 			add = append(add, cp)
 			continue

@@ -1,0 +1,34 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// closedToUser reports whether the missing path p is out of this user's
+// reach: its nearest existing ancestor belongs to another user and does
+// not let this one write. A sandbox runs as this user and cannot create p
+// there either, nor make that directory writable (only its owner can
+// chmod it), so a derived root at p restricts nothing, while its mount
+// point would be a directory this user cannot make: the launch would
+// fail (a workspace holding another user's repository, /tmp with
+// someone else's clone in it). For root nothing is out of reach.
+func closedToUser(p string) bool {
+	uid := os.Getuid()
+	if uid == 0 {
+		return false
+	}
+	for a := filepath.Dir(p); ; a = filepath.Dir(a) {
+		fi, err := os.Lstat(a)
+		if err == nil {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			return ok && fi.IsDir() && int(st.Uid) != uid && unix.Access(a, unix.W_OK) != nil
+		}
+		if a == "/" {
+			return false
+		}
+	}
+}
