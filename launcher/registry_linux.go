@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/internal/safefs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,6 +32,10 @@ type registry struct {
 	mine map[string]stubRecord // stubs this launch holds
 	// reaped: a reaper runs and will remove this launch's stubs after it.
 	reaped bool
+	// roots are the stubs' roots acquire opened, each once for all the
+	// stubs beneath it (a workspace of many repositories has a stub in
+	// each); closed when acquire returns.
+	roots map[string]*safefs.Root
 }
 
 // holderFile is what one holder file holds.

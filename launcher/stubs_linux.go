@@ -103,10 +103,15 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 	// that fails removes what it made through them, also when a parent
 	// has been swapped for a link since (then no path leads there).
 	made := map[string]madeStub{}
+	r.roots = map[string]*safefs.Root{}
 	defer func() {
 		for _, m := range made {
 			m.parent.Close()
 		}
+		for _, root := range r.roots {
+			root.Close()
+		}
+		r.roots = nil
 	}()
 	fail := func(err error) error {
 		r.undo(made)
@@ -121,7 +126,7 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
 			if rec, ok := r.held(p); ok {
-				if stubIntact(rec) {
+				if r.intact(rec) {
 					r.mine[p] = rec
 					continue
 				}
@@ -187,13 +192,13 @@ func (r *registry) undo(made map[string]madeStub) {
 // them), without looking at anything else.
 func (r *registry) adopt(p string) bool {
 	rec, ok := r.held(p)
-	if !ok || !stubIntact(rec) {
+	if !ok || !r.intact(rec) {
 		return false
 	}
 	r.mine[p] = rec
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
 		rec, ok := r.held(q)
-		if !ok || !stubIntact(rec) {
+		if !ok || !r.intact(rec) {
 			break
 		}
 		r.mine[q] = rec
@@ -293,18 +298,27 @@ func stubRoot(p string, writable []string) string {
 
 // beneath opens s's root and returns s's path relative to it.
 func beneath(root, p string) (*safefs.Root, string, error) {
-	if root == "" {
-		root = "/"
-	}
-	rel := strings.TrimPrefix(p, strings.TrimSuffix(root, "/")+"/")
-	if rel == p || rel == "" {
-		return nil, "", fmt.Errorf("mount stub %s: not beneath %s", p, root)
+	root, rel, err := relBeneath(root, p)
+	if err != nil {
+		return nil, "", err
 	}
 	r, err := safefs.OpenRoot(root)
 	if err != nil {
 		return nil, "", err
 	}
 	return r, rel, nil
+}
+
+// relBeneath is root ("" meaning "/") and p relative to it.
+func relBeneath(root, p string) (string, string, error) {
+	if root == "" {
+		root = "/"
+	}
+	rel := strings.TrimPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	if rel == p || rel == "" {
+		return "", "", fmt.Errorf("mount stub %s: not beneath %s", p, root)
+	}
+	return root, rel, nil
 }
 
 // createStub makes an empty directory (or file) at p, in its parent
@@ -377,6 +391,26 @@ func isStub(s stubRecord, in safefs.Info) bool {
 		return false
 	}
 	return (s.Dir && in.IsDir()) || (!s.Dir && in.Mode.IsRegular() && in.Size == 0)
+}
+
+// intact is stubIntact with the stub's root opened once per acquire.
+func (r *registry) intact(s stubRecord) bool {
+	if testhook.StubsByPath || r.roots == nil {
+		return stubIntact(s)
+	}
+	root, rel, err := relBeneath(s.Root, s.Path)
+	if err != nil {
+		return false
+	}
+	rt, ok := r.roots[root]
+	if !ok {
+		if rt, err = safefs.OpenRoot(root); err != nil {
+			return false
+		}
+		r.roots[root] = rt
+	}
+	in, err := rt.Lstat(rel)
+	return err == nil && isStub(s, in)
 }
 
 // stubIntact reports whether the stub is still what cordon made, looked
