@@ -4,12 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -50,29 +48,6 @@ var (
 		".npmrc", ".pypirc",
 	}
 )
-
-// Bounds of the scan for git repositories in a writable root: deep enough
-// for vendored trees (third_party/a/b/c/lib), small enough that a launch
-// never walks a whole home directory. Directories that hold installed
-// packages, never a repository the user commits in, are not entered.
-// Files cost no directory read, so a directory of many files cannot use
-// up the budget; scanEntries bounds the time spent listing them, and
-// scanReuse the stats spent on directories an earlier scan read and that
-// have not changed since (see scancache.go), which are not read again. A
-// scan cut short keeps every repository seen before, and what it read:
-// the next one goes further.
-const scanDepth = 10
-
-var (
-	scanDirs    = 50000
-	scanEntries = 1000000
-	scanReuse   = 200000
-)
-
-var scanSkip = map[string]bool{
-	"node_modules": true, ".venv": true, "venv": true, "__pycache__": true,
-	".tox": true, ".mypy_cache": true, ".pytest_cache": true, ".cache": true,
-}
 
 // WorkspaceOptions tune the workspace preset.
 type WorkspaceOptions struct {
@@ -296,184 +271,6 @@ func PrivateTmpDir(workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
 	return filepath.Join(state.Path(), state.Tmp, hex.EncodeToString(sum[:6]))
 }
-
-// gitPlace is a git repository the scan found: a work tree (a directory
-// with a .git entry) or a directory shaped like a git directory.
-type gitPlace struct {
-	Path   string `json:"path"`
-	Gitdir bool   `json:"gitdir,omitempty"`
-	// Has is what the scan knows of a work tree's entries (dirRecord.Has,
-	// with hasKnown), 0 when nothing is known.
-	Has uint16 `json:"has,omitempty"`
-}
-
-// scanGit finds the git repositories below root (not root itself) by a
-// bounded breadth-first walk that never follows symlinks: work trees, and
-// directories git's discovery would take for a git directory (a bare
-// repository, a separate or planted gitdir), which it does not enter. A
-// directory in prior whose stamp still matches is not read again: what it
-// held then is what it holds now (see scancache.go), so only a stat is
-// spent on it. It returns the repositories, what it learnt of each
-// directory it reached, and whether a bound cut it short.
-func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs []dirRecord, cut bool) {
-	level := []string{root}
-	read, entries, reused := 0, 0, 0
-	buf := make([]byte, 32<<10)
-	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
-		var next []string
-		for _, dir := range level {
-			if read >= scanDirs || entries >= scanEntries || reused >= scanReuse {
-				return places, dirs, true
-			}
-			rec, ok := unchanged(dir, prior)
-			if ok {
-				reused++
-			} else {
-				read++
-				if scanRead != nil {
-					scanRead(dir)
-				}
-				ents, id, err := readDir(dir, buf)
-				if err != nil {
-					continue
-				}
-				entries += len(ents)
-				rec = describe(dir, id, ents, dir == root)
-			}
-			dirs = append(dirs, rec)
-			switch rec.Shape {
-			case shapeWorkTree:
-				places = append(places, gitPlace{Path: dir, Has: rec.Has | hasKnown})
-			case shapeGitdir:
-				places = append(places, gitPlace{Path: dir, Gitdir: true})
-			}
-			for _, n := range rec.Subdirs {
-				next = append(next, dir+"/"+n)
-			}
-		}
-		level = next
-	}
-	return places, dirs, false
-}
-
-// scanRead, when set (by tests), is told of each directory scanGit reads.
-var scanRead func(dir string)
-
-// unchanged returns prior's record of dir when dir is still the directory
-// it describes, with the same stamp.
-func unchanged(dir string, prior map[string]dirRecord) (dirRecord, bool) {
-	rec, ok := prior[dir]
-	if !ok {
-		return dirRecord{}, false
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || stampOf(fi) != rec.stamp {
-		return dirRecord{}, false
-	}
-	return rec, true
-}
-
-// describe is what the scan needs of a directory it read: its shape (none
-// for the root) and the subdirectories to enter (none in a git directory).
-func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
-	rec := dirRecord{Path: dir, stamp: id}
-	if !isRoot {
-		if pl, ok := shape(dir, ents); ok {
-			rec.Shape = shapeWorkTree
-			if pl.Gitdir {
-				rec.Shape = shapeGitdir
-				return rec
-			}
-			for _, d := range ents {
-				// A directory named .gitmodules (a mount stub of cordon's)
-				// names no submodule: there is nothing to read.
-				if i := slices.Index(workTreeNames, d.name); i >= 0 && (i > 0 || !d.typ.IsDir()) {
-					rec.Has |= 1 << i
-				}
-			}
-		}
-	}
-	for _, d := range ents {
-		if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] {
-			rec.Subdirs = append(rec.Subdirs, d.name)
-		}
-	}
-	return rec
-}
-
-// shape tells from its entries whether dir is a work tree or a git
-// directory.
-func shape(dir string, ents []dirent) (gitPlace, bool) {
-	var head, objects, refs, commondir bool
-	for _, d := range ents {
-		switch d.name {
-		case ".git":
-			return gitPlace{Path: dir}, true
-		case "HEAD":
-			head = !d.typ.IsDir()
-		case "objects":
-			objects = d.typ.IsDir()
-		case "refs":
-			refs = d.typ.IsDir()
-		case "commondir":
-			commondir = true
-		}
-	}
-	if head && (objects && refs || commondir) {
-		return gitPlace{Path: dir, Gitdir: true}, true
-	}
-	return gitPlace{}, false
-}
-
-// dirent is one directory entry: its name and its type bits.
-type dirent struct {
-	name string
-	typ  fs.FileMode
-}
-
-// stamp identifies a directory's state: any entry added, removed or
-// renamed in it moves its ctime, which, unlike mtime, no process can set.
-type stamp struct {
-	Ino   uint64 `json:"ino"`
-	Ctime int64  `json:"ctime"`
-}
-
-// dirRecord is a directory the scan reached: its stamp when it was read,
-// its shape and the subdirectories the scan enters.
-type dirRecord struct {
-	Path string `json:"path"`
-	stamp
-	Shape   int8     `json:"shape,omitempty"`
-	Subdirs []string `json:"sub,omitempty"`
-	// Has: of a work tree, which of the names the git guard looks for
-	// it holds (workTreeNames), so the guard need not look again.
-	Has uint16 `json:"has,omitempty"`
-}
-
-// workTreeNames are the entries of a work tree the git guard asks about
-// (bit i of dirRecord.Has and gitPlace.Has: workTreeNames[i] is there).
-// hasKnown marks a gitPlace.Has that answers: one read by this scan or
-// unchanged since the scan that read it.
-var workTreeNames = append([]string{".gitmodules"}, HookConfigNames...)
-
-const hasKnown = 1 << 15
-
-// has answers whether work tree entry name is there, from the scan's
-// knowledge when h has it, else by looking.
-func has(h uint16, dir, name string) bool {
-	if h&hasKnown != 0 {
-		if i := slices.Index(workTreeNames, name); i >= 0 {
-			return h&(1<<i) != 0
-		}
-	}
-	return exists(filepath.Join(dir, name))
-}
-
-// Shapes of a directory (dirRecord.Shape; 0: neither).
-const (
-	shapeWorkTree = 1 // holds a .git entry
-	shapeGitdir   = 2 // is shaped like a git directory; not entered
-)
 
 // credentials lists the credential stores under home to deny: those that
 // exist, and those a sandbox could create because a writable root contains
