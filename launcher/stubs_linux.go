@@ -122,7 +122,7 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 		if r.adopt(s.Path) {
 			continue
 		}
-		chain := append(r.missingParents(s.Path, seen), s.Path)
+		chain := append(r.missingParents(s.Path, seen, writable), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
 			if rec, ok := r.held(p); ok {
@@ -263,15 +263,19 @@ func removeStubs(stubs map[string]stubRecord) (busy map[string]bool) {
 
 // missingParents lists the ancestors of p that do not exist, or that exist
 // only as stubs in the registry, shallow to deep. seen remembers the
-// directories found to exist.
-func (r *registry) missingParents(p string, seen map[string]bool) []string {
+// directories found to exist. Each is looked at as createStub will make it,
+// beneath the deepest writable root above it without following a link:
+// by path, a parent swapped for a link would show what the link points at
+// (ws/d/x through a link ws/d -> ~/y is ~/y/x), which createStub would then
+// not find.
+func (r *registry) missingParents(p string, seen map[string]bool, writable []string) []string {
 	var out []string
 	for q := filepath.Dir(p); q != "/"; q = filepath.Dir(q) {
 		if _, stub := r.held(q); !stub {
 			if seen[q] {
 				break
 			}
-			if _, err := os.Lstat(q); err == nil {
+			if existsBeneath(q, writable) {
 				seen[q] = true
 				break
 			}
@@ -280,6 +284,27 @@ func (r *registry) missingParents(p string, seen map[string]bool) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// existsBeneath reports whether q exists (a link counts, not followed),
+// looked at beneath the deepest writable root above it. A link on the way
+// counts as missing: createStub meets it and fails the launch.
+func existsBeneath(q string, writable []string) bool {
+	if testhook.StubsByPath {
+		_, err := os.Lstat(q)
+		return err == nil
+	}
+	root := stubRoot(q, writable)
+	if q == root {
+		return true
+	}
+	rt, rel, err := beneath(root, q)
+	if err != nil {
+		return false
+	}
+	defer rt.Close()
+	_, err = rt.Lstat(rel)
+	return err == nil
 }
 
 // stubRoot is the deepest of the writable roots that lies above p, else

@@ -91,3 +91,30 @@ func TestUnescapeMount(t *testing.T) {
 	require.Equal(t, "/plain", unescapeMount("/plain"))
 	require.Equal(t, `/odd\04`, unescapeMount(`/odd\04`))
 }
+
+// TestMissingParentsNotThroughALink: with ws/d a link to outside, where x
+// exists, ws/d/x is no parent that exists: the chain starts there, and
+// making it meets the link (by path, x passed for existing and the chain
+// began at ws/d/x/a, whose parent createStub then did not find).
+func TestMissingParentsNotThroughALink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(outside, "x"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "d")))
+	r := &registry{}
+	chain := r.missingParents(filepath.Join(ws, "d/x/a/b/c"), map[string]bool{}, []string{ws})
+	require.Equal(t, []string{filepath.Join(ws, "d/x"), filepath.Join(ws, "d/x/a"), filepath.Join(ws, "d/x/a/b")}, chain)
+	_, _, err = createStub(ws, chain[0], true)
+	require.ErrorIs(t, err, safefs.ErrSymlink)
+
+	// Without the link, the existing directory ends the chain.
+	require.NoError(t, os.Remove(filepath.Join(ws, "d")))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "d/x"), 0o755))
+	chain = r.missingParents(filepath.Join(ws, "d/x/a/b/c"), map[string]bool{}, []string{ws})
+	require.Equal(t, []string{filepath.Join(ws, "d/x/a"), filepath.Join(ws, "d/x/a/b")}, chain)
+	// Outside every writable root, from "/".
+	chain = r.missingParents(filepath.Join(outside, "x/a/b"), map[string]bool{}, []string{ws})
+	require.Equal(t, []string{filepath.Join(outside, "x/a")}, chain)
+}

@@ -78,12 +78,34 @@ func fileID(fi fs.FileInfo) FileID {
 	return FileID{}
 }
 
+// errSwapped is the cause of an error for a path whose parent, found free
+// of links a moment earlier, has a symbolic link on its way now.
+var errSwapped = errors.New("a directory on its way is now a symbolic link, swapped in while the policy was being resolved; refusing rather than looking through it")
+
+// lookupHook, when set (by tests), runs after each lookup resolveVia makes:
+// where a test swaps a directory for a link between two lookups.
+var lookupHook func(p string)
+
 func (r resolver) lookup(p string) (linkInfo, error) {
 	if r != nil {
 		if li, ok := r[p]; ok {
 			return li, nil
 		}
 	}
+	li, err := lookupEntry(p)
+	if err != nil {
+		return li, err
+	}
+	if r != nil {
+		r[p] = li
+	}
+	return li, nil
+}
+
+// lookupByPath is lookupEntry by path: os.Lstat follows a link in p's
+// parent, so it serves only where the parent cannot be opened without
+// following one (no openat2, macOS).
+func lookupByPath(p string) (linkInfo, error) {
 	var li linkInfo
 	fi, err := os.Lstat(p)
 	switch {
@@ -101,9 +123,6 @@ func (r resolver) lookup(p string) (linkInfo, error) {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 	default:
 		return li, fmt.Errorf("lstat %s: %w", p, err)
-	}
-	if r != nil {
-		r[p] = li
 	}
 	return li, nil
 }
@@ -144,6 +163,9 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 		li, err := r.lookup(next)
 		if err != nil {
 			return "", nil, fmt.Errorf("resolve %q: %w", orig, err)
+		}
+		if lookupHook != nil {
+			lookupHook(next)
 		}
 		if !li.exists {
 			missing = true
