@@ -137,34 +137,27 @@ func (c *Cmd) checkBackend() (string, error) {
 }
 
 // sandboxCmd builds the process of the backend detection chose; asked
-// for auto, a launch with a network allowlist, or a policy past bwrap's
-// argument limit, goes to the native backend instead when it is usable.
+// for auto on Linux, that is the native backend where it is usable, else
+// bwrap.
 func (c *Cmd) sandboxCmd(ctx context.Context, asked string, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
-		if asked == BackendAuto && c.NetPolicy != nil {
-			// The native init makes the proxy's listener itself; under
-			// bwrap that takes one more start of this program inside the
-			// sandbox before the command (BENCHMARKS.md: +2.5 ms against
-			// +17.5 ms a launch).
+		if asked == BackendAuto {
+			// Auto prefers the native backend where it is usable: bwrap
+			// resolves its bind sources following links before it builds
+			// the sandbox, so a concurrent sandbox that swaps a pinned
+			// directory for a link at that moment gets the link's target
+			// mounted writable (conformance/FINDINGS.md F8), while the
+			// native init opens every source and mount point without
+			// following one. It also makes the network proxy's listener
+			// itself (under bwrap one more start of this program inside),
+			// and has no argument limit.
 			if nres := nativeFor(ctx); nres.Usable {
 				c.Detected = nres
 				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
 			}
 		}
-		inner, release, err := c.bwrapCmd(ctx, canon, res, env, reg)
-		if errors.Is(err, errTooManyArgs) && asked == BackendAuto {
-			// Past bwrap's argument limit (a workspace of ~1,000
-			// repositories), auto takes the native backend, which has
-			// none, when it is usable here. What bwrapCmd began (the
-			// proxy's socket pair) is undone first.
-			if nres := nativeFor(ctx); nres.Usable {
-				c.stopNet()
-				c.Detected = nres
-				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
-			}
-		}
-		return inner, release, err
+		return c.bwrapCmd(ctx, canon, res, env, reg)
 	case BackendNative:
 		return c.nativeCmd(ctx, canon, res, env, reg)
 	case BackendSeatbelt:

@@ -61,7 +61,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		switch {
 		case runtime.GOOS == "darwin":
 			backend = BackendSeatbelt
-		case np != nil && nativeFor(ctx).Usable:
+		case nativeFor(ctx).Usable:
 			backend = BackendNative // as Start chooses (sandboxCmd)
 		}
 	}

@@ -55,6 +55,7 @@ func TestTtyHelperDenied(t *testing.T) {
 	require.NoError(t, err)
 	p.DeniedRoots = append(p.DeniedRoots, exe)
 	cmd := Command(p, "sh", "-c", `test -t 0 && echo TTY; (exec 3</dev/tty) && echo DEVTTY; true`)
+	cmd.Backend = BackendBwrap // the native init needs no helper to give the terminal
 	var out, errb bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Tty = strings.NewReader(""), &out, &errb, true
 	require.NoError(t, cmd.Run())

@@ -5,7 +5,7 @@
 // In one run it builds cordon (CGO_ENABLED=0), makes a workspace fixture
 // (a git repository with a few files) and alternates, N times:
 //
-//	(a) cordon run --workspace W -- /bin/true
+//	(a) cordon run --backend bwrap --workspace W -- /bin/true
 //	(a0) the same with CORDON_STUB_LINGER=0, in a workspace of its own
 //	(an) the same as (a) through --backend native
 //	(b) the raw bwrap command with the same argv ('cordon profile --json'),
@@ -16,10 +16,9 @@
 //	(e) the same raw bwrap command as (b), started through a minimal Go
 //	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
 //	    floor any Go launcher pays, exec plus Go runtime start
-//	(p) (a) with a network allowlist (--allow-domain example.com): cordon
-//	    stays to run the proxy, and auto takes the native backend, whose
-//	    init makes the listener
-//	(pb) (p) with --backend bwrap: a helper inside hands over the listener
+//	(p) (an) with a network allowlist (--allow-domain example.com): cordon
+//	    stays to run the proxy, and the native init makes the listener
+//	(pb) (a) with the same allowlist: a helper inside hands over the listener
 //
 // With -net (the default) it then downloads -net-mib MiB over HTTP from a
 // server on the host's loopback with curl, straight from the host and

@@ -56,7 +56,7 @@ func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error 
 	fmt.Printf("canonicalize+render (in process, 21 runs): median %s, max %s (target ≤ 50ms)\n", ms(renderT.median()), ms(renderT.pct(100)))
 	fmt.Printf("bwrap arguments: %d, %d bytes, passed through --args FD (ARG_MAX here: %d bytes; bwrap's own limit: %d arguments)\n", len(plan.Args), argBytes, argMax(), bwrapMaxArgs)
 
-	prof, err := profile(cordon, env, tmp, "--policy", polFile, "--", "/bin/true")
+	prof, err := profile(cordon, env, tmp, "--backend", "bwrap", "--policy", polFile, "--", "/bin/true")
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error 
 	check := filepath.Join(base, "tree042", "d0", "w", "d1")
 	script := fmt.Sprintf(`! ls %[1]s >/dev/null 2>&1 && touch %[1]s/w/probe && rm %[1]s/w/probe && grep -c . /proc/self/mountinfo`, check)
 	var out bytes.Buffer
-	cmd := exec.Command(cordon, "run", "--policy", polFile, "--", "/bin/sh", "-c", script)
+	cmd := exec.Command(cordon, "run", "--backend", "bwrap", "--policy", polFile, "--", "/bin/sh", "-c", script)
 	cmd.Stdout = &out
 	if _, err := sample(cmd, env, tmp); err != nil {
 		// Report it and go on: a failed launch is the finding.
@@ -95,7 +95,7 @@ func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error 
 	for i := range cfg.scaleN {
 		steps := []func() error{
 			func() error {
-				s, err := sample(exec.Command(cordon, "run", "--policy", polFile, "--", "/bin/true"), env, tmp)
+				s, err := sample(exec.Command(cordon, "run", "--backend", "bwrap", "--policy", polFile, "--", "/bin/true"), env, tmp)
 				cordonRun.add(s)
 				return err
 			},
