@@ -83,7 +83,12 @@ type Case struct {
 	Summary string
 	// Backends lists the backends the case applies to; nil means all.
 	Backends []string
-	Users    Users
+	// Open names backends where the defence is known not to hold, each
+	// with the finding that says why (conformance/FINDINGS.md): the case
+	// is reported not applicable there, with that reason, rather than
+	// failing at random (a race it wins only now and then).
+	Open  map[string]string
+	Users Users
 	// Needs lists programs that must be on PATH for the attempt; when one
 	// is missing the case is not applicable (another case covers the same
 	// attack with other tools).
@@ -95,6 +100,9 @@ type Case struct {
 // notApplicable reports why c does not apply to backend, or "" when it
 // does.
 func (c *Case) notApplicable(backend string) string {
+	if why, ok := c.Open[backend]; ok {
+		return "open with " + backend + ": " + why
+	}
 	if c.Backends == nil {
 		return ""
 	}

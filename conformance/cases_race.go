@@ -28,6 +28,7 @@ func raceCases() []Case {
 			Summary: "while a sandboxed swapper exchanges ws/dir with a link to the denied ~/.ssh in a loop, the runner's read_file (a file, a directory) and glob read through dir, 900 times",
 			Run:     raceFiletoolsRead},
 		{Name: "race-stubs", Class: NotYet, Backends: linuxOnly,
+			Open:    map[string]string{"bwrap": "bwrap resolves bind sources following links before it builds the sandbox, so a swap at that moment redirects a pin (FINDINGS.md F8); auto takes the native backend where it is usable"},
 			Summary: "200 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
 			Run:     raceStubs},
 	}
