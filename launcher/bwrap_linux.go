@@ -216,7 +216,7 @@ func checkArgCount(args, cmd []string) error {
 	// bwrap's own argv: path, --args N, --seccomp N, --, the command.
 	n := len(args) + 2 + 5 + len(cmd)
 	if n > bwrap.MaxArgs {
-		return fmt.Errorf("bwrap: this policy and command need %d arguments; bwrap accepts at most %d (fewer or shallower roots help, or --backend native): %w", n, bwrap.MaxArgs, errTooManyArgs)
+		return fmt.Errorf("bwrap: this policy and command need %d arguments; bwrap accepts at most %d (fewer or shallower roots help, or --backend native)", n, bwrap.MaxArgs)
 	}
 	return nil
 }

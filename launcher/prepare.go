@@ -316,6 +316,3 @@ func CleanEnv(env []string, extra []string) []string {
 }
 
 var errOS = errors.New("not available on this operating system")
-
-// errTooManyArgs is wrapped when bwrap would refuse the arguments.
-var errTooManyArgs = errors.New("past bwrap's argument limit")

@@ -78,10 +78,6 @@ func fileID(fi fs.FileInfo) FileID {
 	return FileID{}
 }
 
-// errSwapped is the cause of an error for a path whose parent, found free
-// of links a moment earlier, has a symbolic link on its way now.
-var errSwapped = errors.New("a directory on its way is now a symbolic link, swapped in while the policy was being resolved; refusing rather than looking through it")
-
 // lookupHook, when set (by tests), runs after each lookup resolveVia makes:
 // where a test swaps a directory for a link between two lookups.
 var lookupHook func(p string)
