@@ -207,7 +207,7 @@ func checkSameMounts(cordon string, prof *launcher.Rendered, filter *os.File, st
 	read := "/proc/self/mountinfo"
 	var got [2]string
 	var out bytes.Buffer
-	cmd := exec.Command(cordon, "run", "--workspace", ws, "--", "/bin/cat", read)
+	cmd := exec.Command(cordon, "run", "--backend", "bwrap", "--workspace", ws, "--", "/bin/cat", read)
 	cmd.Stdout = &out
 	if _, err := sample(cmd, env, ws); err != nil {
 		return err

@@ -181,7 +181,7 @@ func (lb *launchBench) listStubs() error {
 // raw argv names (the state directory's mask, with the mount point of
 // ws-c's TMPDIR); its stubs go with it, and (c) waits until they are gone.
 func (lb *launchBench) makeMasks() error {
-	mk := exec.Command(lb.cordon, "run", "--workspace", lb.stubbingWS, "--", "/bin/true")
+	mk := exec.Command(lb.cordon, "run", "--backend", "bwrap", "--workspace", lb.stubbingWS, "--", "/bin/true")
 	mk.Env = append(slices.Clip(lb.env), "CORDON_STUB_LINGER=0")
 	if out, err := mk.CombinedOutput(); err != nil {
 		return fmt.Errorf("masks for ws-c: %v: %s", err, out)
