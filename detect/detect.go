@@ -88,6 +88,9 @@ func Detect(ctx context.Context, backend string) Result {
 	if r, ok := nested(); ok {
 		return r
 	}
+	if (backend == "auto" || backend == "") && runtime.GOOS == "linux" {
+		return detectLinux(ctx)
+	}
 	b := resolve(backend)
 	mu.Lock()
 	defer mu.Unlock() // held across the probe so concurrent callers probe once
@@ -110,6 +113,23 @@ func Detect(ctx context.Context, backend string) Result {
 		storeCache(b, k, r)
 	}
 	return r
+}
+
+// detectLinux is auto on Linux: cordon's own init (native) wherever it is
+// usable, else bubblewrap. bwrap resolves its bind sources following links
+// before it builds the sandbox, so a concurrent sandbox's swap can
+// redirect one (conformance/FINDINGS.md F8); the native init opens each
+// without following a link. When neither is usable, the reason names both.
+func detectLinux(ctx context.Context) Result {
+	n := Detect(ctx, "native")
+	if n.Usable {
+		return n
+	}
+	b := Detect(ctx, "bwrap")
+	if !b.Usable {
+		b.Reason += "; and the native backend: " + n.Reason
+	}
+	return b
 }
 
 // Probe always runs the real probe; it neither reads nor writes a cache.

@@ -68,7 +68,7 @@ func TestDetectCache(t *testing.T) {
 	ctx := context.Background()
 	cacheFile := filepath.Join(cacheDir, "cordon", "detect-bwrap.json")
 
-	cold := detect.Detect(ctx, "auto")
+	cold := detect.Detect(ctx, "bwrap")
 	require.True(t, cold.Usable, cold.Reason)
 	require.Equal(t, "bwrap", cold.Backend)
 	require.Equal(t, bw, cold.Path)
@@ -177,4 +177,21 @@ func TestOtherBackends(t *testing.T) {
 		r = detect.Detect(ctx, "seatbelt")
 		require.Equal(t, detect.Result{Backend: "seatbelt", Reason: "seatbelt (sandbox-exec) exists only on macOS"}, r)
 	}
+}
+
+// On Linux auto is the native backend wherever it is usable, else bwrap
+// (docs/design.md: bwrap resolves bind sources following links).
+func TestAutoPrefersNative(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.NotApplicable(t, "auto's choice between two backends is Linux's")
+	}
+	testenv.RequireBwrap(t)
+	ctx := context.Background()
+	want := "bwrap"
+	if detect.Detect(ctx, "native").Usable {
+		want = "native"
+	}
+	got := detect.Detect(ctx, "auto")
+	require.True(t, got.Usable, got.Reason)
+	require.Equal(t, want, got.Backend)
 }

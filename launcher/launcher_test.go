@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -33,11 +34,8 @@ func TestOutputAndExitError(t *testing.T) {
 	ws := t.TempDir()
 	out, err := Command(workspacePolicy(t, ws), "sh", "-c", "echo $CORDON_SANDBOX").Output()
 	require.NoError(t, err)
-	want := BackendBwrap // what auto takes: native where usable
-	if nativeFor(context.Background()).Usable {
-		want = BackendNative
-	}
-	require.Equal(t, want+"\n", string(out))
+	// What auto takes: native where usable.
+	require.Equal(t, detect.Detect(context.Background(), BackendAuto).Backend+"\n", string(out))
 
 	_, err = Command(workspacePolicy(t, ws), "sh", "-c", "echo oops >&2; exit 3").Output()
 	var ee *exec.ExitError

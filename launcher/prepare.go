@@ -54,7 +54,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err := c.makeTmpDir(); err != nil {
 		return nil, nil, err
 	}
-	return c.sandboxCmd(ctx, backend, canon, res, env, reg)
+	return c.sandboxCmd(ctx, canon, res, env, reg)
 }
 
 // canonicalFor canonicalizes the policy for this launch and checks the
@@ -136,27 +136,12 @@ func (c *Cmd) checkBackend() (string, error) {
 	return backend, nil
 }
 
-// sandboxCmd builds the process of the backend detection chose; asked
-// for auto on Linux, that is the native backend where it is usable, else
-// bwrap.
-func (c *Cmd) sandboxCmd(ctx context.Context, asked string, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
+// sandboxCmd builds the process of the backend detection chose (for auto
+// on Linux, the native backend where it is usable, else bwrap: see
+// detect.Detect).
+func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
-		if asked == BackendAuto {
-			// Auto prefers the native backend where it is usable: bwrap
-			// resolves its bind sources following links before it builds
-			// the sandbox, so a concurrent sandbox that swaps a pinned
-			// directory for a link at that moment gets the link's target
-			// mounted writable (conformance/FINDINGS.md F8), while the
-			// native init opens every source and mount point without
-			// following one. It also makes the network proxy's listener
-			// itself (under bwrap one more start of this program inside),
-			// and has no argument limit.
-			if nres := nativeFor(ctx); nres.Usable {
-				c.Detected = nres
-				return c.nativeCmd(ctx, canon, nres, setEnv(env, "CORDON_SANDBOX", nres.Backend), reg)
-			}
-		}
 		return c.bwrapCmd(ctx, canon, res, env, reg)
 	case BackendNative:
 		return c.nativeCmd(ctx, canon, res, env, reg)
@@ -164,16 +149,6 @@ func (c *Cmd) sandboxCmd(ctx context.Context, asked string, canon *policy.Canoni
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}
 	return nil, nil, fmt.Errorf("%w: %s", ErrNoBackend, res.Backend)
-}
-
-// nativeFor is the native backend's verdict where auto may take it in
-// bwrap's place: not usable when nested in a sandbox.
-func nativeFor(ctx context.Context) detect.Result {
-	nres := detect.Detect(ctx, BackendNative)
-	if nres.Nested {
-		nres.Usable = false
-	}
-	return nres
 }
 
 // canonicalize is policy.Canonicalize plus one rule of cordon's own: its

@@ -61,8 +61,8 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		switch {
 		case runtime.GOOS == "darwin":
 			backend = BackendSeatbelt
-		case nativeFor(ctx).Usable:
-			backend = BackendNative // as Start chooses (sandboxCmd)
+		case detect.Detect(ctx, BackendAuto).Backend == BackendNative:
+			backend = BackendNative // as Start chooses
 		}
 	}
 	out := &Rendered{Policy: canon.Policy(), Backend: backend}

@@ -35,7 +35,7 @@ func TestDetectCLI(t *testing.T) {
 		{name: "unknown flag", args: []string{"--nope"}, code: exitUsage, stderr: "cordon detect: unknown flag --nope"},
 		{name: "seatbelt on linux", args: []string{"--backend", "seatbelt", "--fresh"}, code: exitFail,
 			stdout: []string{"backend: seatbelt", "usable:  no", "reason:  seatbelt (sandbox-exec) exists only on macOS"}},
-		{name: "a sentinel set on the host is not trusted", args: []string{"--json"}, env: map[string]string{"CORDON_SANDBOX": "seatbelt"}, code: exitOK,
+		{name: "a sentinel set on the host is not trusted", args: []string{"--backend", "bwrap", "--json"}, env: map[string]string{"CORDON_SANDBOX": "seatbelt"}, code: exitOK,
 			stdout: []string{`"usable":true`, `"backend":"bwrap"`}, jsonKeys: true},
 	}
 	for _, tc := range tests {
