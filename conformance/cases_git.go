@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Classes 11, 12 and 14 for git: an attacker launch writes what git reads
@@ -226,6 +227,7 @@ func gitCases() []Case {
 	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
 		Summary: "fill the workspace with 50,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
 		Run: func(h *H) {
+			h.LaunchTimeout = 3 * time.Minute // 50,001 mkdirs, then a scan of them
 			_, p := h.ws()
 			h.gitRepo("ws")
 			h.gitRepo("ws/vendor/x/lib")

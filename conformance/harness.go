@@ -31,6 +31,10 @@ type H struct {
 	Home string
 	// Secret is a string written into denied files; it must never come out.
 	Secret string
+	// LaunchTimeout bounds each Launch; 0 means 30 seconds. A case whose
+	// launches do much work (fill a workspace) sets more, so that a loaded
+	// machine does not fail it.
+	LaunchTimeout time.Duration
 	// Cache is XDG_CACHE_HOME for cordon itself, shared by one user's cases.
 	Cache string
 
@@ -254,7 +258,11 @@ func (h *H) Launch(l Launch) Output {
 	h.handOver()
 	h.forgetTmp(l.Policy)
 	l.Env = h.env(l.Env)
-	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	limit := h.LaunchTimeout
+	if limit == 0 {
+		limit = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, limit)
 	defer cancel()
 	stubs := h.newStubs(ctx, l)
 	o, err := h.x.Exec(ctx, h.User, l)

@@ -254,7 +254,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	if !testhook.SkipCloseOnExec {
 		closeOnExec()
 	}
-	if err := inner.Start(); err != nil {
+	if err := startOnSpawnThread(inner); err != nil {
 		if c.tty != nil {
 			c.tty.abort()
 			c.tty = nil

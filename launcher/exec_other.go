@@ -11,3 +11,6 @@ import (
 const execSupported = false
 
 func execInPlace(*exec.Cmd) error { return errors.ErrUnsupported }
+
+// startOnSpawnThread starts cmd (Linux forks every sandbox on one thread).
+func startOnSpawnThread(cmd *exec.Cmd) error { return cmd.Start() }
