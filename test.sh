@@ -27,6 +27,6 @@ staticcheck=$bin/staticcheck
 GOOS=darwin "$staticcheck" ./...
 echo "== go test"
 # The conformance suite (two Linux backends, both mutation checks) takes
-# 15-25 minutes on this 2-core machine;
-# the default 10-minute limit would fail a loaded one for no fault of ours.
+# about 6 minutes on a quiet 2-core machine and several times that on a
+# loaded one, past the default 10-minute limit for no fault of ours.
 go test -count=1 -timeout 60m ./... "$@"
