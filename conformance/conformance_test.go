@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sync"
 	"testing"
@@ -120,7 +121,15 @@ func TestCatalogueShape(t *testing.T) {
 	seen := map[string]bool{}
 	perClass := map[Class]int{}
 	attacks := 0
+	findings, err := os.ReadFile("FINDINGS.md")
+	require.NoError(t, err)
 	for _, c := range Catalogue() {
+		// A backend a case is open with names the finding that says why.
+		for b, why := range c.Open {
+			m := regexp.MustCompile(`FINDINGS\.md (F[0-9]+)`).FindStringSubmatch(why)
+			require.NotNil(t, m, "%s: open with %s names no finding: %s", c.Name, b, why)
+			require.Contains(t, string(findings), "## "+m[1]+" ", "%s: %s is not in FINDINGS.md", c.Name, m[1])
+		}
 		require.False(t, seen[c.Name], "duplicate case %s", c.Name)
 		seen[c.Name] = true
 		require.NotEmpty(t, c.Summary, c.Name)
