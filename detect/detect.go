@@ -81,8 +81,8 @@ func nested() (Result, bool) {
 	}, true
 }
 
-// Detect returns the result for backend ("auto", "bwrap" or "seatbelt"),
-// probing only when neither this process nor the disk cache has a result
+// Detect returns the result for backend ("auto", "bwrap", "native" or
+// "seatbelt"; auto is native on Linux where usable, else bwrap), probing only when neither this process nor the disk cache has a result
 // whose key still matches the host.
 func Detect(ctx context.Context, backend string) Result {
 	if r, ok := nested(); ok {

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,7 @@ import (
 // fail (a workspace holding another user's repository, /tmp with
 // someone else's clone in it). For root nothing is out of reach.
 func closedToUser(p string) bool {
-	uid := os.Getuid()
+	uid := getuid()
 	if uid == 0 {
 		return false
 	}
@@ -32,3 +33,7 @@ func closedToUser(p string) bool {
 		}
 	}
 }
+
+// getuid is this process's uid, asked once (a workspace of many
+// repositories has a missing derived root in each).
+var getuid = sync.OnceValue(os.Getuid)

@@ -17,7 +17,7 @@ var detectCommand = &command{
 	help:  detectHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &detectOpts{}
-		backendFlag(fs, &o.backend, "`BACKEND` to check: auto (bwrap on Linux, seatbelt on macOS), bwrap or seatbelt")
+		backendFlag(fs, &o.backend, "`BACKEND` to check: auto (on Linux native where usable, else bwrap; seatbelt on macOS), bwrap, native or seatbelt")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"backend","path","version","usable","reason"} as JSON`)
 		fs.BoolVar(&o.fresh, "fresh", false, "run the probe even if a cached answer is valid (the cache is left as is)")
 		return o.run

@@ -54,10 +54,12 @@ and /dev/tty work inside as they do outside, and nothing inside can type
 into your terminal or read from it. SIGTERM sent to cordon goes to the
 command, SIGHUP hangs up its terminal; the sandbox ends with cordon.
 
-Otherwise (or with --no-tty) cordon on Linux execs bwrap in its own
-place: the pid you started is the sandbox's, and the sandbox ends with
-the process that started cordon (under nohup, cordon stays and the
-sandbox outlives it).
+Otherwise (or with --no-tty), through the native backend (what auto
+takes on Linux where it is usable) cordon stays as the sandbox's parent:
+signals go on to the command and the sandbox ends with cordon. Through
+bwrap cordon execs bwrap in its own place: the pid you started is the
+sandbox's, and the sandbox ends with the process that started cordon
+(under nohup, cordon stays and the sandbox outlives it).
 
 With --audit FILE, cordon appends a "launch" record (command, directory,
 policy, backend, network) to the keyed audit log FILE before it starts the
