@@ -13,6 +13,10 @@ import (
 // or a seccomp profile that refuses it): lookups then go by path.
 var noOpenat2 atomic.Bool
 
+// errSwapped is the cause of an error for a path whose parent, found free
+// of links a moment earlier, has a symbolic link on its way now.
+var errSwapped = errors.New("a directory on its way is now a symbolic link, swapped in while the policy was being resolved; refusing rather than looking through it")
+
 // lookupEntry describes the entry p (absolute and clean) as lstat would,
 // from its parent directory opened without following a symbolic link on
 // the way (openat2 RESOLVE_NO_SYMLINKS). resolveVia has found that parent
@@ -20,10 +24,6 @@ var noOpenat2 atomic.Bool
 // os.Lstat would look through it and describe what it points at as if it
 // were at p (a sandbox exchanging ws/d with a link to ~/x made ws/d/y look
 // like an existing directory that was ~/x/y). That is errSwapped instead.
-// errSwapped is the cause of an error for a path whose parent, found free
-// of links a moment earlier, has a symbolic link on its way now.
-var errSwapped = errors.New("a directory on its way is now a symbolic link, swapped in while the policy was being resolved; refusing rather than looking through it")
-
 func lookupEntry(p string) (linkInfo, error) {
 	dir, base := filepath.Dir(p), filepath.Base(p)
 	if dir == "/" || noOpenat2.Load() {
