@@ -67,6 +67,11 @@ type ttySession struct {
 	mu     sync.Mutex
 	master int // -1 once hung up
 	slave  *os.File
+	// mf holds master when the runtime's poller can wait on it (polled);
+	// closing the master then goes through it.
+	mf       *os.File
+	polled   bool
+	draining atomic.Bool
 
 	term     int           // the caller's terminal: sizes, modes (-1: none)
 	saved    *unix.Termios // term's modes before raw, restored at the end
@@ -74,16 +79,15 @@ type ttySession struct {
 	keepRaw  bool         // raw for the whole run (the relay reads the terminal)
 	stopped  atomic.Int64 // session inside stopped by suspend, to continue
 	inFd     int          // read from the caller's terminal (-1: not)
+	inF      *os.File     // the same, opened again for the poller (nil: not)
 	inReader io.Reader    // or copied from this reader
 	outFd    int          // the caller's terminal written to (-1: not)
 	out      io.Writer    // or this writer
 
 	stopIn       [2]int // closed write end stops the input relay
-	ctlOut       [2]int // 'd' drain and end, 'h' hang up
+	ctlOut       [2]int // 'd' drain and end, 'h' hang up (when not polled)
 	outDone      chan struct{}
 	inDone       chan struct{} // closed when relayIn has returned
-	sigs         chan os.Signal
-	sigDone      chan struct{}
 	finishedOnce sync.Once
 }
 
@@ -91,6 +95,7 @@ type ttySession struct {
 // size, and puts the caller's terminal in raw mode when keystrokes are to
 // be relayed. inner's stdio that stood for a terminal become the pty.
 func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
+	ttySignals.ensure()
 	m, s, err := openPty()
 	if err != nil {
 		return nil, err
@@ -104,21 +109,28 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 	}
 	t := &ttySession{master: m, slave: s, term: -1, inFd: -1, outFd: -1,
 		stopIn: [2]int{-1, -1}, ctlOut: [2]int{-1, -1}, outDone: make(chan struct{})}
+	t.mf, t.polled = pollableMaster(m)
 	fail := func(err error) (*ttySession, error) {
 		t.closeAll()
 		return nil, err
 	}
-	if err := cloexecPipe(t.stopIn[:]); err != nil {
-		return fail(err)
-	}
-	if err := cloexecPipe(t.ctlOut[:]); err != nil {
-		return fail(err)
+	if !t.polled {
+		if err := cloexecPipe(t.ctlOut[:]); err != nil {
+			return fail(err)
+		}
 	}
 	sub := c.ttyFds()
 	if testhook.SkipTtyPty {
 		sub = [3]bool{}
 	}
 	t.ends(c, sub)
+	if t.inFd >= 0 {
+		if t.inF = pollableInput(t.inFd); t.inF == nil {
+			if err := cloexecPipe(t.stopIn[:]); err != nil {
+				return fail(err)
+			}
+		}
+	}
 	if t.term >= 0 {
 		if tio, err := unix.IoctlGetTermios(t.term, ioctlGetTermios); err == nil {
 			t.saved = tio
@@ -141,7 +153,23 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 		}
 		t.keepRaw = true
 	}
+	t.startRelay()
 	return t, nil
+}
+
+// startRelay starts relaying before the sandbox starts: a goroutine
+// blocked in poll(2) holds a thread, and the runtime starting threads
+// for them while the sandbox started on the same cores made each launch
+// about 1 ms slower (BENCHMARKS.md, interactive). The master cannot read
+// EIO yet: this process holds the slave until start. Keystrokes typed
+// meanwhile wait in the pty for the command, as they would for any
+// program.
+func (t *ttySession) startRelay() {
+	go t.relayOut()
+	if t.inFd >= 0 {
+		t.inDone = make(chan struct{})
+		go func() { defer close(t.inDone); t.relayIn() }()
+	}
 }
 
 // ends decides what the relay reads and writes on the caller's side: the
@@ -188,39 +216,81 @@ func (t *ttySession) ends(c *Cmd, sub [3]bool) {
 	}
 }
 
-// start runs the relay once the sandbox has started; the pty's slave end
-// then belongs to the sandbox alone, so the master reads EIO once every
-// process inside has let go of it.
+// start, once the sandbox has started, gives the pty's slave end to the
+// sandbox alone, so the master reads EIO once every process inside has
+// let go of it, and follows the caller's terminal from then on.
 func (t *ttySession) start() {
 	t.slave.Close()
-	t.sigs = make(chan os.Signal, 4)
-	t.sigDone = make(chan struct{})
-	signal.Notify(t.sigs, syscall.SIGWINCH, syscall.SIGCONT)
-	go func() {
-		defer close(t.sigDone)
-		for s := range t.sigs {
-			if s == syscall.SIGCONT {
-				// Back from a stop (fg): the shell may have reset the modes.
-				if t.keepRaw {
-					t.makeRaw()
-				}
-				t.resize()
-				if sid := t.stopped.Swap(0); sid > 0 {
-					unix.Kill(-int(sid), syscall.SIGCONT)
-				}
-				continue
-			}
-			t.resize()
-		}
-	}()
-	go t.relayOut()
-	switch {
-	case t.inFd >= 0:
-		t.inDone = make(chan struct{})
-		go func() { defer close(t.inDone); t.relayIn() }()
-	case t.inReader != nil:
+	ttySignals.add(t)
+	t.resize() // in case the size changed before the session was added
+	if t.inFd < 0 && t.inReader != nil {
 		go t.copyIn()
 	}
+}
+
+// onSignal follows the caller's terminal: a resize (SIGWINCH), or a
+// return from a stop (SIGCONT, after fg), after which the shell may have
+// reset its modes.
+func (t *ttySession) onSignal(s os.Signal) {
+	if s == syscall.SIGCONT {
+		if t.keepRaw {
+			t.makeRaw()
+		}
+		t.resize()
+		if sid := t.stopped.Swap(0); sid > 0 {
+			unix.Kill(-int(sid), syscall.SIGCONT)
+		}
+		return
+	}
+	t.resize()
+}
+
+// ttySignals passes SIGWINCH and SIGCONT to the running sessions. It
+// asks for them once per process and never lets go: each signal the
+// runtime starts or stops catching costs a round trip to its signal
+// thread, which took 1.4 ms a launch while the sandbox was starting on
+// the same cores (BENCHMARKS.md, interactive). Catching both changes
+// nothing else: SIGWINCH is ignored by default, and SIGCONT continues a
+// stopped process whether caught or not.
+var ttySignals sigHub
+
+type sigHub struct {
+	once     sync.Once
+	mu       sync.Mutex
+	sessions map[*ttySession]bool
+}
+
+// ensure starts catching the signals; newTtySession calls it before the
+// sandbox starts, while the machine is quiet.
+func (h *sigHub) ensure() {
+	h.once.Do(func() {
+		h.sessions = map[*ttySession]bool{}
+		c := make(chan os.Signal, 8)
+		signal.Notify(c, syscall.SIGWINCH, syscall.SIGCONT)
+		go func() {
+			for s := range c {
+				h.mu.Lock()
+				for t := range h.sessions {
+					t.onSignal(s)
+				}
+				h.mu.Unlock()
+			}
+		}()
+	})
+}
+
+func (h *sigHub) add(t *ttySession) {
+	h.ensure()
+	h.mu.Lock()
+	h.sessions[t] = true
+	h.mu.Unlock()
+}
+
+// remove returns once no signal is being passed to t.
+func (h *sigHub) remove(t *ttySession) {
+	h.mu.Lock()
+	delete(h.sessions, t)
+	h.mu.Unlock()
 }
 
 // resize copies the caller's terminal size onto the pty; the kernel then
@@ -292,29 +362,44 @@ func (t *ttySession) writeMaster(b []byte) error {
 // caller's terminal as it was.
 func (t *ttySession) finish() {
 	t.finishedOnce.Do(func() {
-		unix.Write(t.ctlOut[1], []byte{'d'})
+		t.drainOut()
 		<-t.outDone
 		if testhook.TtyKeepReading {
 			t.stopIn = [2]int{-1, -1}
+			t.inF = nil
 		}
-		if t.stopIn[1] >= 0 {
-			// The relay takes no keystroke typed from here on.
-			unix.Close(t.stopIn[1])
-			t.stopIn[1] = -1
-			if t.inDone != nil {
-				<-t.inDone
-			}
-		}
-		signal.Stop(t.sigs)
-		close(t.sigs)
-		<-t.sigDone
+		t.stopRelayIn()
+		ttySignals.remove(t)
 		t.restore()
 		t.closeAll()
 	})
 }
 
+// stopRelayIn returns once the relay takes no keystroke typed from here
+// on.
+func (t *ttySession) stopRelayIn() {
+	switch {
+	case t.inF != nil:
+		t.inF.SetReadDeadline(time.Unix(1, 0))
+		if t.inDone != nil {
+			<-t.inDone
+		}
+		t.inF.Close()
+		t.inF = nil
+	case t.stopIn[1] >= 0:
+		unix.Close(t.stopIn[1])
+		t.stopIn[1] = -1
+		if t.inDone != nil {
+			<-t.inDone
+		}
+	}
+}
+
 // abort undoes newTtySession when the sandbox did not start.
 func (t *ttySession) abort() {
+	t.hangup()
+	<-t.outDone
+	t.stopRelayIn()
 	t.restore()
 	t.slave.Close()
 	t.closeAll()
@@ -322,6 +407,10 @@ func (t *ttySession) abort() {
 
 func (t *ttySession) closeAll() {
 	t.closeMaster()
+	if t.inF != nil {
+		t.inF.Close()
+		t.inF = nil
+	}
 	for _, fd := range []*int{&t.stopIn[0], &t.stopIn[1], &t.ctlOut[0], &t.ctlOut[1]} {
 		if *fd >= 0 {
 			unix.Close(*fd)

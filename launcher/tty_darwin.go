@@ -19,6 +19,14 @@ const (
 	tiocgsid = 0
 )
 
+// pollableMaster: the relay polls the master itself here; kqueue's
+// readiness for terminals has been unreliable on macOS (tmux turns it
+// off there).
+func pollableMaster(int) (*os.File, bool) { return nil, false }
+
+// pollableInput: the relay polls the caller's terminal itself here too.
+func pollableInput(int) *os.File { return nil }
+
 // openPty is posix_openpt, grantpt, unlockpt and ptsname by hand (no cgo).
 func openPty() (int, *os.File, error) {
 	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -43,6 +44,37 @@ func openPty() (int, *os.File, error) {
 		return -1, nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	return m, os.NewFile(uintptr(s), name), nil
+}
+
+// pollableMaster gives the pty's master (non-blocking) to the runtime's
+// poller, so that the relay waits for output without holding a thread;
+// ok is false, and the relay polls by itself, when the poller would not
+// take it. f owns m either way.
+func pollableMaster(m int) (f *os.File, ok bool) {
+	f = os.NewFile(uintptr(m), "/dev/ptmx")
+	return f, f.SetReadDeadline(time.Time{}) == nil
+}
+
+// pollableInput opens the caller's terminal (fd) again, as a file
+// description of this process's own, non-blocking (the caller's stays as
+// it is), so that the relay waits for keystrokes in the runtime's poller.
+// nil when it cannot; the relay then polls fd itself.
+func pollableInput(fd int) *os.File {
+	n, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var was, now unix.Stat_t
+	if unix.Fstat(fd, &was) != nil || unix.Fstat(n, &now) != nil || now.Mode&unix.S_IFMT != unix.S_IFCHR || now.Rdev != was.Rdev {
+		unix.Close(n)
+		return nil
+	}
+	f := os.NewFile(uintptr(n), "/dev/tty")
+	if f.SetReadDeadline(time.Time{}) != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // waitReadable polls fds for input (or hang-up); timeout in milliseconds,

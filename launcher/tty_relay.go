@@ -4,6 +4,7 @@ package launcher
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ import (
 // told to stop; it reads only what is there, so that no keystroke typed
 // after the command ends is taken from the caller.
 func (t *ttySession) relayIn() {
+	if t.inF != nil {
+		t.relayInPolled(t.inF)
+		return
+	}
 	buf := make([]byte, 4096)
 	for {
 		ready, err := waitReadable([]int{t.inFd, t.stopIn[0]}, -1)
@@ -35,15 +40,7 @@ func (t *ttySession) relayIn() {
 			continue
 		}
 		if n > 0 {
-			b := buf[:n]
-			if i := t.suspendKey(b); i >= 0 {
-				if t.writeMaster(b[:i]) != nil {
-					return
-				}
-				t.suspend()
-				b = b[i+1:]
-			}
-			if t.writeMaster(b) != nil {
+			if !t.typed(buf[:n]) {
 				return
 			}
 			continue
@@ -52,6 +49,39 @@ func (t *ttySession) relayIn() {
 		t.hangup()
 		return
 	}
+}
+
+// relayInPolled is relayIn through the runtime's poller (Linux), from the
+// caller's terminal opened again (pollableInput), f: told to stop, its
+// read deadline passes.
+func (t *ttySession) relayInPolled(f *os.File) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if !t.typed(buf[:n]) {
+				return
+			}
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+			return
+		}
+		t.hangup() // the caller's terminal is gone (EOF, EIO)
+		return
+	}
+}
+
+// typed passes keystrokes to the pty; false once the pty is gone.
+func (t *ttySession) typed(b []byte) bool {
+	if i := t.suspendKey(b); i >= 0 {
+		if t.writeMaster(b[:i]) != nil {
+			return false
+		}
+		t.suspend()
+		b = b[i+1:]
+	}
+	return t.writeMaster(b) == nil
 }
 
 // suspendKey is where in b the suspend key (Ctrl-Z) is, when typing it
@@ -157,16 +187,21 @@ func (t *ttySession) copyIn() {
 
 // relayOut copies the pty's output to the caller until the sandbox lets go
 // of the pty (EIO), or, once told to drain, until it has been quiet for a
-// moment: with no pid namespace a leftover process could hold it forever.
+// moment (drainQuiet): with no pid namespace a leftover process could hold
+// it forever.
 func (t *ttySession) relayOut() {
 	defer close(t.outDone)
+	if t.polled {
+		t.relayOutPolled()
+		return
+	}
 	buf := make([]byte, 32*1024)
 	draining := false
 	for {
 		fds := []int{t.master, t.ctlOut[0]}
 		timeout := -1
 		if draining {
-			fds, timeout = fds[:1], 100
+			fds, timeout = fds[:1], int(drainQuiet/time.Millisecond)
 		}
 		ready, err := waitReadable(fds, timeout)
 		if err != nil {
@@ -196,6 +231,41 @@ func (t *ttySession) relayOut() {
 	}
 }
 
+// drainQuiet is how long the output must be quiet, once the sandbox has
+// ended, before the relay stops reading it.
+const drainQuiet = 100 * time.Millisecond
+
+// relayOutPolled is relayOut through the runtime's poller (Linux): while
+// it waits it holds no thread. Draining is a read deadline pushed on by
+// each read; hanging up closes the master, which ends the read.
+func (t *ttySession) relayOutPolled() {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := t.mf.Read(buf)
+		if n > 0 {
+			t.write(buf[:n])
+			if t.draining.Load() {
+				t.mf.SetReadDeadline(time.Now().Add(drainQuiet))
+			}
+		}
+		if err != nil {
+			return // EIO: no process inside holds the pty; drained; hung up
+		}
+	}
+}
+
+// drainOut tells relayOut that the sandbox has ended.
+func (t *ttySession) drainOut() {
+	if !t.polled {
+		unix.Write(t.ctlOut[1], []byte{'d'})
+		return
+	}
+	t.draining.Store(true)
+	if t.mf.SetReadDeadline(time.Now().Add(drainQuiet)) != nil {
+		t.closeMaster()
+	}
+}
+
 func (t *ttySession) write(b []byte) {
 	if t.out != nil {
 		t.out.Write(b)
@@ -217,6 +287,10 @@ func (t *ttySession) write(b []byte) {
 // hangup closes the master, as a terminal that goes away does: the kernel
 // sends SIGHUP to the session inside.
 func (t *ttySession) hangup() {
+	if t.polled {
+		t.closeMaster()
+		return
+	}
 	unix.Write(t.ctlOut[1], []byte{'h'})
 }
 
@@ -224,7 +298,11 @@ func (t *ttySession) closeMaster() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.master >= 0 {
-		unix.Close(t.master)
+		if t.mf != nil {
+			t.mf.Close()
+		} else {
+			unix.Close(t.master)
+		}
 		t.master = -1
 	}
 }

@@ -78,6 +78,7 @@ func main() {
 	}
 	report("launch --no-tty", plain)
 	report("launch --tty", tty)
+	reportDiff("launch --tty − --no-tty, paired", tty, plain)
 
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: dir})
 	check(err)
@@ -103,6 +104,7 @@ func main() {
 	}
 	report("launcher.Cmd.Run, Tty false", plain)
 	report("launcher.Cmd.Run, Tty true", tty)
+	reportDiff("Cmd.Run Tty true − false, paired", tty, plain)
 
 	echo := func(argv ...string) []time.Duration {
 		m, s := openPty()
@@ -143,7 +145,18 @@ func main() {
 	report("keystroke echo, cat inside cordon run", echo(bin, "run", "--backend", *backend, "--workspace", ws, "--", "/bin/sh", "-c", catRaw))
 }
 
+// reportDiff reports the differences a[i]−b[i] of launches made one
+// after the other, so that a slower moment of the machine weighs on both.
+func reportDiff(name string, a, b []time.Duration) {
+	d := make([]time.Duration, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	report(name, d)
+}
+
 func report(name string, d []time.Duration) {
+	d = slices.Clone(d)
 	slices.Sort(d)
 	q := func(p float64) string {
 		v := d[int(p*float64(len(d)-1))]
