@@ -149,10 +149,11 @@ func stubLaunchOutcome(o Output, err error) string {
 		// points.
 		return "raced"
 	case o.Code == 125 && (strings.Contains(o.Stderr, "readlink") ||
-		strings.Contains(o.Stderr, "changed after the policy was built")):
+		strings.Contains(o.Stderr, "changed after the policy was built") ||
+		strings.Contains(o.Stderr, "changed while the sandbox was being prepared")):
 		// canonicalization met the swap half-way (a link that was a
-		// directory again when read), or the launcher saw a root change
-		// identity: refused.
+		// directory again when read), or the launcher, or the native
+		// init as it mounted, saw a root change identity: refused.
 		return "raced"
 	case strings.HasPrefix(o.Stderr, "bwrap: Race condition"):
 		return "bwrap" // bwrap's own check of a bound descriptor

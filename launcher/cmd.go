@@ -87,6 +87,16 @@ type Cmd struct {
 	// otherwise give the sandbox roots nobody built a policy for. With bwrap, the roots are then bound from descriptors checked
 	// against the same identities (see docs/threat-model.md).
 	IDs map[string]policy.FileID
+	// Canonical, when set, is the canonical policy the caller built Policy
+	// from a moment ago (policy.Composed.Canonical). A launch through the
+	// native backend then resolves Policy on the view of the host that
+	// Canonical rests on (policy.Canonical.Recanonicalize) instead of
+	// looking every root up again, which was a sixth of a large policy's
+	// launch: its init opens every mount's source without following a
+	// link and checks the identity that view recorded, so a root changed
+	// since still fails the launch. bwrap, which binds by path, looks
+	// again. Policy decides either way.
+	Canonical *policy.Canonical
 	// Backend is "auto" (or ""), "bwrap", "seatbelt" or "none".
 	Backend string
 	// Network keeps the host's network; the default is none.

@@ -233,3 +233,46 @@ func TestIdentityCheck(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "f"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestIdentityCheckOnComposedView: a native launch given the composed
+// policy's view (Cmd.Canonical) does not look the roots up again, so the
+// init's own check refuses a root swapped since, for a directory or a
+// symlink, and nothing is written where the swap points.
+func TestIdentityCheckOnComposedView(t *testing.T) {
+	testenv.RequireNative(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	comp, err := policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
+	require.NoError(t, err)
+	run := func() (string, error) {
+		cmd := Command(comp.Policy, "sh", "-c", "echo x > "+ws+"/f")
+		cmd.Backend = BackendNative
+		cmd.IDs, cmd.Canonical, cmd.TmpDir, cmd.StubLinger = comp.Canonical.IDs(), comp.Canonical, comp.TmpDir, -1
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	require.NoError(t, err, out)
+
+	require.NoError(t, os.Rename(ws, ws+".real"))
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	out, err = run()
+	require.Error(t, err)
+	require.Contains(t, out, "root "+ws+" changed while the sandbox was being prepared")
+	require.NoError(t, os.RemoveAll(ws))
+	require.NoError(t, os.Symlink(dir, ws))
+	out, err = run()
+	require.Error(t, err)
+	require.Contains(t, out+err.Error(), "symbolic link")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"ws", "ws.real"}, names, "nothing made where the link points")
+	_, err = os.Stat(filepath.Join(ws+".real", "f"))
+	require.NoError(t, err, "the first launch wrote its own workspace")
+}

@@ -38,7 +38,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		}
 		defer reg.unlock()
 	}
-	canon, err := c.canonicalFor(backend == BackendNone || res.Nested)
+	canon, err := c.canonicalFor(backend == BackendNone || res.Nested, res.Backend == BackendNative)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,13 +62,16 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 // (unsandboxed: --backend none, or nested inside one that already
 // confines this process, where cordon's state directory is a read-only
 // mask), there is no state directory to keep out.
-func (c *Cmd) canonicalFor(unsandboxed bool) (*policy.Canonical, error) {
+func (c *Cmd) canonicalFor(unsandboxed, native bool) (*policy.Canonical, error) {
 	var canon *policy.Canonical
 	var err error
-	if unsandboxed {
+	switch {
+	case unsandboxed:
 		canon, err = policy.Canonicalize(c.Policy)
-	} else {
-		canon, err = canonicalize(c.Policy)
+	case native && c.Canonical != nil:
+		canon, err = canonicalize(c.Policy, c.Canonical)
+	default:
+		canon, err = canonicalize(c.Policy, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -160,7 +163,7 @@ func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detec
 // (FINDINGS F7). The private TMPDIRs below it stay writable where the
 // policy names them, being deeper roots. Adding a denied root never widens
 // the policy.
-func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
+func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Canonical, error) {
 	// Created first, so that the deny is a mount over a real directory
 	// rather than a stub.
 	dir, err := state.Dir()
@@ -175,7 +178,12 @@ func canonicalize(p policy.FsSandboxPolicy) (*policy.Canonical, error) {
 	if !testhook.SkipStateDeny {
 		q.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
 	}
-	c, err := policy.Canonicalize(q)
+	var c *policy.Canonical
+	if view != nil {
+		c, err = view.Recanonicalize(q)
+	} else {
+		c, err = policy.Canonicalize(q)
+	}
 	if err != nil {
 		// Only now look for the usual cause, a root naming the state
 		// directory in another field: resolving every root again on each

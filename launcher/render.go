@@ -52,7 +52,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	if np != nil && network {
 		return nil, fmt.Errorf("network: a domain allowlist and the host's full network cannot be combined")
 	}
-	canon, err := canonicalize(p)
+	canon, err := canonicalize(p, nil)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}

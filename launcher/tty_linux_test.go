@@ -66,7 +66,7 @@ func TestTtyHelperDenied(t *testing.T) {
 
 func mustCanon(t *testing.T, p policy.FsSandboxPolicy) *policy.Canonical {
 	t.Helper()
-	c, err := canonicalize(p)
+	c, err := canonicalize(p, nil)
 	require.NoError(t, err)
 	return c
 }

@@ -126,3 +126,30 @@ func TestCheckIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, again.CheckIDs(ids))
 }
+
+// TestRecanonicalize: canonicalizing again on a canonical policy's view
+// takes what that view found (a root swapped since is seen as it was),
+// looks up only new paths, and leaves the view it started from as it was.
+func TestRecanonicalize(t *testing.T) {
+	dir := composeFixture(t)
+	sub := filepath.Join(dir, "ws/bin")
+	p := FsSandboxPolicy{WritableRoots: []string{sub}, RestrictWrites: true}
+	c, err := Canonicalize(p)
+	require.NoError(t, err)
+	seen := len(c.seen)
+
+	require.NoError(t, os.Rename(sub, sub+".real"))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere"), sub))
+	fresh, err := Canonicalize(p)
+	require.NoError(t, err)
+	require.Error(t, fresh.CheckIDs(c.IDs()), "a fresh look sees the swap")
+
+	more := p
+	more.DeniedRoots = []string{filepath.Join(dir, "ws/home")}
+	again, err := c.Recanonicalize(more)
+	require.NoError(t, err)
+	require.NoError(t, again.CheckIDs(c.IDs()), "the view's look, taken again")
+	require.Equal(t, []string{sub}, again.Policy().WritableRoots)
+	require.Equal(t, more.DeniedRoots, again.Policy().DeniedRoots)
+	require.Len(t, c.seen, seen, "the view is not written to")
+}

@@ -17,6 +17,7 @@
 //	})
 //	cmd := launcher.Command(comp.Policy, "make", "test")
 //	cmd.TmpDir, cmd.IDs = comp.TmpDir, comp.Canonical.IDs()
+//	cmd.Canonical = comp.Canonical // no second lookup of every root
 //
 // Compose applies, in order: the policy file, the root flags, the
 // workspace preset (Workspace), the agents preset (Agents), a workspace's

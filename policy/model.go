@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -47,6 +48,15 @@ type Canonical struct {
 // no path may be named by two fields, and "/" cannot be denied.
 func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
 	return canonicalize(p, resolver{})
+}
+
+// Recanonicalize is Canonicalize(p) on the view of the host that c rests
+// on: every path c's canonicalization looked up is taken as it was found
+// then, and only paths new to p are looked up. The launcher adds cordon's
+// state directory to a policy Compose built a moment earlier this way
+// (launcher.Cmd.Canonical). c is not changed.
+func (c *Canonical) Recanonicalize(p FsSandboxPolicy) (*Canonical, error) {
+	return canonicalize(p, maps.Clone(c.seen))
 }
 
 // canonicalize resolves through r: what r already looked up is not looked

@@ -186,7 +186,7 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 		cmd.NetEvent = netEvents(e, log)
 	}
 	cmd.TmpDir = comp.TmpDir
-	cmd.IDs = comp.Canonical.IDs()
+	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
 	if o.cleanEnv {

@@ -29,7 +29,7 @@ func sandboxSpawner(backend string) runner.Spawner {
 		cmd.Backend = backend
 		cmd.Dir = workspace
 		cmd.TmpDir = comp.TmpDir
-		cmd.IDs = comp.Canonical.IDs()
+		cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		// Output pipes held open by a backgrounded grandchild must not
 		// hang the tool call past its timeout.
