@@ -3,7 +3,6 @@ package native
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -60,7 +59,7 @@ func lastCap() int {
 // the spec on the descriptor after extraFiles. The caller closes specFile
 // once the process has started.
 func Command(ctx context.Context, spec *Spec, network bool, extraFiles int) (cmd *exec.Cmd, specFile *os.File, err error) {
-	data, err := json.Marshal(spec)
+	data, err := spec.Encode()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,7 +1,6 @@
 package native
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +66,8 @@ func readSpec(fdArg string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
-	s := &Spec{}
-	if err := json.Unmarshal(b, s); err != nil {
+	s, err := Decode(b)
+	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
 	return s, nil

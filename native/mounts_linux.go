@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,14 +37,11 @@ func attach(old int, src string, attrs uint64, dstDir int, dst string, check fun
 			return err
 		}
 	}
-	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	tree, err := cloneTree(sfd, attrs)
 	if err != nil {
-		return fmt.Errorf("open_tree %s: %w", "/"+src, err)
+		return fmt.Errorf("%w (%s)", err, "/"+src)
 	}
 	defer unix.Close(tree)
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs}); err != nil {
-		return fmt.Errorf("mount_setattr %s: %w", "/"+src, err)
-	}
 	if dstDir == unix.AT_FDCWD {
 		return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
 	}
@@ -53,6 +51,40 @@ func attach(old int, src string, attrs uint64, dstDir int, dst string, check fun
 	}
 	defer unix.Close(dfd)
 	return unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// noOpenTreeAttr is set once open_tree_attr is known to be missing
+// (Linux before 6.15, or a seccomp profile that refuses it).
+var noOpenTreeAttr bool
+
+// cloneTree clones the tree at sfd with the mounts below it and sets
+// attrs on every mount of the clone: in one call with open_tree_attr,
+// else open_tree then mount_setattr.
+func cloneTree(sfd int, attrs uint64) (int, error) {
+	const flags = unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE | unix.AT_EMPTY_PATH
+	attr := unix.MountAttr{Attr_set: attrs}
+	if !noOpenTreeAttr {
+		empty := [1]byte{}
+		fd, _, errno := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(sfd), uintptr(unsafe.Pointer(&empty[0])),
+			flags, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.ENOSYS, unix.EPERM:
+			noOpenTreeAttr = true
+		default:
+			return -1, fmt.Errorf("open_tree_attr: %w", errno)
+		}
+	}
+	tree, err := unix.OpenTree(sfd, "", flags)
+	if err != nil {
+		return -1, fmt.Errorf("open_tree: %w", err)
+	}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		unix.Close(tree)
+		return -1, fmt.Errorf("mount_setattr: %w", err)
+	}
+	return tree, nil
 }
 
 // mountOne applies one mount of the policy's list.

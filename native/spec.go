@@ -20,6 +20,15 @@
 // order.
 package native
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // InitArg is argv[1] of the sandbox's init; argv[2] is the descriptor of
 // its Spec.
 const InitArg = "__cordon-init"
@@ -36,7 +45,9 @@ type Spec struct {
 	// "/"); otherwise it is read-only.
 	RootWritable bool `json:"rootWritable,omitempty"`
 	// Mounts are the policy's mounts, shallow to deep (bwrap.Plan.Mounts).
-	Mounts []Mount `json:"mounts"`
+	// They travel after the JSON of the rest (Encode): as JSON, 3,000 of
+	// them took 7 ms to encode and decode.
+	Mounts []Mount `json:"-"`
 	// ProcReadonly are bound read-only over themselves in the sandbox's
 	// /proc, ProcMasked get /dev/null over them (bwrap.ProcReadonly,
 	// bwrap.ProcMasked); those missing are skipped.
@@ -83,11 +94,70 @@ type Spec struct {
 // the launcher's check and the mount fails the launch instead of binding
 // what the swap put there.
 type Mount struct {
-	Path     string `json:"path"`
-	Src      string `json:"src,omitempty"`
-	Readonly bool   `json:"ro,omitempty"`
+	Path     string
+	Src      string
+	Readonly bool
 	// What names the mount in errors ("bind", "pin", "mask", ...).
-	What string `json:"what,omitempty"`
-	Dev  uint64 `json:"dev,omitempty"`
-	Ino  uint64 `json:"ino,omitempty"`
+	What string
+	Dev  uint64
+	Ino  uint64
+}
+
+// Encode is s as the init reads it (Decode): the JSON of every field but
+// Mounts, a newline (JSON escapes its own), then each mount as six fields
+// ended by a NUL byte, which no path holds: Path, Src, What, "r" when
+// Readonly, Dev and Ino in decimal.
+func (s *Spec) Encode() ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	for _, m := range s.Mounts {
+		for _, f := range []string{m.Path, m.Src, m.What} {
+			if strings.IndexByte(f, 0) >= 0 {
+				return nil, fmt.Errorf("mount %q: a NUL byte in a path", m.Path)
+			}
+			b = append(append(b, f...), 0)
+		}
+		if m.Readonly {
+			b = append(b, 'r')
+		}
+		b = append(b, 0)
+		b = append(strconv.AppendUint(b, m.Dev, 10), 0)
+		b = append(strconv.AppendUint(b, m.Ino, 10), 0)
+	}
+	return b, nil
+}
+
+// Decode reads a spec Encode wrote.
+func Decode(b []byte) (*Spec, error) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return nil, errors.New("no end to the spec's JSON")
+	}
+	s := &Spec{}
+	if err := json.Unmarshal(b[:i], s); err != nil {
+		return nil, err
+	}
+	rest := b[i+1:]
+	var f [6]string
+	for len(rest) > 0 {
+		for k := range f {
+			j := bytes.IndexByte(rest, 0)
+			if j < 0 {
+				return nil, fmt.Errorf("mount %d: cut short", len(s.Mounts))
+			}
+			f[k], rest = string(rest[:j]), rest[j+1:]
+		}
+		m := Mount{Path: f[0], Src: f[1], What: f[2], Readonly: f[3] == "r"}
+		var err1, err2 error
+		m.Dev, err1 = strconv.ParseUint(f[4], 10, 64)
+		m.Ino, err2 = strconv.ParseUint(f[5], 10, 64)
+		if err := errors.Join(err1, err2); err != nil || (f[3] != "" && f[3] != "r") {
+			return nil, fmt.Errorf("mount %d (%q): bad fields", len(s.Mounts), f[0])
+		}
+		s.Mounts = append(s.Mounts, m)
+	}
+	return s, nil
 }

@@ -1,0 +1,42 @@
+package native
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSpecEncoding: a spec comes back from Encode and Decode as it went
+// in, whatever bytes its paths hold; a NUL in a path, a cut or a bad
+// field is an error, not a different mount list.
+func TestSpecEncoding(t *testing.T) {
+	s := &Spec{
+		Path: "/bin/sh", Argv: []string{"sh", "-c", "echo\nhi"}, Chdir: "/w",
+		Seccomp: []byte{6, 0, 0, 0, 0, 0, 0xff, 0x7f}, Ctty: true, CttyFd: 1,
+		Mounts: []Mount{
+			{Path: "/a", Readonly: true, What: "bind", Dev: 2049, Ino: 12},
+			{Path: "/a/new\nline\tand tab", Src: "/tmp/mask dir/é", What: "mask"},
+			{Path: "/a/{\"json\"}", What: "pin", Dev: 1<<64 - 1, Ino: 1},
+		},
+	}
+	b, err := s.Encode()
+	require.NoError(t, err)
+	got, err := Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, s, got)
+
+	empty, err := (&Spec{Path: "/bin/true"}).Encode()
+	require.NoError(t, err)
+	got, err = Decode(empty)
+	require.NoError(t, err)
+	require.Empty(t, got.Mounts)
+
+	_, err = (&Spec{Mounts: []Mount{{Path: "/a\x00b"}}}).Encode()
+	require.ErrorContains(t, err, "NUL")
+	_, err = Decode(b[:len(b)-1])
+	require.ErrorContains(t, err, "cut short")
+	_, err = Decode([]byte(`{}` + "\n/a\x00\x00bind\x00x\x000\x000\x00"))
+	require.ErrorContains(t, err, "bad fields")
+	_, err = Decode([]byte(`{}`))
+	require.Error(t, err)
+}
