@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -194,7 +195,11 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	}
 	// No lingering stubs: the case's host check waits for the reaper.
 	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds, "CORDON_STUB_LINGER=0")
-	o, err := finish(cmd.Start, cmd.Wait, closeFds, &out, &errb)
+	// From a thread that lives as long as this process: through bwrap,
+	// 'cordon run' execs bwrap --die-with-parent in its place, which dies
+	// with the thread that forked cordon, and the keyring cases end theirs
+	// (internal/spawn).
+	o, err := finish(func() error { return spawn.Start(cmd) }, cmd.Wait, closeFds, &out, &errb)
 	if err != nil {
 		return o, fmt.Errorf("cordon run: %w", err)
 	}

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/netproxy"
@@ -264,7 +265,9 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	if !testhook.SkipCloseOnExec {
 		closeOnExec()
 	}
-	if err := startOnSpawnThread(inner); err != nil {
+	// Forked on one thread kept for the process's life: the native init
+	// dies with the thread that forked it (internal/spawn).
+	if err := spawn.Start(inner); err != nil {
 		if c.tty != nil {
 			c.tty.abort()
 			c.tty = nil

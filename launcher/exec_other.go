@@ -11,6 +11,3 @@ import (
 const execSupported = false
 
 func execInPlace(*exec.Cmd) error { return errors.ErrUnsupported }
-
-// startOnSpawnThread starts cmd (Linux forks every sandbox on one thread).
-func startOnSpawnThread(cmd *exec.Cmd) error { return cmd.Start() }
