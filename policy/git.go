@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"golang.org/x/sys/unix"
 )
 
 // Git is protected as a whole, not by two file names (docs/threat-model.md,
@@ -120,15 +121,21 @@ func (g *gitGuard) gitdir(gd, top string) {
 	} else {
 		g.roots = append(g.roots, gd)
 	}
-	g.linked(gd)
+	has := g.linked(gd)
 	for _, n := range []string{"config", "config.worktree"} {
+		if !has[n] {
+			continue
+		}
 		for _, p := range configRefs(filepath.Join(gd, n), gd, top) {
 			if within(p, g.root) {
 				g.roots = append(g.roots, p)
 			}
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+	if !has["commondir"] {
+		return
+	}
+	if b, err := readFile(filepath.Join(gd, "commondir")); err == nil {
 		cd := strings.TrimRight(string(b), "\r\n")
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gd, cd)
@@ -142,8 +149,10 @@ func (g *gitGuard) gitdir(gd, top string) {
 // linked notes protected files of gd that have another name: a hard link
 // made while the file was writable (a repository a sandbox created)
 // stays writable through that name. Only the files git obeys are looked
-// at; cordon cannot find the other name to protect it.
-func (g *gitGuard) linked(gd string) {
+// at; cordon cannot find the other name to protect it. It returns which
+// of them are there (lstat), so that gitdir reads only those.
+func (g *gitGuard) linked(gd string) map[string]bool {
+	has := map[string]bool{}
 	names := []string{"config", "config.worktree", "commondir", "index"}
 	if ents, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
 		for _, e := range ents {
@@ -156,12 +165,43 @@ func (g *gitGuard) linked(gd string) {
 	}
 	for _, n := range names {
 		fi, err := os.Lstat(filepath.Join(gd, n))
-		if err != nil || !fi.Mode().IsRegular() {
+		if err != nil {
+			continue
+		}
+		has[n] = true
+		if !fi.Mode().IsRegular() {
 			continue
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 			g.note("%s has %d hard links: cordon makes this name read-only, but another name for the same file may stay writable; if you did not link it, replace it with a copy (cp -p F F.new && mv F.new F)", filepath.Join(gd, n), st.Nlink)
 		}
+	}
+	return has
+}
+
+// readFile is os.ReadFile of a small file without the poller's
+// registration and the stat for its size: two system calls fewer for
+// each repository's config, on every launch.
+func readFile(name string) ([]byte, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = append(b, buf[:n]...)
 	}
 }
 
@@ -268,7 +308,7 @@ var HookConfigNames = []string{
 // program is looked up in PATH, outside what a preset can see; a value
 // starting with ~ is under HOME, which has protections of its own.
 func configRefs(file, dir, top string) []string {
-	b, err := os.ReadFile(file)
+	b, err := readFile(file)
 	if err != nil || testhook.NoConfigRefs {
 		return nil
 	}
