@@ -15,9 +15,9 @@
 //
 // Unlike bubblewrap, which reads /proc/self/mountinfo again for every bind
 // to find and remount the mounts below it, each root here is one clone of
-// the host's tree at that path (open_tree), made read-only as a whole
-// (mount_setattr with AT_RECURSIVE) and attached (move_mount) in tree
-// order.
+// the host's tree at that path, made read-only as a whole (open_tree_attr
+// with AT_RECURSIVE, or open_tree and mount_setattr before Linux 6.15) and
+// attached (move_mount) in tree order.
 package native
 
 import (
