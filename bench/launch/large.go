@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -18,6 +19,10 @@ import (
 // workspaces with many nested repositories, the 2,000-root policy, and
 // how a launch grows with the number of roots.
 func large(cfg config, tmp, cordon string, env []string) error {
+	// Warm, as the targets are: the stubs a launch makes outlive it for the
+	// whole run, where the default second could let them go during
+	// bwrap's launches in between (one to six seconds here).
+	env = append(slices.Clip(env), "CORDON_STUB_LINGER=10m")
 	type variant struct {
 		name string
 		args []string
