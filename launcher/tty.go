@@ -153,17 +153,14 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 		}
 		t.keepRaw = true
 	}
-	t.startRelay()
 	return t, nil
 }
 
-// startRelay starts relaying before the sandbox starts: a goroutine
-// blocked in poll(2) holds a thread, and the runtime starting threads
-// for them while the sandbox started on the same cores made each launch
-// about 1 ms slower (BENCHMARKS.md, interactive). The master cannot read
-// EIO yet: this process holds the slave until start. Keystrokes typed
-// meanwhile wait in the pty for the command, as they would for any
-// program.
+// startRelay starts the relay's goroutines. Both wait in the runtime's
+// poller where they can (relayOutPolled, relayInPolled), so they hold no
+// thread while the sandbox runs; they start once it has started, since a
+// goroutine being started while cordon forks the sandbox made the fork
+// about 1 ms slower (BENCHMARKS.md, interactive).
 func (t *ttySession) startRelay() {
 	go t.relayOut()
 	if t.inFd >= 0 {
@@ -221,6 +218,7 @@ func (t *ttySession) ends(c *Cmd, sub [3]bool) {
 // let go of it, and follows the caller's terminal from then on.
 func (t *ttySession) start() {
 	t.slave.Close()
+	t.startRelay()
 	ttySignals.add(t)
 	t.resize() // in case the size changed before the session was added
 	if t.inFd < 0 && t.inReader != nil {
@@ -396,10 +394,8 @@ func (t *ttySession) stopRelayIn() {
 }
 
 // abort undoes newTtySession when the sandbox did not start.
+// The relay has not started (start does that).
 func (t *ttySession) abort() {
-	t.hangup()
-	<-t.outDone
-	t.stopRelayIn()
 	t.restore()
 	t.slave.Close()
 	t.closeAll()
