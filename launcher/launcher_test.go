@@ -206,14 +206,10 @@ func TestHelperConnectUnix(t *testing.T) {
 // descriptor, and leaves no descriptor to the sandbox.
 func TestIdentityCheck(t *testing.T) {
 	testenv.RequireBwrap(t)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	ws := filepath.Join(dir, "ws")
-	require.NoError(t, os.Mkdir(ws, 0o755))
-	comp, err := policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
-	require.NoError(t, err)
+	dir, ws, comp := composedWorkspace(t)
 	run := func() (string, error) {
 		cmd := Command(comp.Policy, "sh", "-c", "ls /proc/self/fd; echo x > "+ws+"/f")
+		cmd.Backend = BackendBwrap
 		cmd.IDs, cmd.TmpDir, cmd.StubLinger = comp.Canonical.IDs(), comp.TmpDir, -1
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -234,18 +230,25 @@ func TestIdentityCheck(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// composedWorkspace composes the workspace preset for dir/ws, a fresh
+// directory.
+func composedWorkspace(t *testing.T) (dir, ws string, comp *policy.Composed) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws = filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	comp, err = policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
+	require.NoError(t, err)
+	return dir, ws, comp
+}
+
 // TestIdentityCheckOnComposedView: a native launch given the composed
 // policy's view (Cmd.Canonical) does not look the roots up again, so the
 // init's own check refuses a root swapped since, for a directory or a
 // symlink, and nothing is written where the swap points.
 func TestIdentityCheckOnComposedView(t *testing.T) {
 	testenv.RequireNative(t)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	ws := filepath.Join(dir, "ws")
-	require.NoError(t, os.Mkdir(ws, 0o755))
-	comp, err := policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
-	require.NoError(t, err)
+	dir, ws, comp := composedWorkspace(t)
 	run := func() (string, error) {
 		cmd := Command(comp.Policy, "sh", "-c", "echo x > "+ws+"/f")
 		cmd.Backend = BackendNative
