@@ -105,6 +105,41 @@ func TestCanonicalizeResolvesSymlinks(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(rdir, "real")}, c.Policy().DeniedRoots)
 }
 
+// TestResolveAsEvalSymlinks: on existing paths, spelt with empty and "."
+// components, trailing slashes, ".." and links (relative, absolute, to a
+// link, at the end), Resolve answers what filepath.EvalSymlinks does;
+// through one resolver too, where what a lookup found is reused.
+func TestResolveAsEvalSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a/b/c", "x/y"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	for link, target := range map[string]string{
+		"a/rel":     "b/c",
+		"a/abs":     filepath.Join(dir, "x"),
+		"a/b/up":    "../../x/y",
+		"x/chain":   "../a/rel",
+		"x/y/slash": "/" + dir[1:] + "//a/./b/",
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, link)))
+	}
+	r := resolver{}
+	for _, spelt := range []string{
+		"a/b/c", "a//b/./c/", "a/rel", "a/rel/", "a/abs/y", "a/b/up", "a/b/up/..",
+		"x/chain", "x/chain/..", "x/y/slash/c", "a/../x/./y", "x/y/slash/up/slash",
+	} {
+		p := dir + "/" + spelt
+		want, err := filepath.EvalSymlinks(p)
+		require.NoError(t, err, spelt)
+		got, err := Resolve(p)
+		require.NoError(t, err, spelt)
+		require.Equal(t, want, got, spelt)
+		got, _, err = resolveVia(p, r)
+		require.NoError(t, err, spelt)
+		require.Equal(t, want, got, spelt+" through one resolver")
+	}
+}
+
 func TestCanonicalizeErrorsNameInput(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(filepath.Join(dir, "b"), filepath.Join(dir, "a")))

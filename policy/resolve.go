@@ -131,16 +131,20 @@ func resolve(path string, r resolver) (string, error) {
 // resolveVia is resolve that also returns where the links it followed
 // are: each link's own canonical path (its directory resolved, the link
 // itself not followed), in the order met.
+//
+// Until a link is followed, each path it looks up is a prefix of path and
+// is sliced from it: a policy of thousands of roots sharing ancestors
+// allocates nothing for the ancestors it finds in r.
 func resolveVia(path string, r resolver) (string, []string, error) {
 	orig := path
 	var via []string
 	links := 0
 	resolved := "/"
-	rest := strings.Split(path, "/")
+	rest := path
 	missing := false // once a component is missing, the tail is lexical
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
+	for rest != "" {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
 		switch c {
 		case "", ".":
 			continue
@@ -148,10 +152,7 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 			resolved = filepath.Dir(resolved)
 			continue
 		}
-		next := resolved + "/" + c // c is one clean component, resolved is clean
-		if resolved == "/" {
-			next = "/" + c
-		}
+		next := child(resolved, c, orig) // c is one clean component, resolved is clean
 		if missing {
 			resolved = next
 			continue
@@ -177,11 +178,30 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 			return "", nil, fmt.Errorf("resolve %q: %w", orig, syscall.ELOOP)
 		}
 		via = append(via, next)
-		t := li.target
-		if filepath.IsAbs(t) {
+		if filepath.IsAbs(li.target) {
 			resolved = "/"
 		}
-		rest = append(strings.Split(t, "/"), rest...)
+		if rest == "" {
+			rest = li.target
+		} else {
+			rest = li.target + "/" + rest
+		}
 	}
 	return resolved, via, nil
+}
+
+// child is dir/c (dir clean and absolute, c one component), sliced from
+// orig when orig begins with it.
+func child(dir, c, orig string) string {
+	n := len(dir) + 1 + len(c)
+	if dir == "/" {
+		n = 1 + len(c)
+	}
+	if len(orig) >= n && orig[n-len(c)-1] == '/' && orig[n-len(c):n] == c && orig[:n-len(c)-1] == strings.TrimSuffix(dir, "/") {
+		return orig[:n]
+	}
+	if dir == "/" {
+		return "/" + c
+	}
+	return dir + "/" + c
 }
