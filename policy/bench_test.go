@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -120,6 +121,38 @@ func BenchmarkCompose(b *testing.B) {
 	exe, _ := os.Executable()
 	s := policy.Spec{Workspace: ws, Home: home, Executables: []string{exe},
 		Path: home + "/go/bin:" + home + "/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := policy.Compose(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkComposeNestedRepos is Compose of a workspace holding 300
+// repositories as git init leaves them (50 to a directory, each with a
+// config, an index and the 14 hook samples), with a warm scan record:
+// what every launch there pays for the scan's check and the git guard.
+func BenchmarkComposeNestedRepos(b *testing.B) {
+	base := b.TempDir()
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	mkdirs(b, []string{home, filepath.Join(ws, ".git", "hooks")})
+	for i := range 300 {
+		gd := filepath.Join(ws, fmt.Sprintf("p%02d/r%04d/.git", i/50, i))
+		mkdirs(b, []string{filepath.Join(gd, "hooks"), filepath.Join(gd, "objects"), filepath.Join(gd, "refs")})
+		for name, body := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": "[core]\n\tbare = false\n", "index": ""} {
+			require.NoError(b, os.WriteFile(filepath.Join(gd, name), []byte(body), 0o644))
+		}
+		for h := range 14 {
+			require.NoError(b, os.WriteFile(filepath.Join(gd, "hooks", fmt.Sprintf("hook%d.sample", h)), nil, 0o755))
+		}
+	}
+	// A scan trusts no directory changed within 2 s of it (scancache.go).
+	time.Sleep(2100 * time.Millisecond)
+	s := policy.Spec{Workspace: ws, Home: home, ScanCache: filepath.Join(base, "scan")}
+	c, err := policy.Compose(s)
+	require.NoError(b, err)
+	require.Greater(b, len(c.Policy.ReadonlyRoots), 600)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := policy.Compose(s); err != nil {

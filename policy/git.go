@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -101,7 +101,8 @@ type gitGuard struct {
 	roots  []string
 	notes  []string
 	done   map[string]bool
-	refuse error // only under testhook.NestedLinksRefuse
+	refuse error  // only under testhook.NestedLinksRefuse
+	buf    []byte // for hookNames
 }
 
 func (g *gitGuard) note(format string, a ...any) {
@@ -152,28 +153,26 @@ func (g *gitGuard) gitdir(gd, top string) {
 // at; cordon cannot find the other name to protect it. It returns which
 // of them are there (lstat), so that gitdir reads only those.
 func (g *gitGuard) linked(gd string) map[string]bool {
-	has := map[string]bool{}
+	has := make(map[string]bool, 4)
 	names := []string{"config", "config.worktree", "commondir", "index"}
-	if ents, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
-		for _, e := range ents {
-			// git runs a hook only by its exact name; the samples git
-			// init writes (14 per repository) are never run.
-			if !strings.HasSuffix(e.Name(), ".sample") {
-				names = append(names, "hooks/"+e.Name())
-			}
-		}
+	if g.buf == nil {
+		g.buf = make([]byte, 8<<10)
+	}
+	// git runs a hook only by its exact name; the samples git init
+	// writes (14 per repository) are never run.
+	hooks, _ := hookNames(filepath.Join(gd, "hooks"), g.buf)
+	for _, h := range hooks {
+		names = append(names, "hooks/"+h)
 	}
 	for _, n := range names {
-		fi, err := os.Lstat(filepath.Join(gd, n))
-		if err != nil {
+		p := gd + "/" + n
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil {
 			continue
 		}
 		has[n] = true
-		if !fi.Mode().IsRegular() {
-			continue
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			g.note("%s has %d hard links: cordon makes this name read-only, but another name for the same file may stay writable; if you did not link it, replace it with a copy (cp -p F F.new && mv F.new F)", filepath.Join(gd, n), st.Nlink)
+		if st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink > 1 {
+			g.note("%s has %d hard links: cordon makes this name read-only, but another name for the same file may stay writable; if you did not link it, replace it with a copy (cp -p F F.new && mv F.new F)", p, st.Nlink)
 		}
 	}
 	return has
@@ -181,9 +180,13 @@ func (g *gitGuard) linked(gd string) map[string]bool {
 
 // readFile is os.ReadFile of a small file without the poller's
 // registration and the stat for its size: two system calls fewer for
-// each repository's config, on every launch.
+// each repository's config, on every launch. What it reads may have been
+// planted by a sandbox, so it never waits and never reads without end: a
+// FIFO opens without waiting for a writer (O_NONBLOCK) and reads as
+// empty, and more than maxGitFile bytes (a link to /dev/zero) is an
+// error.
 func readFile(name string) ([]byte, error) {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -198,12 +201,21 @@ func readFile(name string) ([]byte, error) {
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
-		if n == 0 {
+		b = append(b, buf[:n]...)
+		if len(b) > maxGitFile {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("larger than any git metadata file cordon reads")}
+		}
+		if n < len(buf) {
+			// A regular file reads short only at its end: no call
+			// is spent on the empty read that would say so.
 			return b, nil
 		}
-		b = append(b, buf[:n]...)
 	}
 }
+
+// maxGitFile bounds what readFile reads: git's config, commondir and
+// gitdir files are far smaller.
+const maxGitFile = 1 << 20
 
 // follow protects target, named by pointer (a .git file, a commondir, a
 // .git symlink), when it lies inside the root. A pointer out of the root
@@ -463,12 +475,11 @@ func isGitdir(dir string) bool {
 
 // readGitdirFile parses a "gitdir: PATH" pointer file.
 func readGitdirFile(name string) (string, bool) {
-	f, err := os.Open(name)
+	b, err := readFile(name)
 	if err != nil {
 		return "", false
 	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
+	line, _, _ := strings.Cut(string(b), "\n")
 	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
 		return "", false
@@ -490,15 +501,13 @@ func readGitdirFile(name string) (string, bool) {
 // submodulePaths lists the paths .gitmodules of work tree dir names, so
 // that their repositories are protected whatever the scan's bounds.
 func submodulePaths(dir string) []string {
-	f, err := os.Open(filepath.Join(dir, ".gitmodules"))
+	b, err := readFile(filepath.Join(dir, ".gitmodules"))
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
 		if !ok || strings.TrimSpace(k) != "path" {
 			continue
 		}

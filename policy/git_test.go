@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fixture makes a temporary tree from a map of relative path to content
@@ -301,5 +303,43 @@ func TestUninitialisedSubmoduleGetsNoDotGit(t *testing.T) {
 		c := canon(t, ws, WorkspaceOptions{GitWrites: writes})
 		require.False(t, c.Access(filepath.Join(ws, "libs/s/.git"), Write))
 		require.True(t, c.Access(filepath.Join(ws, "libs/s/code.go"), Write))
+	}
+}
+
+// TestPlantedSpecialFilesDoNotStall: a sandbox can plant, in a repository
+// it makes in the workspace, FIFOs and links to devices where the git
+// guard reads (.gitmodules, config, commondir, a .git file). Opening a
+// FIFO would wait for a writer that never comes, and SIGTERM would not
+// end the wait: every later launch there would hang. The guard reads
+// them without waiting and within a bound, and the launch goes on with
+// the repositories protected.
+func TestPlantedSpecialFilesDoNotStall(t *testing.T) {
+	m := map[string]string{"a/.gitmodules": "", "b/.git": "", "c/.git/config": "-> /dev/zero"}
+	repo("a/.git/", m)
+	repo("c/.git/", m)
+	m["d/.git/commondir"] = ""
+	repo("d/.git/", m)
+	root := fixture(t, m)
+	for _, p := range []string{"a/.gitmodules", "b/.git", "d/.git/commondir"} {
+		require.NoError(t, os.Remove(filepath.Join(root, p)))
+		require.NoError(t, unix.Mkfifo(filepath.Join(root, p), 0o644))
+	}
+	done := make(chan error, 1)
+	var p FsSandboxPolicy
+	go func() {
+		var err error
+		p, err = Workspace(root, WorkspaceOptions{Home: t.TempDir()})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the workspace's protections are still being derived after 20 s: a planted file stalled them")
+	}
+	c, err := Canonicalize(p)
+	require.NoError(t, err)
+	for _, want := range []string{"a/.git/config", "a/.gitmodules", "b/.git", "c/.git/hooks", "d/.git/commondir"} {
+		require.False(t, c.Access(filepath.Join(root, want), Write), want)
 	}
 }

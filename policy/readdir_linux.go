@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"syscall"
@@ -75,4 +76,34 @@ func stampOf(fi os.FileInfo) stamp {
 		return stamp{}
 	}
 	return stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
+}
+
+// hookNames lists hooks directory dir (following a link to it, as git
+// does) but the samples git init writes, which git never runs: one
+// getdents64 for a directory of samples, and no string made for them.
+func hookNames(dir string, buf []byte) ([]string, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var out []string
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil || n <= 0 {
+			return out, err
+		}
+		for off := 0; off < n; {
+			rec := buf[off:]
+			reclen := int(*(*uint16)(unsafe.Pointer(&rec[16])))
+			name := rec[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if !bytes.HasSuffix(name, []byte(".sample")) && string(name) != "." && string(name) != ".." {
+				out = append(out, string(name))
+			}
+		}
+	}
 }

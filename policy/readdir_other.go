@@ -4,6 +4,7 @@ package policy
 
 import (
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -27,4 +28,17 @@ func stampOf(fi os.FileInfo) stamp {
 		return stamp{}
 	}
 	return stamp{Ino: uint64(st.Ino), Ctime: st.Ctimespec.Nano()}
+}
+
+// hookNames lists hooks directory dir but the samples git init writes,
+// which git never runs.
+func hookNames(dir string, _ []byte) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".sample") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, err
 }
