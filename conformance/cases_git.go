@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -252,6 +254,37 @@ func gitCases() []Case {
 			o = h.Sandbox(p, `ok RAN; cat b/.git/id 2>&1; true`)
 			h.Expect(o, "RAN")
 			h.NoSecret(o)
+		}})
+	cs = append(cs, Case{Name: "dos-planted-fifo-git", Class: DoS, Needs: []string{"mkfifo"},
+		Summary: "make nested repositories by hand with FIFOs as .gitmodules, .git/config, .git/commondir and a .git, where the next launch's git guard reads; it must still run, within the launch timeout, with their metadata read-only",
+		Run: func(h *H) {
+			_, p := h.ws()
+			// No git inside: the directory shape is what the scan
+			// takes for a repository.
+			o := h.Sandbox(p, `repo() { mkdir -p "$1/.git/objects" "$1/.git/refs" && echo 'ref: refs/heads/main' > "$1/.git/HEAD"; }
+repo sub && mkfifo sub/.gitmodules sub/.git/config && ok CONFIG
+mkdir pipe && mkfifo pipe/.git && ok DOTGIT
+repo common && mkfifo common/.git/commondir && ok COMMONDIR`)
+			h.Expect(o, "CONFIG", "DOTGIT", "COMMONDIR")
+			// A blocking open of any of them stalls the launch until
+			// Launch's timeout fails the case. The writes replace each
+			// FIFO first: opening one to write would wait for a reader.
+			o = h.Sandbox(p, `ok RAN
+{ rm -f sub/.git/config && printf '[core]\n\tfsmonitor = x\n' > sub/.git/config; } 2>/dev/null && ok WCONFIG
+mkdir sub/.git/hooks 2>/dev/null && ok WHOOKS
+{ echo x > sub/.git/HEAD; } 2>/dev/null && ok WHEAD
+{ rm -f sub/.gitmodules && echo > sub/.gitmodules; } 2>/dev/null && ok WGITMODULES
+{ rm -f pipe/.git && mkdir pipe/.git; } 2>/dev/null && ok WDOTGIT
+{ rm -f common/.git/commondir && echo .. > common/.git/commondir; } 2>/dev/null && ok WCOMMONDIR`)
+			h.Expect(o, "RAN")
+			h.Refuse(o, "WCONFIG", "WHOOKS", "WHEAD", "WGITMODULES", "WDOTGIT", "WCOMMONDIR")
+			h.Want("ws/sub/.git/HEAD", "ref: refs/heads/main\n")
+			h.Absent("ws/sub/.git/hooks")
+			for _, rel := range []string{"ws/sub/.gitmodules", "ws/sub/.git/config", "ws/pipe/.git", "ws/common/.git/commondir"} {
+				if fi, err := os.Lstat(h.Path(rel)); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+					h.Errorf("host: %s is no longer the FIFO the sandbox planted (%v)", h.Path(rel), err)
+				}
+			}
 		}})
 	return cs
 }

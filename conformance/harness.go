@@ -264,13 +264,32 @@ func (h *H) Launch(l Launch) Output {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, limit)
 	defer cancel()
-	stubs := h.newStubs(ctx, l)
+	// newStubs composes the launch's policy in this process with cordon's
+	// own code, so what stalls cordon's composition (a FIFO planted where
+	// the git guard reads, dos-planted-fifo-git) stalls it too: it gets
+	// half the launch's time, and then the launch goes ahead without the
+	// list (the goroutine is left behind), for its timeout to fail the
+	// case rather than this process hanging.
+	listed := make(chan []string, 1)
+	go func() { listed <- h.newStubs(ctx, l) }()
+	var stubs []string
+	composed := true
+	wait := time.NewTimer(limit / 2)
+	select {
+	case stubs = <-listed:
+	case <-wait.C:
+		composed = false
+	}
+	wait.Stop()
 	o, err := h.x.Exec(ctx, h.User, l)
 	if err != nil {
 		h.Fatalf("launch: %v\n%s", err, o)
 	}
 	waitGone(stubs)
 	if ctx.Err() != nil {
+		if !composed {
+			h.Fatalf("launch: timed out (composing its policy in the harness, with cordon's code, took more than %v too)\n%s", limit/2, o)
+		}
 		h.Fatalf("launch: timed out\n%s", o)
 	}
 	if Marked(o, "NOATTACK") {
