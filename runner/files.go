@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -75,12 +76,7 @@ func read(d *permission.Decider, call *permission.Call, op string) (string, erro
 	}
 	switch {
 	case fi.IsDir():
-		names, err := f.Readdirnames(-1)
-		if err != nil {
-			return "", fmt.Errorf("list %s: %w", call.Path, err)
-		}
-		sort.Strings(names)
-		return strings.Join(names, "\n"), nil
+		return list(f, call.Path)
 	case !fi.Mode().IsRegular():
 		// A FIFO would block the loop; a device is nobody's source file.
 		return "", fmt.Errorf("%s %s: not a regular file (%s)", op, call.Path, fi.Mode().Type())
@@ -93,6 +89,38 @@ func read(d *permission.Decider, call *permission.Call, op string) (string, erro
 		return string(b[:MaxReadBytes]) + fmt.Sprintf("\n[cut at %d bytes]", MaxReadBytes), nil
 	}
 	return string(b), nil
+}
+
+// list returns the names in the open directory f, sorted. A sandboxed
+// command can fill a directory without end, so a listing is read like a
+// file: at most MaxReadBytes of names, a batch at a time, then it says
+// it was cut (the names kept are the first the directory gave).
+func list(f *os.File, name string) (string, error) {
+	var names []string
+	size, cut := 0, false
+	for !cut {
+		batch, err := f.Readdirnames(256)
+		for _, n := range batch {
+			if size+len(n)+1 > MaxReadBytes {
+				cut = true
+				break
+			}
+			names = append(names, n)
+			size += len(n) + 1
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("list %s: %w", name, err)
+		}
+	}
+	sort.Strings(names)
+	out := strings.Join(names, "\n")
+	if cut {
+		out += fmt.Sprintf("\n[listing cut at %d bytes of names]", MaxReadBytes)
+	}
+	return out, nil
 }
 
 func writeFile(d *permission.Decider) Handler {

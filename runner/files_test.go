@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +75,29 @@ func TestWriteKeepsModeAndRefusesFIFO(t *testing.T) {
 	res = r.Run(ctx, call("read_file", map[string]any{"path": "fifo"}))
 	require.Equal(t, Failed, res.Outcome)
 	require.Contains(t, res.Error, "not a regular file")
+}
+
+// TestReadListsDirectoryWithinBound fills a directory past what a listing
+// may return, as a sandboxed command can at no cost: read_file of it must
+// return at most MaxReadBytes of names, and say it cut them, like a file.
+func TestReadListsDirectoryWithinBound(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	dir := filepath.Join(ws, "many")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	long := strings.Repeat("x", 200)
+	n := MaxReadBytes/len(long) + 100
+	for i := range n {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s%05d", long, i)), nil, 0o644))
+	}
+	res := r.Run(context.Background(), call("read_file", map[string]any{"path": "many"}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
+	require.LessOrEqual(t, len(res.Output), MaxReadBytes+100, "a listing of %d names came back whole", n)
+	require.Contains(t, res.Output, "[listing cut at")
+	names := strings.Split(res.Output, "\n")
+	require.True(t, sort.StringsAreSorted(names[:len(names)-1]))
+
+	// A directory within the bound is listed whole, as before.
+	res = r.Run(context.Background(), call("read_file", map[string]any{"path": "."}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
+	require.Equal(t, "many\nnotes.txt", res.Output)
 }
