@@ -41,8 +41,8 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
-	"github.com/cordon-sandbox/cordon/native"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -152,11 +152,6 @@ type Cmd struct {
 	Cancel    func() error
 	WaitDelay time.Duration
 
-	// Warm is a native init started ahead for this launch (StartWarm):
-	// the launch takes it if it fits, else ends it. The caller still
-	// closes it (a no-op once taken), for a launch that never starts.
-	Warm *Warm
-
 	// Err holds a lookup error from Command; Start returns it.
 	Err error
 
@@ -182,9 +177,6 @@ type Cmd struct {
 	// exit status into an error when the backend's own launcher failed
 	// before starting the command (Seatbelt: see seatbelt_darwin.go).
 	launchCheck func(pid int) (judge func(*os.ProcessState) error)
-	// warm is the Warm this launch took; start sends it warmSpec.
-	warm     *Warm
-	warmSpec *native.Spec
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -243,9 +235,6 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if err != nil {
 		c.stopNet()
 	}
-	if c.warm == nil {
-		c.Warm.Close() // started ahead for a launch other than this one
-	}
 	return inner, release, err
 }
 
@@ -277,9 +266,8 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 		closeOnExec()
 	}
 	// Forked on one thread kept for the process's life: the native init
-	// dies with the thread that forked it (internal/spawn). One started
-	// ahead is already there, and only waits for its spec.
-	if err := c.startInner(inner); err != nil {
+	// dies with the thread that forked it (internal/spawn).
+	if err := spawn.Start(inner); err != nil {
 		if c.tty != nil {
 			c.tty.abort()
 			c.tty = nil

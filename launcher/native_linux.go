@@ -54,14 +54,6 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if netEnd != nil {
 		passed++
 	}
-	spec.Env = env
-	if w := c.Warm; w.fits(c) {
-		// The init started ahead (StartWarm) waits for this spec; start
-		// sends it instead of forking.
-		w.taken = true
-		c.warm, c.warmSpec = w, &spec
-		return w.cmd, func() { w.send.Close(); release() }, nil
-	}
 	cmd, specFile, err := native.Command(ctx, &spec, c.Network, passed)
 	if err != nil {
 		c.stopNet()
@@ -69,7 +61,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
-	nativeWeaken(attr)
+	if testhook.NativeWeaken == "pid-namespace" {
+		attr.Cloneflags &^= syscall.CLONE_NEWPID
+	}
 	c.wire(cmd, env)
 	cmd.SysProcAttr = attr
 	cmd.Dir = "" // the init's chdir decides inside
@@ -78,14 +72,6 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
 	return cmd, func() { specFile.Close(); release() }, nil
-}
-
-// nativeWeaken applies the conformance suite's mutation of the init's
-// namespaces (none outside it).
-func nativeWeaken(attr *syscall.SysProcAttr) {
-	if testhook.NativeWeaken == "pid-namespace" {
-		attr.Cloneflags &^= syscall.CLONE_NEWPID
-	}
 }
 
 // nativeArgv is the command's argv and whether the init gives it the pty

@@ -73,36 +73,6 @@ func Command(ctx context.Context, spec *Spec, network bool, extraFiles int) (cmd
 	return cmd, specFile, nil
 }
 
-// CommandPending is Command for an init started before its spec is
-// known, so that its start overlaps the caller's composing of the policy.
-// Its descriptor 3 + extraFiles is recv, the read end of a pipe the
-// caller closes once the process has started; until the caller hands
-// the spec to Send, the init waits for it in its namespaces, having done
-// nothing. An init whose send end closes without a spec exits (status
-// 125) without building anything.
-func CommandPending(network bool, extraFiles int) (cmd *exec.Cmd, recv, send *os.File, err error) {
-	recv, send, err = os.Pipe()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cmd = exec.Command("/proc/self/exe")
-	cmd.Args = []string{InitName, InitArg, strconv.Itoa(3 + extraFiles)}
-	cmd.SysProcAttr = Attr(network)
-	return cmd, recv, send, nil
-}
-
-// Send gives a pending init (CommandPending) its spec and closes send.
-func Send(send *os.File, spec *Spec) error {
-	data, err := spec.Encode()
-	if err == nil {
-		_, err = send.Write(data)
-	}
-	if cerr := send.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // Probe builds a sandbox with every feature a launch uses (the
 // namespaces, a read-only "/", /proc, /dev, the pivot, the capability
 // drop, nested user namespaces disabled, a seccomp filter: one that

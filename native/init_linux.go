@@ -38,9 +38,6 @@ func initMain(fdArg string) int {
 	// the command is forked from this one.
 	runtime.LockOSThread()
 	s, err := readSpec(fdArg)
-	if err == nil && s.Env != nil {
-		setEnviron(s.Env)
-	}
 	if err == nil {
 		err = build(s)
 	}
@@ -74,17 +71,6 @@ func readSpec(fdArg string) (*Spec, error) {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
 	return s, nil
-}
-
-// setEnviron makes env this process's environment, which the command
-// inherits and its PATH lookup reads.
-func setEnviron(env []string) {
-	os.Clearenv()
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
-			os.Setenv(k, v)
-		}
-	}
 }
 
 // Where the init works before the pivot: a tmpfs over the host's /tmp, in

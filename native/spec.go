@@ -63,12 +63,9 @@ type Spec struct {
 	// Chdir is the working directory inside; "" keeps the launcher's when
 	// it is visible, else "/".
 	Chdir string `json:"chdir,omitempty"`
-	// Path and Argv are the command; Env its environment (nil: the
-	// init's own, which a pending init took from its launcher before the
-	// launch's environment was known).
+	// Path and Argv are the command.
 	Path string   `json:"path"`
 	Argv []string `json:"argv"`
-	Env  []string `json:"env,omitempty"`
 	// Files is how many descriptors from 3 on the command inherits (the
 	// caller's ExtraFiles).
 	Files int `json:"files,omitempty"`

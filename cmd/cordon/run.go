@@ -115,16 +115,11 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 		// Start waits for this same result.
 		go detect.Detect(ctx, string(o.backend))
 	}
-	// The native init starts while the policy is built, when the launch
-	// will likely take it (launcher.Warm); one it does not take is ended.
-	warm := o.warm(e)
-	defer warm.Close()
 	comp, log, code := o.compose(e, args)
 	if comp == nil {
 		return code
 	}
 	cmd := o.command(e, comp, log, args)
-	cmd.Warm = warm
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
 	// it as a child and passes signals on. From here on SIGTERM ends
@@ -193,7 +188,7 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	cmd.Tty = o.wantsTty(e)
+	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
 	if o.cleanEnv {
 		cmd.Env = launcher.CleanEnv(os.Environ(), o.envs)
 	} else if len(o.envs) > 0 {
@@ -206,27 +201,6 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 		}
 	}
 	return cmd
-}
-
-// wantsTty: --tty, or a terminal on stdin or stdout without --no-tty.
-func (o *runOpts) wantsTty(e *env) bool {
-	return o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
-}
-
-// warm starts the native backend's init ahead of a launch that will
-// likely take it: --backend native or auto, no terminal to relay, no
-// allowlist named by a flag. nil where it cannot start (auto then takes
-// bwrap, which needs none).
-func (o *runOpts) warm(e *env) *launcher.Warm {
-	if o.backend != launcher.BackendNative && o.backend != launcher.BackendAuto ||
-		o.wantsTty(e) || len(o.pf.allowDomains)+len(o.pf.denyDomains) > 0 {
-		return nil
-	}
-	w, err := launcher.StartWarm(bool(o.network), e.stdin, e.stdout, e.stderr)
-	if err != nil {
-		return nil
-	}
-	return w
 }
 
 // auditLaunch records the launch, and the policy p it runs, in log; the
