@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -257,6 +258,26 @@ func TestAppendRefusesLinks(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "# original\n", string(b))
 		})
+	}
+}
+
+// TestReadAnchorRefusesFIFO plants a FIFO as the anchor of a log, as a
+// sandbox that can write the log's directory could: ReadAnchor must say
+// what is there, not wait for a writer that never comes.
+func TestReadAnchorRefusesFIFO(t *testing.T) {
+	log := writeLog(t, 1)
+	require.NoError(t, os.Remove(HeadPath(log)))
+	require.NoError(t, syscall.Mkfifo(HeadPath(log), 0o600))
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadAnchor(log)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "not a regular file")
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadAnchor still waits after 10 s on a FIFO planted as the anchor")
 	}
 }
 

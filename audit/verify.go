@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cordon-sandbox/cordon/internal/safefs"
 )
 
@@ -258,12 +260,16 @@ func errText(err error) string {
 }
 
 // ReadAnchor reads the anchor of the log at path, not following a symlink
-// at its name; for reports and tests.
+// at its name, nor waiting on a FIFO put there (it must be a regular
+// file); for reports and tests.
 func ReadAnchor(path string) (Head, error) {
-	f, err := os.OpenFile(HeadPath(path), os.O_RDONLY|nofollow, 0)
+	f, err := os.OpenFile(HeadPath(path), os.O_RDONLY|nofollow|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return Head{}, fmt.Errorf("read anchor: %w", err)
 	}
 	defer f.Close()
+	if err := checkFile(f, false); err != nil {
+		return Head{}, fmt.Errorf("read anchor: %w", err)
+	}
 	return readHead(f)
 }
