@@ -111,7 +111,7 @@ func build(s *Spec) error {
 	if !s.RootWritable {
 		rootAttr |= unix.MOUNT_ATTR_RDONLY
 	}
-	if err := attach(old, "", rootAttr, unix.AT_FDCWD, newRoot, nil); err != nil {
+	if err := attach(old, "", rootAttr, unix.AT_FDCWD, newRoot, nil, nil); err != nil {
 		return fmt.Errorf("bind / at %s: %w", newRoot, err)
 	}
 	nr, err := unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -170,6 +170,8 @@ func mountTree(s *Spec, old, nr int) error {
 	if err := mountDev(old); err != nil {
 		return err
 	}
+	done := &fdBatch{}
+	defer done.flush()
 	for _, m := range s.Mounts {
 		if s.Weaken == "mask-perms" && m.What == "mask" && m.Src != "" && !strings.HasSuffix(m.Src, "/empty") {
 			// A plain tmpfs, listable, instead of the prepared mask.
@@ -178,7 +180,7 @@ func mountTree(s *Spec, old, nr int) error {
 			}
 			continue
 		}
-		if err := mountOne(old, nr, m); err != nil {
+		if err := mountOne(old, nr, m, done); err != nil {
 			return err
 		}
 	}

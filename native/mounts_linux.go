@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -25,13 +26,15 @@ func resolveBeneath(dir int, rel string) (int, error) {
 // attach clones the host's tree at src (below old, with the mounts under
 // it), sets attrs on every mount of the clone and attaches it at dst
 // (below dstDir, or a path when dstDir is AT_FDCWD). check, when set, is
-// called with the source before it is cloned.
-func attach(old int, src string, attrs uint64, dstDir int, dst string, check func(fd int) error) error {
+// called with the source before it is cloned. The descriptors it opens
+// go to done, closed with others later, or are closed on return when
+// done is nil.
+func attach(old int, src string, attrs uint64, dstDir int, dst string, check func(fd int) error, done *fdBatch) error {
 	sfd, err := resolveBeneath(old, src)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", "/"+src, err)
 	}
-	defer unix.Close(sfd)
+	defer done.add(sfd)
 	if check != nil {
 		if err := check(sfd); err != nil {
 			return err
@@ -41,7 +44,7 @@ func attach(old int, src string, attrs uint64, dstDir int, dst string, check fun
 	if err != nil {
 		return fmt.Errorf("%w (%s)", err, "/"+src)
 	}
-	defer unix.Close(tree)
+	defer done.add(tree)
 	if dstDir == unix.AT_FDCWD {
 		return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
 	}
@@ -49,8 +52,46 @@ func attach(old int, src string, attrs uint64, dstDir int, dst string, check fun
 	if err != nil {
 		return fmt.Errorf("mount point: %w", err)
 	}
-	defer unix.Close(dfd)
+	defer done.add(dfd)
 	return unix.MoveMount(tree, "", dfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// fdBatch holds descriptors the mount loop is done with, to close many
+// at once: closed one by one, the three of each mount took a quarter of
+// the loop's time. They are closed with close_range over each run of
+// consecutive numbers (one run, as a rule: nothing else opens or closes
+// descriptors in the loop) when fdBatchSize have gathered, and at flush.
+type fdBatch struct{ fds []int }
+
+const fdBatchSize = 768
+
+// add closes fd now on a nil batch.
+func (b *fdBatch) add(fd int) {
+	if b == nil {
+		unix.Close(fd)
+		return
+	}
+	b.fds = append(b.fds, fd)
+	if len(b.fds) >= fdBatchSize {
+		b.flush()
+	}
+}
+
+func (b *fdBatch) flush() {
+	slices.Sort(b.fds)
+	for i := 0; i < len(b.fds); {
+		j := i
+		for j+1 < len(b.fds) && b.fds[j+1] == b.fds[j]+1 {
+			j++
+		}
+		if err := unix.CloseRange(uint(b.fds[i]), uint(b.fds[j]), 0); err != nil {
+			for _, fd := range b.fds[i : j+1] {
+				unix.Close(fd)
+			}
+		}
+		i = j + 1
+	}
+	b.fds = b.fds[:0]
 }
 
 // noOpenTreeAttr is set once open_tree_attr is known to be missing
@@ -88,7 +129,7 @@ func cloneTree(sfd int, attrs uint64) (int, error) {
 }
 
 // mountOne applies one mount of the policy's list.
-func mountOne(old, nr int, m Mount) error {
+func mountOne(old, nr int, m Mount, done *fdBatch) error {
 	src := m.Src
 	if src == "" {
 		src = m.Path
@@ -110,7 +151,7 @@ func mountOne(old, nr int, m Mount) error {
 			return nil
 		}
 	}
-	if err := attach(old, rel(src), attrs, nr, rel(m.Path), check); err != nil {
+	if err := attach(old, rel(src), attrs, nr, rel(m.Path), check, done); err != nil {
 		return fmt.Errorf("%s %s: %w", m.What, m.Path, err)
 	}
 	return nil
@@ -163,7 +204,7 @@ func mountProc(s *Spec, old int) error {
 		if _, err := os.Lstat(q); err != nil {
 			continue
 		}
-		if err := attach(old, "dev/null", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, q, nil); err != nil {
+		if err := attach(old, "dev/null", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, q, nil, nil); err != nil {
 			return fmt.Errorf("mask %s: %w", p, err)
 		}
 	}
@@ -188,7 +229,7 @@ func mountDev(old int) error {
 			return fmt.Errorf("/dev/%s: %w", n, err)
 		}
 		f.Close()
-		if err := attach(old, "dev/"+n, unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, p, nil); err != nil {
+		if err := attach(old, "dev/"+n, unix.MOUNT_ATTR_NOSUID, unix.AT_FDCWD, p, nil, nil); err != nil {
 			return fmt.Errorf("/dev/%s: %w", n, err)
 		}
 	}
@@ -234,7 +275,7 @@ func bindConsole(old int, dev string) error {
 		return fmt.Errorf("/dev/console: %w", err)
 	}
 	f.Close()
-	if err := attach(old, strings.TrimPrefix(name, "/"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.AT_FDCWD, p, nil); err != nil {
+	if err := attach(old, strings.TrimPrefix(name, "/"), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, unix.AT_FDCWD, p, nil, nil); err != nil {
 		return fmt.Errorf("/dev/console: %w", err)
 	}
 	return nil
