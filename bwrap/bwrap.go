@@ -336,10 +336,9 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 			}
 		}
 		if r.Kind == policy.Denied || r.Kind == policy.Readonly {
-			for _, anc := range policy.Ancestors(r.Path) {
-				if pinned[anc] {
-					continue
-				}
+			// From the parent up, stopping at the first ancestor already
+			// decided: its own ancestors were decided with it.
+			for anc := parentOf(r.Path); anc != "/" && !pinned[anc]; anc = parentOf(anc) {
 				pinned[anc] = true // decided once: the answer does not depend on r
 				if !c.Access(anc, policy.Write) {
 					continue
@@ -364,6 +363,38 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 	return ops, nil
 }
 
+// parentOf is filepath.Dir of a clean absolute path other than "/".
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}
+
+// below reports whether p lies strictly inside directory d.
+func below(p, d string) bool {
+	return len(p) > len(d) && p[len(d)] == '/' && p[:len(d)] == d
+}
+
+// treeCompare orders paths as strings.Compare would with "/" the lowest
+// byte, so that a directory's subtree sorts contiguous after it.
+func treeCompare(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if ca == '/' {
+			ca = 0
+		}
+		if cb == '/' {
+			cb = 0
+		}
+		return int(ca) - int(cb)
+	}
+	return len(a) - len(b)
+}
+
 // masks gives each denied directory the mask that holds the mount points of
 // the mounts directly below it (those with no other mount in between), and
 // returns the distinct masks. It walks the mounts in tree order, where a
@@ -371,12 +402,10 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 // denied directory's subtree, not the whole list.
 func masks(ops []op) []Mask {
 	tree := make([]int, len(ops))
-	keys := make([]string, len(ops)) // "/" as the lowest byte: subtrees sort contiguous
 	for i := range tree {
 		tree[i] = i
-		keys[i] = strings.ReplaceAll(ops[i].path, "/", "\x00")
 	}
-	slices.SortStableFunc(tree, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	slices.SortStableFunc(tree, func(a, b int) int { return treeCompare(ops[a].path, ops[b].path) })
 	byKey := map[string]Mask{}
 	var order []string
 	for t, i := range tree {
@@ -391,10 +420,10 @@ func masks(ops []op) []Mask {
 			if p == d {
 				continue // a pin or root at the same path sorts next to it
 			}
-			if !strings.HasPrefix(p, d+"/") {
+			if !below(p, d) {
 				break
 			}
-			if taken != "" && (p == taken || strings.HasPrefix(p, taken+"/")) {
+			if taken != "" && (p == taken || below(p, taken)) {
 				continue // its mount point lies inside another mount
 			}
 			taken = p
