@@ -21,7 +21,9 @@ import (
 // Paths must be absolute (Compose never resolves against the working
 // directory). Errors name the flag of the field at fault.
 type Spec struct {
-	// File is a JSON policy file (--policy).
+	// File is a JSON policy file (--policy). Where the policy would let
+	// the sandbox write it, it becomes read-only: it decides later
+	// launches too.
 	File string
 	// Deny, Readonly, Writable and BaseWritable add roots of that kind
 	// (--deny, --readonly, --writable, --base-writable).
@@ -252,12 +254,18 @@ func (s *Spec) home(r resolver) string {
 
 // runsNext lists the read-only roots that keep what runs next on the host
 // out of the sandbox's reach (docs/threat-model.md, "what runs next"):
-// the executables, the PATH directories and, when HOME is writable, the
-// agents' configurations there. Only paths c would let the sandbox write
+// the executables, the PATH directories, the policy file (it decides the
+// next launch) and, when HOME is writable, the agents' configurations
+// there. Only paths c would let the sandbox write
 // are listed, and none that is already a root: a root the caller named
 // says what the caller wants there, and a denied path stays denied.
 func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	cand := append(s.namedExecutables(), s.pathDirs(r)...)
+	if s.File != "" && !testhook.SkipProtectPolicyFile {
+		// The policy file decides the next launch too: one kept in the
+		// workspace must not be the sandbox's to rewrite.
+		cand = append(cand, s.File)
+	}
 	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
 			cand = append(cand, filepath.Join(home, n))

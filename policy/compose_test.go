@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func composeFixture(t *testing.T) string {
@@ -152,4 +153,43 @@ func TestRecanonicalize(t *testing.T) {
 	require.Equal(t, []string{sub}, again.Policy().WritableRoots)
 	require.Equal(t, more.DeniedRoots, again.Policy().DeniedRoots)
 	require.Len(t, c.seen, seen, "the view is not written to")
+}
+
+// TestComposeProtectsPolicyFile: a policy file kept in the workspace is
+// read-only in the launch it composes; it decides the next launch too.
+func TestComposeProtectsPolicyFile(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	file := filepath.Join(ws, "cordon.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"readonlyRoots":["/etc"]}`), 0o644))
+	c, err := Compose(Spec{File: file, Workspace: ws, Home: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, c.Canonical.Access(filepath.Join(ws, "main.go"), Write))
+	require.False(t, c.Canonical.Access(file, Write), "the policy file is read-only")
+}
+
+// TestLoadFileRefusesSpecialFiles: a policy file that is a FIFO, or a
+// link to a device, is refused at once (neither waited on nor opened); a
+// link to a regular file is read.
+func TestLoadFileRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo, zero, link, real := filepath.Join(dir, "fifo"), filepath.Join(dir, "zero"), filepath.Join(dir, "link"), filepath.Join(dir, "real.json")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	require.NoError(t, os.WriteFile(real, []byte(`{"deniedRoots":["/secret"]}`), 0o644))
+	require.NoError(t, os.Symlink(real, link))
+	for _, bad := range []string{fifo, zero} {
+		_, err := LoadFile(bad)
+		require.ErrorIs(t, err, errNotRegular, bad)
+	}
+	f, err := LoadFile(link)
+	require.NoError(t, err)
+	require.Equal(t, []string{"/secret"}, f.DeniedRoots)
+
+	// The git guard's reads: a link to a device is refused unopened.
+	_, err = readFile(zero)
+	require.ErrorIs(t, err, errNotRegular)
+	b, err := readFile(fifo)
+	require.NoError(t, err, "a FIFO reads as empty")
+	require.Empty(t, b)
 }

@@ -178,19 +178,42 @@ func (g *gitGuard) linked(gd string) map[string]bool {
 	return has
 }
 
-// readFile is os.ReadFile of a small file without the poller's
-// registration and the stat for its size: two system calls fewer for
-// each repository's config, on every launch. What it reads may have been
-// planted by a sandbox, so it never waits and never reads without end: a
-// FIFO opens without waiting for a writer (O_NONBLOCK) and reads as
-// empty, and more than maxGitFile bytes (a link to /dev/zero) is an
-// error.
+// readFile reads a git metadata file for the guard (readBounded, at
+// most maxGitFile bytes). What it reads may have been planted by a
+// sandbox: a FIFO reads as empty, a link to a device is refused
+// unopened, and a link to /dev/zero is cut at the bound. It spends no
+// system call on the poller's registration or a stat for the size: it
+// runs for each repository's config on every launch.
 func readFile(name string) ([]byte, error) {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	return readBounded(name, maxGitFile, false)
+}
+
+// maxGitFile bounds what readFile reads: git's config, commondir and
+// gitdir files are far smaller.
+const maxGitFile = 1 << 20
+
+// errNotRegular refuses a file that is not a regular one where only a
+// regular file makes sense.
+var errNotRegular = errors.New("not a regular file")
+
+// readBounded reads name through openForRead, up to max bytes (more is an
+// error). With regular, anything but a regular file is refused (a FIFO
+// reads as empty otherwise).
+func readBounded(name string, max int, regular bool) ([]byte, error) {
+	fd, err := openForRead(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
+	if regular {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
+		}
+	}
 	var b []byte
 	buf := make([]byte, 4096)
 	for {
@@ -198,12 +221,15 @@ func readFile(name string) ([]byte, error) {
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.EAGAIN {
+			return b, nil // a FIFO with nothing in it
+		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
 		b = append(b, buf[:n]...)
-		if len(b) > maxGitFile {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("larger than any git metadata file cordon reads")}
+		if len(b) > max {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", max)}
 		}
 		if n < len(buf) {
 			// A regular file reads short only at its end: no call
@@ -212,10 +238,6 @@ func readFile(name string) ([]byte, error) {
 		}
 	}
 }
-
-// maxGitFile bounds what readFile reads: git's config, commondir and
-// gitdir files are far smaller.
-const maxGitFile = 1 << 20
 
 // follow protects target, named by pointer (a .git file, a commondir, a
 // .git symlink), when it lies inside the root. A pointer out of the root

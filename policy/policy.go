@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/cordon-sandbox/cordon/netpolicy"
 )
@@ -151,15 +150,21 @@ func ParseFile(name string, data []byte) (File, error) {
 	return f, nil
 }
 
+// MaxPolicyFile bounds a policy file: a policy of 100,000 roots fits.
+const MaxPolicyFile = 64 << 20
+
 // Load reads and parses a policy file's five fields.
 func Load(path string) (FsSandboxPolicy, error) {
 	f, err := LoadFile(path)
 	return f.FsSandboxPolicy, err
 }
 
-// LoadFile reads and parses a policy file.
+// LoadFile reads and parses a policy file. It must be a regular file of
+// at most MaxPolicyFile bytes: one kept in a workspace may have been
+// replaced by a sandbox since (Compose keeps it read-only in the launch
+// it composes), and a FIFO or a device there must not stall or act.
 func LoadFile(path string) (File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, MaxPolicyFile, true)
 	if err != nil {
 		return File{}, fmt.Errorf("read policy: %w", err)
 	}

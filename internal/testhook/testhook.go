@@ -58,6 +58,9 @@ var (
 	SkipProtectExecutables bool
 	// SkipProtectPath leaves the launcher's PATH directories writable.
 	SkipProtectPath bool
+	// SkipProtectPolicyFile leaves the --policy file writable wherever
+	// the policy allows writes.
+	SkipProtectPolicyFile bool
 	// SkipProtectHomeAgents leaves agents' configurations under a
 	// writable HOME writable.
 	SkipProtectHomeAgents bool
