@@ -63,9 +63,15 @@ func (c *Canonical) Recanonicalize(p FsSandboxPolicy) (*Canonical, error) {
 // up again, so a policy composed and canonicalized through one resolver
 // rests on one view of the host (see Compose).
 func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
-	c := &Canonical{restrict: p.RestrictWrites, kinds: map[string]Kind{}}
-	origin := map[string]string{} // canonical path -> input spelling, for errors
-	via := map[string][]string{}  // canonical path -> the links its spelling passed
+	n := len(p.derived)
+	for _, f := range p.fields() {
+		n += len(*f.paths)
+	}
+	// Sized once: a policy of thousands of roots would otherwise leave
+	// each map's smaller tables behind as garbage.
+	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n)}
+	origin := make(map[string]string, n) // canonical path -> input spelling, for errors
+	via := map[string][]string{}         // canonical path -> the links its spelling passed
 	for _, f := range p.fields() {
 		for _, in := range *f.paths {
 			if err := checkSpelling(in); err != nil {
