@@ -140,15 +140,18 @@ func Decode(b []byte) (*Spec, error) {
 	if err := json.Unmarshal(b[:i], s); err != nil {
 		return nil, err
 	}
-	rest := b[i+1:]
+	// One string for every mount's fields, sliced: the init starts with
+	// an empty heap, and a new page of it costs a fault.
+	rest := string(b[i+1:])
+	s.Mounts = make([]Mount, 0, strings.Count(rest, "\x00")/6)
 	var f [6]string
 	for len(rest) > 0 {
 		for k := range f {
-			j := bytes.IndexByte(rest, 0)
+			j := strings.IndexByte(rest, 0)
 			if j < 0 {
 				return nil, fmt.Errorf("mount %d: cut short", len(s.Mounts))
 			}
-			f[k], rest = string(rest[:j]), rest[j+1:]
+			f[k], rest = rest[:j], rest[j+1:]
 		}
 		m := Mount{Path: f[0], Src: f[1], What: f[2], Readonly: f[3] == "r"}
 		var err1, err2 error
