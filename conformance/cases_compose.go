@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"os"
 	"strconv"
 	"time"
@@ -131,6 +132,42 @@ echo work > notes && ok WORK`)
 				h.Expect(o, "WORK")
 				h.Refuse(o, "CLAUDE_JSON", "CLAUDE", "CODEX", "GEMINI", "CURSOR", "GOBIN", "CARGOBIN")
 				h.Unchanged(snap, "ws/home/notes")
+			}},
+		{Name: "runs-next-policy-file", Class: CrossLaunch, Summary: "the --policy file lies in the workspace (ws/cordon.json: deny outside/secrets, ws/config read-only); the sandbox appends to it, truncates, removes, replaces (mv), moves and overwrites it to drop both and add outside as a writable root; the next launch with the same flags tries to read the secret and write ws/config and outside",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Write("outside/secrets/id", h.Secret)
+				h.Write("ws/config/settings.json", "original\n")
+				b, _ := json.Marshal(map[string]any{
+					"deniedRoots": []string{h.Path("outside/secrets")}, "readonlyRoots": []string{h.Path("ws/config")}})
+				orig := string(b) + "\n"
+				p.File = h.Write("ws/cordon.json", orig)
+				snap := h.Snapshot()
+				// Every attempt leaves a policy that parses: under a
+				// sandbox that lets them through, the next launch runs
+				// the weakened one and shows what it opens.
+				o := h.Sandbox(p, `W='{"writableRoots":["'"$FIX"'/outside"]}'
+cat "$FIX/outside/secrets/id"
+echo ' ' >> cordon.json && ok APPEND
+(: > cordon.json) && ok TRUNCATE
+rm -f cordon.json && ok REMOVE
+printf '%s' "$W" > new.json && mv -f new.json cordon.json && ok REPLACE
+mv cordon.json moved.json && ok MOVE
+printf '%s' "$W" > cordon.json && ok OVERWRITE
+echo work > out.txt && ok WORK`)
+				h.NoSecret(o)
+				h.Expect(o, "WORK")
+				h.Refuse(o, "APPEND", "TRUNCATE", "REMOVE", "REPLACE", "MOVE", "OVERWRITE")
+				h.Want("ws/cordon.json", orig)
+				// The next launch, same flags: what the file denied stays so.
+				v := h.Sandbox(p, `cat "$FIX/outside/secrets/id"
+echo pwned > "$FIX/ws/config/settings.json" && ok WRITE_READONLY
+echo pwned > "$FIX/outside/planted" && ok WRITE_OUTSIDE
+echo work > out2.txt && ok WORK`)
+				h.NoSecret(v)
+				h.Expect(v, "WORK")
+				h.Refuse(v, "WRITE_READONLY", "WRITE_OUTSIDE")
+				h.Unchanged(snap, "ws/out.txt", "ws/out2.txt", "ws/new.json")
 			}},
 	}
 	return cs

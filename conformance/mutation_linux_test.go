@@ -104,6 +104,7 @@ import (
 //	agent-protections    agent-dir-autoexec, agent-dir-autoexec-with-workspace
 //	protect-executables  runs-next-cordon-in-workspace, runs-next-cordon-open-mode
 //	protect-path         runs-next-path-dir
+//	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
 //	steered-roots        cross-launch-steered-roots
@@ -256,6 +257,8 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-cordon-in-workspace", "runs-next-cordon-open-mode"}},
 	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPath = true },
 		catchers: []string{"runs-next-path-dir"}},
+	{name: "protect-policy-file", step: "the --policy file read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPolicyFile = true },
+		catchers: []string{"runs-next-policy-file"}},
 	// Through bwrap only: a native launch takes the composed policy's view
 	// (launcher.Cmd.Canonical) and its init opens every root without
 	// following a link, which refuses this case's symlink swaps with or
