@@ -202,6 +202,9 @@ func Compose(s Spec) (*Composed, error) {
 			return nil, err
 		}
 	}
+	if err := s.checkPolicyLinks(r, c); err != nil {
+		return nil, err
+	}
 	out.Canonical = c
 	out.Policy = c.Policy()
 	return out, nil
@@ -285,6 +288,25 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 		out = append(out, rp)
 	}
 	return out
+}
+
+// checkPolicyLinks refuses a policy file reached through a symbolic link
+// the sandbox could write: the file is read-only (runsNext), but the link
+// could be re-pointed at a weaker policy for the next launch.
+func (s *Spec) checkPolicyLinks(r resolver, c *Canonical) error {
+	if s.File == "" || testhook.SkipProtectPolicyFile {
+		return nil
+	}
+	target, links, err := resolveVia(s.File, r)
+	if err != nil {
+		return nil // LoadFile read it a moment ago; nothing more to say
+	}
+	for _, l := range links {
+		if c.Access(l, Write) {
+			return fmt.Errorf("--policy %s: it goes through the symbolic link %s, which the sandbox could re-point at another policy for the next launch; name the file itself (%s) or keep the link outside what the sandbox may write", s.File, l, target)
+		}
+	}
+	return nil
 }
 
 // namedExecutables are the absolute paths of Spec.Protect and

@@ -193,3 +193,25 @@ func TestLoadFileRefusesSpecialFiles(t *testing.T) {
 	require.NoError(t, err, "a FIFO reads as empty")
 	require.Empty(t, b)
 }
+
+// TestComposeRefusesPolicyLinkTheSandboxCouldRepoint: the file is
+// read-only, but a link to it in the workspace could be re-pointed at a
+// weaker policy for the next launch; a link outside is fine.
+func TestComposeRefusesPolicyLinkTheSandboxCouldRepoint(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, etc := filepath.Join(base, "ws"), filepath.Join(base, "etc")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "policies"), 0o755))
+	require.NoError(t, os.MkdirAll(etc, 0o755))
+	real := filepath.Join(ws, "policies", "real.json")
+	require.NoError(t, os.WriteFile(real, []byte(`{"readonlyRoots":["/etc"]}`), 0o644))
+	inside, outside := filepath.Join(ws, "cordon.json"), filepath.Join(etc, "cordon.json")
+	require.NoError(t, os.Symlink("policies/real.json", inside))
+	require.NoError(t, os.Symlink(real, outside))
+
+	_, err = Compose(Spec{File: inside, Workspace: ws, Home: t.TempDir()})
+	require.ErrorContains(t, err, "goes through the symbolic link "+inside)
+	c, err := Compose(Spec{File: outside, Workspace: ws, Home: t.TempDir()})
+	require.NoError(t, err)
+	require.False(t, c.Canonical.Access(real, Write), "what it points at is read-only")
+}
