@@ -19,6 +19,13 @@
 // error, a panic, a non-zero exit). [Result.Block] turns a result into a
 // tool_result content block, with is_error for BLOCKED and FAILED.
 //
+// # Files
+//
+// [FileHandlers] returns at most [MaxReadBytes] of a file or a directory
+// listing to the model, marked where it was cut. edit_file edits only a
+// file it read whole: one larger than MaxReadBytes fails with its size and
+// is left unchanged, never written back cut.
+//
 // # Bash
 //
 // [Bash] runs commands through a [Spawner]; cordon's own spawner runs them

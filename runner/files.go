@@ -55,40 +55,51 @@ func beneath(d *permission.Decider, call *permission.Call, op string) (*safefs.R
 
 func readFile(d *permission.Decider) Handler {
 	return func(_ context.Context, call *permission.Call) (string, error) {
-		return read(d, call, "read")
+		text, whole, _, err := load(d, call, "read")
+		if err != nil || whole {
+			return text, err
+		}
+		return text + fmt.Sprintf("\n[cut at %d bytes]", MaxReadBytes), nil
 	}
 }
 
-func read(d *permission.Decider, call *permission.Call, op string) (string, error) {
+// load reads what call.Resolved names: a directory's listing (for a read;
+// an edit refuses a directory), or a regular file's first MaxReadBytes.
+// whole is false when the file goes on past them; size is then its size
+// as far as it is known (at least the bytes read).
+func load(d *permission.Decider, call *permission.Call, op string) (text string, whole bool, size int64, err error) {
 	root, rel, err := beneath(d, call, op)
 	if err != nil {
-		return "", err
+		return "", false, 0, err
 	}
 	defer root.Close()
 	f, err := root.Open(rel)
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
+		return "", false, 0, fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
+		return "", false, 0, fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
 	switch {
+	case fi.IsDir() && op == "read":
+		text, err := list(f, call.Path)
+		return text, true, 0, err
 	case fi.IsDir():
-		return list(f, call.Path)
+		return "", false, 0, fmt.Errorf("%s %s: is a directory", op, call.Path)
 	case !fi.Mode().IsRegular():
 		// A FIFO would block the loop; a device is nobody's source file.
-		return "", fmt.Errorf("%s %s: not a regular file (%s)", op, call.Path, fi.Mode().Type())
+		return "", false, 0, fmt.Errorf("%s %s: not a regular file (%s)", op, call.Path, fi.Mode().Type())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", op, call.Path, err)
+		return "", false, 0, fmt.Errorf("%s %s: %w", op, call.Path, err)
 	}
 	if len(b) > MaxReadBytes {
-		return string(b[:MaxReadBytes]) + fmt.Sprintf("\n[cut at %d bytes]", MaxReadBytes), nil
+		return string(b[:MaxReadBytes]), false, max(fi.Size(), int64(len(b))), nil
 	}
-	return string(b), nil
+	return string(b), true, int64(len(b)), nil
 }
 
 // list returns the names in the open directory f, sorted. A sandboxed
@@ -162,7 +173,9 @@ func write(d *permission.Decider, call *permission.Call, op, content string) err
 
 // editFile replaces old_string with new_string; old_string must occur
 // exactly once unless replace_all is true, so an edit never lands somewhere
-// the model did not mean.
+// the model did not mean. It edits only a file it can read whole, at most
+// MaxReadBytes: a larger one is refused and left as it is, never written
+// back cut.
 func editFile(d *permission.Decider) Handler {
 	return func(_ context.Context, call *permission.Call) (string, error) {
 		oldS, ok, err := call.String("old_string")
@@ -179,9 +192,13 @@ func editFile(d *permission.Decider) Handler {
 				return "", fmt.Errorf("edit %s: replace_all is not a boolean", call.Path)
 			}
 		}
-		text, err := read(d, call, "edit")
+		text, whole, size, err := load(d, call, "edit")
 		if err != nil {
 			return "", err
+		}
+		if !whole {
+			return "", fmt.Errorf("edit %s: the file is %d bytes, more than the %d bytes edit_file reads whole, so it was not edited and is unchanged; "+
+				"edit it with a bash command instead (sed -i, or a short script), or split it into smaller files", call.Path, size, MaxReadBytes)
 		}
 		n := strings.Count(text, oldS)
 		switch {

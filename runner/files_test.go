@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -100,4 +101,58 @@ func TestReadListsDirectoryWithinBound(t *testing.T) {
 	res = r.Run(context.Background(), call("read_file", map[string]any{"path": "."}))
 	require.Equal(t, Succeeded, res.Outcome, res.Error)
 	require.Equal(t, "many\nnotes.txt", res.Output)
+}
+
+// TestEditRefusesFileOverBound edits a file larger than read_file returns:
+// edit_file must not write back the first MaxReadBytes and the cut marker
+// in place of the whole file (a 307,211-byte file became 262,166 bytes,
+// reported as a success). It refuses, names the file, its size and the
+// bound and says what to do instead, and leaves the file as it was.
+func TestEditRefusesFileOverBound(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	r.Approver = &countingApprover{answer: true}
+	ctx := context.Background()
+	for _, size := range []int{MaxReadBytes + 1, 307211} {
+		name := fmt.Sprintf("big-%d.txt", size)
+		p := filepath.Join(ws, name)
+		// The text to replace is near the start, inside what a read returns.
+		orig := []byte("TODO\n" + strings.Repeat("x", size-len("TODO\n")-len("\nend\n")) + "\nend\n")
+		require.Len(t, orig, size)
+		require.NoError(t, os.WriteFile(p, orig, 0o644))
+
+		res := r.Run(ctx, call("edit_file", map[string]any{"path": name, "old_string": "TODO", "new_string": "DONE"}))
+		require.Equal(t, Failed, res.Outcome, "edit of a %d-byte file: %s", size, res.Output)
+		require.Contains(t, res.Error, name)
+		require.Contains(t, res.Error, fmt.Sprintf("%d bytes", size))
+		require.Contains(t, res.Error, fmt.Sprintf("%d", MaxReadBytes))
+		require.Contains(t, res.Error, "bash")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Equal(t, len(orig), len(b), "edit_file changed the size of a %d-byte file", size)
+		require.True(t, bytes.Equal(orig, b), "edit_file changed a %d-byte file", size)
+	}
+}
+
+// TestEditFileAtBound edits a file of exactly MaxReadBytes: it is read
+// whole, so the edit lands and nothing else in the file changes.
+func TestEditFileAtBound(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	r.Approver = &countingApprover{answer: true}
+	p := filepath.Join(ws, "edge.txt")
+	body := strings.Repeat("y", MaxReadBytes-len("TODO\n")-len("\nend\n"))
+	orig := "TODO\n" + body + "\nend\n"
+	require.Len(t, orig, MaxReadBytes)
+	require.NoError(t, os.WriteFile(p, []byte(orig), 0o644))
+
+	res := r.Run(context.Background(), call("edit_file", map[string]any{"path": "edge.txt", "old_string": "end", "new_string": "the end"}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "TODO\n"+body+"\nthe end\n", string(b))
+	require.NotContains(t, string(b), "[cut at")
+
+	// read_file still returns at most the bound, and says it cut.
+	res = r.Run(context.Background(), call("read_file", map[string]any{"path": "edge.txt"}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
+	require.Equal(t, string(b[:MaxReadBytes])+fmt.Sprintf("\n[cut at %d bytes]", MaxReadBytes), res.Output)
 }
