@@ -75,8 +75,10 @@ func stampOf(fi os.FileInfo) stamp {
 	if !ok {
 		return stamp{}
 	}
-	return stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
+	return statStamp(st)
 }
+
+func statStamp(st *syscall.Stat_t) stamp { return stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()} }
 
 // hookNames lists hooks directory dir (following a link to it, as git
 // does) but the samples git init writes, which git never runs: one

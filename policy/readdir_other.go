@@ -27,7 +27,11 @@ func stampOf(fi os.FileInfo) stamp {
 	if !ok {
 		return stamp{}
 	}
-	return stamp{Ino: uint64(st.Ino), Ctime: st.Ctimespec.Nano()}
+	return statStamp(st)
+}
+
+func statStamp(st *syscall.Stat_t) stamp {
+	return stamp{Ino: uint64(st.Ino), Ctime: st.Ctimespec.Nano()} //nolint:unconvert // Ino's type differs by system
 }
 
 // hookNames lists hooks directory dir but the samples git init writes,

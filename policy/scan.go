@@ -2,9 +2,9 @@ package policy
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 )
 
 // Bounds of the scan for git repositories in a writable root: deep enough
@@ -99,8 +99,8 @@ func unchanged(dir string, prior map[string]dirRecord) (dirRecord, bool) {
 	if !ok {
 		return dirRecord{}, false
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || stampOf(fi) != rec.stamp {
+	var st syscall.Stat_t
+	if syscall.Lstat(dir, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR || statStamp(&st) != rec.stamp {
 		return dirRecord{}, false
 	}
 	return rec, true

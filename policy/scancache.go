@@ -3,9 +3,11 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/atomicfile"
@@ -36,8 +38,9 @@ import (
 // it found, never taken as current.
 var racyWindow = 2 * time.Second
 
-// scanVersion changes when what a record means does.
-const scanVersion = 4
+// scanVersion changes when what a record means, or how it is written,
+// does.
+const scanVersion = 5
 
 type scanRecord struct {
 	V      int        `json:"v"`
@@ -62,7 +65,8 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 		return places, cut
 	}
 	sum := sha256.Sum256([]byte(root))
-	file := filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
+	name := hex.EncodeToString(sum[:12])
+	file := filepath.Join(dir, name+".scan")
 	rec, current := loadScan(file, root)
 	if current {
 		return rec.Places, false
@@ -85,6 +89,7 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	}
 	complete := !cut && len(trusted) == len(dirs)
 	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Dirs: trusted, Complete: complete})
+	os.Remove(filepath.Join(dir, name+".json")) // version 4's record, in JSON
 	return places, cut
 }
 
@@ -117,15 +122,19 @@ func keepKnown(found, known []gitPlace, root string) []gitPlace {
 // taken as the scan's result.
 func loadScan(file, root string) (rec scanRecord, current bool) {
 	b, err := os.ReadFile(file)
-	if err != nil || json.Unmarshal(b, &rec) != nil || rec.V != scanVersion || rec.Root != root {
+	if err != nil {
+		return scanRecord{}, false
+	}
+	rec, ok := decodeScan(b)
+	if !ok || rec.Root != root {
 		return scanRecord{}, false
 	}
 	if !rec.Complete {
 		return rec, false
 	}
 	for _, d := range rec.Dirs {
-		fi, err := os.Lstat(d.Path)
-		if err != nil || !fi.IsDir() || stampOf(fi) != d.stamp {
+		var st syscall.Stat_t
+		if syscall.Lstat(d.Path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR || statStamp(&st) != d.stamp {
 			return rec, false
 		}
 	}
@@ -137,9 +146,120 @@ func storeScan(dir, file string, rec scanRecord) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return
+	_ = atomicfile.WriteFile(file, encodeScan(rec))
+}
+
+// A record is written as NUL-terminated fields after a header line (no
+// path holds a NUL): the JSON it was written in took 2.4 ms to decode for
+// 300 repositories, on every launch there, and 8 ms for 1,000.
+//
+//	cordon-scan VERSION\n
+//	ROOT COMPLETE NPLACES NDIRS
+//	NPLACES x (PATH GITDIR HAS)
+//	NDIRS x (PATH INO CTIME SHAPE HAS NSUB NSUB x NAME)
+const scanMagic = "cordon-scan "
+
+func encodeScan(rec scanRecord) []byte {
+	b := strconv.AppendInt([]byte(scanMagic), int64(rec.V), 10)
+	b = append(b, '\n')
+	field := func(s string) { b = append(append(b, s...), 0) }
+	num := func(n int64) { b = append(strconv.AppendInt(b, n, 10), 0) }
+	flag := func(v bool) {
+		if v {
+			num(1)
+		} else {
+			num(0)
+		}
 	}
-	_ = atomicfile.WriteFile(file, b)
+	field(rec.Root)
+	flag(rec.Complete)
+	num(int64(len(rec.Places)))
+	num(int64(len(rec.Dirs)))
+	for _, p := range rec.Places {
+		field(p.Path)
+		flag(p.Gitdir)
+		num(int64(p.Has))
+	}
+	for _, d := range rec.Dirs {
+		field(d.Path)
+		b = append(strconv.AppendUint(b, d.Ino, 10), 0)
+		num(d.Ctime)
+		num(int64(d.Shape))
+		num(int64(d.Has))
+		num(int64(len(d.Subdirs)))
+		for _, n := range d.Subdirs {
+			field(n)
+		}
+	}
+	return b
+}
+
+// decodeScan reads what encodeScan wrote; ok is false for anything else,
+// which costs a rescan and nothing more.
+func decodeScan(b []byte) (rec scanRecord, ok bool) {
+	head, body, found := strings.Cut(string(b), "\n")
+	if !found || head != scanMagic+strconv.Itoa(scanVersion) {
+		return scanRecord{}, false
+	}
+	bad := false
+	field := func() string {
+		f, rest, found := strings.Cut(body, "\x00")
+		if !found {
+			bad = true
+		}
+		body = rest
+		return f
+	}
+	num := func(max int64) int64 {
+		n, err := strconv.ParseInt(field(), 10, 64)
+		if err != nil || n < 0 || n > max {
+			bad = true
+		}
+		return n
+	}
+	rec.V = scanVersion
+	rec.Root = field()
+	rec.Complete = num(1) == 1
+	// Counts cannot exceed what the body could hold: each entry takes
+	// at least two bytes.
+	most := int64(len(body) / 2)
+	places, dirs := num(most), num(most)
+	if bad {
+		return scanRecord{}, false
+	}
+	if places > 0 {
+		rec.Places = make([]gitPlace, 0, places)
+	}
+	for range places {
+		p := gitPlace{Path: field(), Gitdir: num(1) == 1, Has: uint16(num(1<<16 - 1))}
+		rec.Places = append(rec.Places, p)
+	}
+	if dirs > 0 {
+		rec.Dirs = make([]dirRecord, 0, dirs)
+	}
+	for range dirs {
+		d := dirRecord{Path: field()}
+		ino, err := strconv.ParseUint(field(), 10, 64)
+		if err != nil {
+			return scanRecord{}, false
+		}
+		d.Ino = ino
+		d.Ctime = num(1<<63 - 1)
+		d.Shape = int8(num(shapeGitdir))
+		d.Has = uint16(num(1<<16 - 1))
+		for range num(most) {
+			if bad {
+				break
+			}
+			d.Subdirs = append(d.Subdirs, field())
+		}
+		if bad {
+			return scanRecord{}, false
+		}
+		rec.Dirs = append(rec.Dirs, d)
+	}
+	if bad || body != "" {
+		return scanRecord{}, false
+	}
+	return rec, true
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,4 +241,39 @@ func TestGuardAnswersFromTheScan(t *testing.T) {
 	got := derived(cache, 2)
 	require.Contains(t, got, husky)
 	require.Equal(t, derived("", 1), got)
+}
+
+// TestScanRecordEncoding: a record comes back as it went in, whatever its
+// paths hold but NUL; a cut, a count larger than the record, another
+// version or trailing bytes read as no record (a rescan), never as
+// another one.
+func TestScanRecordEncoding(t *testing.T) {
+	rec := scanRecord{V: scanVersion, Root: "/w s/new\nline", Complete: true,
+		Places: []gitPlace{{Path: "/w s/new\nline/a", Has: hasKnown | 3}, {Path: "/w s/é/.git", Gitdir: true}},
+		Dirs: []dirRecord{
+			{Path: "/w s/new\nline", stamp: stamp{Ino: 1<<64 - 1, Ctime: 1796143666658488214}, Subdirs: []string{"a", "b c"}},
+			{Path: "/w s/new\nline/a", stamp: stamp{Ino: 7, Ctime: 1}, Shape: shapeWorkTree, Has: 5},
+			{Path: "/w s/é/.git", Shape: shapeGitdir},
+		}}
+	b := encodeScan(rec)
+	got, ok := decodeScan(b)
+	require.True(t, ok)
+	require.Equal(t, rec, got)
+
+	empty, ok := decodeScan(encodeScan(scanRecord{V: scanVersion, Root: "/x"}))
+	require.True(t, ok)
+	require.Equal(t, scanRecord{V: scanVersion, Root: "/x"}, empty)
+
+	for name, bad := range map[string][]byte{
+		"cut":         b[:len(b)-1],
+		"trailing":    append(append([]byte(nil), b...), "x\x00"...),
+		"version":     []byte(strings.Replace(string(b), scanMagic+"5", scanMagic+"4", 1)),
+		"huge count":  []byte(scanMagic + "5\n/x\x001\x009999999999\x000\x00"),
+		"json":        []byte(`{"v":5,"root":"/x"}`),
+		"bad number":  []byte(scanMagic + "5\n/x\x00yes\x000\x000\x00"),
+		"bad subdirs": []byte(scanMagic + "5\n/x\x001\x000\x001\x00/x\x001\x001\x000\x000\x003\x00a\x00"),
+	} {
+		_, ok := decodeScan(bad)
+		require.False(t, ok, name)
+	}
 }
