@@ -103,6 +103,8 @@ type gitGuard struct {
 	done   map[string]bool
 	refuse error  // only under testhook.NestedLinksRefuse
 	buf    []byte // for hookNames
+	cache  *guardCache
+	refs   int // paths configs named, in or out of the root (a repository naming one is not plain)
 }
 
 func (g *gitGuard) note(format string, a ...any) {
@@ -121,19 +123,27 @@ func (g *gitGuard) gitdir(gd, top string) {
 		g.roots = append(g.roots, gitWriteProtected(gd)...)
 	} else {
 		g.roots = append(g.roots, gd)
+		if g.cache.cached(gd) {
+			return // plain, as it was (guardcache.go)
+		}
 	}
-	has := g.linked(gd)
+	roots, notes, refs := len(g.roots), len(g.notes), g.refs
+	has, hooks := g.linked(gd)
 	for _, n := range []string{"config", "config.worktree"} {
 		if !has[n] {
 			continue
 		}
 		for _, p := range configRefs(filepath.Join(gd, n), gd, top) {
+			g.refs++
 			if within(p, g.root) {
 				g.roots = append(g.roots, p)
 			}
 		}
 	}
 	if !has["commondir"] {
+		if !g.writes && hooks == 0 && !has["config.worktree"] && len(g.roots) == roots && len(g.notes) == notes && g.refs == refs {
+			g.cache.remember(gd)
+		}
 		return
 	}
 	if b, err := readFile(filepath.Join(gd, "commondir")); err == nil {
@@ -152,16 +162,16 @@ func (g *gitGuard) gitdir(gd, top string) {
 // stays writable through that name. Only the files git obeys are looked
 // at; cordon cannot find the other name to protect it. It returns which
 // of them are there (lstat), so that gitdir reads only those.
-func (g *gitGuard) linked(gd string) map[string]bool {
-	has := make(map[string]bool, 4)
+func (g *gitGuard) linked(gd string) (has map[string]bool, hooks int) {
+	has = make(map[string]bool, 4)
 	names := []string{"config", "config.worktree", "commondir", "index"}
 	if g.buf == nil {
 		g.buf = make([]byte, 8<<10)
 	}
 	// git runs a hook only by its exact name; the samples git init
 	// writes (14 per repository) are never run.
-	hooks, _ := hookNames(filepath.Join(gd, "hooks"), g.buf)
-	for _, h := range hooks {
+	hookList, _ := hookNames(filepath.Join(gd, "hooks"), g.buf)
+	for _, h := range hookList {
 		names = append(names, "hooks/"+h)
 	}
 	for _, n := range names {
@@ -175,7 +185,7 @@ func (g *gitGuard) linked(gd string) map[string]bool {
 			g.note("%s has %d hard links: cordon makes this name read-only, but another name for the same file may stay writable; if you did not link it, replace it with a copy (cp -p F F.new && mv F.new F)", p, st.Nlink)
 		}
 	}
-	return has
+	return has, len(hookList)
 }
 
 // readFile reads a git metadata file for the guard (readBounded, at

@@ -172,9 +172,13 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	}
 	q.Protect(top...)
 	g := &gitGuard{root: root, writes: opt.GitWrites, done: map[string]bool{}}
+	if !opt.GitWrites {
+		g.cache = loadGuardCache(root, opt.ScanCache)
+	}
 	g.workTree(root)
 	places, cut := cachedScan(root, opt.ScanCache)
 	g.places(places)
+	g.cache.store()
 	if cut {
 		kept := "every repository an earlier scan found is still protected"
 		if opt.ScanCache == "" {
@@ -224,7 +228,7 @@ func (g *gitGuard) places(places []gitPlace) {
 	parts := make([]*gitGuard, n)
 	var wg sync.WaitGroup
 	for i := range parts {
-		w := &gitGuard{root: g.root, writes: g.writes, done: maps.Clone(g.done)}
+		w := &gitGuard{root: g.root, writes: g.writes, done: maps.Clone(g.done), cache: g.cache.fork()}
 		parts[i] = w
 		lo, hi := i*len(places)/n, (i+1)*len(places)/n
 		wg.Go(func() {
@@ -236,6 +240,7 @@ func (g *gitGuard) places(places []gitPlace) {
 	wg.Wait()
 	noted := map[string]bool{}
 	for _, w := range parts {
+		g.cache.join(w.cache)
 		g.roots = append(g.roots, w.roots...)
 		for _, n := range w.notes {
 			if !noted[n] {

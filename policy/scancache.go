@@ -64,8 +64,7 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 		places, _, cut = scanGit(root, nil)
 		return places, cut
 	}
-	sum := sha256.Sum256([]byte(root))
-	name := hex.EncodeToString(sum[:12])
+	name := recordName(root)
 	file := filepath.Join(dir, name+".scan")
 	rec, current := loadScan(file, root)
 	if current {
@@ -91,6 +90,12 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Dirs: trusted, Complete: complete})
 	os.Remove(filepath.Join(dir, name+".json")) // version 4's record, in JSON
 	return places, cut
+}
+
+// recordName names root's records in the scan's directory.
+func recordName(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(sum[:12])
 }
 
 // keepKnown adds to found the places of an earlier scan that are still
