@@ -193,6 +193,7 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	pl.Mounts = make([]Mount, 0, len(ops))
 	for _, o := range ops {
 		pl.Mounts = append(pl.Mounts, o.mount(opt))
 		if a, err = o.appendArgs(a, opt); err != nil {

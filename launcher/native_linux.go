@@ -124,7 +124,7 @@ func (c *Cmd) nativeSpec(canon *policy.Canonical, plan *bwrap.Plan, argv []strin
 
 // nativeMounts translates the plan's mounts for the init.
 func nativeMounts(canon *policy.Canonical, mounts []bwrap.Mount) []native.Mount {
-	var out []native.Mount
+	out := make([]native.Mount, 0, len(mounts))
 	for _, m := range mounts {
 		nm := native.Mount{Path: m.Path, Src: m.Src, Readonly: m.Readonly(), What: mountWhat[m.Kind]}
 		// A root is mounted only if it is still the file the policy was

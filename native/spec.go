@@ -112,6 +112,13 @@ func (s *Spec) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Sized once: grown by appending, 3,000 mounts left 770 KB behind,
+	// each new page of it a fault in a fresh process.
+	n := len(b) + 1
+	for _, m := range s.Mounts {
+		n += len(m.Path) + len(m.Src) + len(m.What) + 2*20 + 6
+	}
+	b = append(make([]byte, 0, n), b...)
 	b = append(b, '\n')
 	for _, m := range s.Mounts {
 		for _, f := range []string{m.Path, m.Src, m.What} {
