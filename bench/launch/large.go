@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -69,6 +70,12 @@ func large(cfg config, tmp, cordon string, env []string) error {
 				refused[i] = firstLine(err.Error())
 			}
 		}
+		// Making the stubs moved the ctime of every directory they are
+		// in, and the scan trusts no stamp younger than two seconds
+		// (policy's racyWindow): a launch sooner than that reads those
+		// directories again, as a launch a moment after the first one in
+		// a workspace does. Warm is later.
+		time.Sleep(2100 * time.Millisecond)
 		for r := range cfg.largeN {
 			for j := range c.vs {
 				i := (r + j) % len(c.vs)
