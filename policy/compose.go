@@ -151,7 +151,8 @@ func Compose(s Spec) (*Composed, error) {
 		BaseWritableRoots: s.BaseWritable,
 		RestrictWrites:    s.RestrictWrites,
 	})
-	r := resolver{}
+	r := newResolver()
+	defer r.close()
 	home := s.home(r)
 	out := &Composed{Network: network}
 	var protect []string // writable roots that get a workspace's protections

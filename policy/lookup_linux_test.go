@@ -47,11 +47,12 @@ func TestLookupDoesNotLookThroughASwappedParent(t *testing.T) {
 	ws, outside := raceFixture(t)
 	d, x59 := filepath.Join(ws, "d"), filepath.Join(ws, "d", "x59")
 	swapAfter(t, d, filepath.Join(ws, "l"))
-	r := resolver{}
+	r := newResolver()
+	defer r.close()
 	_, _, err := resolveVia(filepath.Join(x59, "a/b/c"), r)
 	require.ErrorIs(t, err, errSwapped)
 	require.Contains(t, err.Error(), "symbolic link", "race-stubs counts this refusal as the race met")
-	_, cached := r[x59]
+	_, cached := r.seen[x59]
 	require.False(t, cached, "nothing recorded about ws/d/x59")
 
 	// What a lookup by path reports in the same state: outside/x59, at ws/d/x59.
@@ -88,7 +89,7 @@ func TestLookupEntryAsLstat(t *testing.T) {
 	} {
 		want, err := lookupByPath(p)
 		require.NoError(t, err, p)
-		got, err := lookupEntry(p)
+		got, err := lookupEntry(p, nil)
 		if p == filepath.Join(ws, "l", "x59") {
 			require.ErrorIs(t, err, errSwapped, "a link in a parent resolution found free of links")
 			continue

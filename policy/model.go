@@ -38,16 +38,18 @@ type Root struct {
 // every path (docs/design.md, section 1): the deepest root containing a path wins.
 type Canonical struct {
 	restrict bool
-	roots    []Root          // sorted shallow-to-deep, then by path
-	kinds    map[string]Kind // root path -> kind
-	seen     resolver        // what canonicalization found on the host
+	roots    []Root              // sorted shallow-to-deep, then by path
+	kinds    map[string]Kind     // root path -> kind
+	seen     map[string]linkInfo // what canonicalization found on the host
 	notes    []string
 }
 
 // Canonicalize resolves every root (see Resolve) and validates the result:
 // no path may be named by two fields, and "/" cannot be denied.
 func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
-	return canonicalize(p, resolver{})
+	r := newResolver()
+	defer r.close()
+	return canonicalize(p, r)
 }
 
 // Recanonicalize is Canonicalize(p) on the view of the host that c rests
@@ -56,7 +58,9 @@ func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
 // state directory to a policy Compose built a moment earlier this way
 // (launcher.Cmd.Canonical). c is not changed.
 func (c *Canonical) Recanonicalize(p FsSandboxPolicy) (*Canonical, error) {
-	return canonicalize(p, maps.Clone(c.seen))
+	r := withView(maps.Clone(c.seen))
+	defer r.close()
+	return canonicalize(p, r)
 }
 
 // canonicalize resolves through r: what r already looked up is not looked
@@ -100,7 +104,7 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 		}
 	}
 	c.notes = append(c.notes, p.notes...)
-	c.seen = r
+	c.seen = r.seen
 	c.unsteer(via, origin)
 	c.derive(p.derived, r)
 	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
@@ -162,7 +166,7 @@ func (c *Canonical) Stat(p string) (exists, dir bool) {
 	li, ok := c.seen[p]
 	if !ok {
 		var err error
-		if li, err = resolver(nil).lookup(p); err != nil { // read-only: c is shared
+		if li, err = (resolver{}).lookup(p); err != nil { // read-only: c is shared
 			return false, false
 		}
 	}

@@ -123,7 +123,8 @@ func TestResolveAsEvalSymlinks(t *testing.T) {
 	} {
 		require.NoError(t, os.Symlink(target, filepath.Join(dir, link)))
 	}
-	r := resolver{}
+	r := newResolver()
+	defer r.close()
 	for _, spelt := range []string{
 		"a/b/c", "a//b/./c/", "a/rel", "a/rel/", "a/abs/y", "a/b/up", "a/b/up/..",
 		"x/chain", "x/chain/..", "x/y/slash/c", "a/../x/./y", "x/y/slash/up/slash",

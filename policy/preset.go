@@ -71,7 +71,9 @@ type WorkspaceOptions struct {
 // protected at the top of the workspace and in the git repositories found
 // in it, and credential stores under HOME denied. dir must be absolute.
 func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	return workspace(resolver{}, dir, opt)
+	r := newResolver()
+	defer r.close()
+	return workspace(r, dir, opt)
 }
 
 // workspace is Workspace looking the host up through r, so that HOME and
@@ -137,7 +139,8 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 // where that policy allows writes. A protected name at the top of root
 // that is a symlink is an error.
 func Protections(root string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	r := resolver{}
+	r := newResolver()
+	defer r.close()
 	home := opt.Home
 	if home != "" {
 		if rh, err := resolveCached(r, home); err == nil {

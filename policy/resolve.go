@@ -25,7 +25,9 @@ func Resolve(path string) (string, error) {
 	if err := checkSpelling(path); err != nil {
 		return "", err
 	}
-	return resolve(path, nil)
+	r := resolver{dirs: newDirChain()} // nothing to cache: each component is looked up once
+	defer r.close()
+	return resolve(path, r)
 }
 
 // resolveCached is Resolve through r, a cache of what one caller has
@@ -51,7 +53,28 @@ func checkSpelling(path string) error {
 
 // resolver caches lstat/readlink answers within one canonicalization so a
 // policy of thousands of roots sharing ancestors stats each ancestor once.
-type resolver map[string]linkInfo
+// Its dirs keep the directories of its last lookups open (Linux), so that
+// the next lookup in or below one starts there: the .git and .gitmodules
+// of a repository are looked up in a directory opened once. The zero
+// resolver caches nothing and opens each parent afresh; one from
+// newResolver must be closed.
+type resolver struct {
+	seen map[string]linkInfo
+	dirs *dirChain
+}
+
+func newResolver() resolver {
+	return resolver{seen: map[string]linkInfo{}, dirs: newDirChain()}
+}
+
+// withView is a resolver that starts from what view already found.
+func withView(view map[string]linkInfo) resolver {
+	r := newResolver()
+	r.seen = view
+	return r
+}
+
+func (r resolver) close() { r.dirs.close() }
 
 type linkInfo struct {
 	exists bool
@@ -83,17 +106,15 @@ func fileID(fi fs.FileInfo) FileID {
 var lookupHook func(p string)
 
 func (r resolver) lookup(p string) (linkInfo, error) {
-	if r != nil {
-		if li, ok := r[p]; ok {
-			return li, nil
-		}
+	if li, ok := r.seen[p]; ok {
+		return li, nil
 	}
-	li, err := lookupEntry(p)
+	li, err := lookupEntry(p, r.dirs)
 	if err != nil {
 		return li, err
 	}
-	if r != nil {
-		r[p] = li
+	if r.seen != nil {
+		r.seen[p] = li
 	}
 	return li, nil
 }
