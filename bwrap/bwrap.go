@@ -57,6 +57,9 @@ type Options struct {
 	Chdir string
 	// Stat answers questions about the host. Required.
 	Stat StatFunc
+	// MountsOnly leaves Plan.Args empty: cordon's native backend builds
+	// the sandbox from Plan.Mounts and needs no bwrap command line.
+	MountsOnly bool
 	// FD, when set, gives a descriptor the launcher opened on a writable
 	// or readonly root (and checked to be the file the policy was built
 	// for): the root is then bound from it (--bind-fd, --ro-bind-fd), and
@@ -196,9 +199,18 @@ func Render(c *policy.Canonical, opt Options) (*Plan, error) {
 	pl.Mounts = make([]Mount, 0, len(ops))
 	for _, o := range ops {
 		pl.Mounts = append(pl.Mounts, o.mount(opt))
+		if opt.MountsOnly {
+			if err := o.check(opt); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if a, err = o.appendArgs(a, opt); err != nil {
 			return nil, err
 		}
+	}
+	if opt.MountsOnly {
+		a = nil
 	}
 	if opt.Chdir != "" {
 		a = append(a, "--chdir", opt.Chdir)
@@ -267,7 +279,21 @@ func (o op) mount(opt Options) Mount {
 
 // appendArgs appends o's bwrap options to a: a root bound from the
 // descriptor opt.FD gives, else by path.
+// check refuses an op the options cannot render.
+func (o op) check(opt Options) error {
+	switch {
+	case o.kind == opMaskDir && opt.MaskRoot == "":
+		return fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", o.path)
+	case o.kind == opMaskFile && opt.EmptyFile == "":
+		return fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", o.path)
+	}
+	return nil
+}
+
 func (o op) appendArgs(a []string, opt Options) ([]string, error) {
+	if err := o.check(opt); err != nil {
+		return nil, err
+	}
 	p := o.path
 	fd, byFD := -1, false
 	if opt.FD != nil && (o.kind == opBind || o.kind == opReadonly) {
@@ -287,14 +313,8 @@ func (o op) appendArgs(a []string, opt Options) ([]string, error) {
 		// bwrap would create the mount points of carve-outs below with
 		// listable modes, and a tmpfs needs a remount (3 more arguments
 		// per denied directory; bwrap takes at most MaxArgs).
-		if opt.MaskRoot == "" {
-			return nil, fmt.Errorf("bwrap: render: denied directory %s needs Options.MaskRoot", p)
-		}
 		a = append(a, "--ro-bind", filepath.Join(opt.MaskRoot, o.mask), p)
 	case o.kind == opMaskFile:
-		if opt.EmptyFile == "" {
-			return nil, fmt.Errorf("bwrap: render: denied file %s needs Options.EmptyFile", p)
-		}
 		a = append(a, "--ro-bind", opt.EmptyFile, p)
 	}
 	return a, nil

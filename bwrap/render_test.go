@@ -199,3 +199,31 @@ func TestRenderBindFD(t *testing.T) {
 	require.Contains(t, a, "--bind "+root+"/v "+root+"/v")
 	require.Contains(t, a, "--bind "+root+"/w/p "+root+"/w/p", "a pin stays a bind by path")
 }
+
+// TestMountsOnly: the native backend's render has the same mounts, stubs
+// and masks, no argv, and the same refusals.
+func TestMountsOnly(t *testing.T) {
+	c, err := policy.Canonicalize(policy.FsSandboxPolicy{
+		RestrictWrites: true,
+		WritableRoots:  []string{"/w", "/d/carve"},
+		ReadonlyRoots:  []string{"/w/.git"},
+		DeniedRoots:    []string{"/d", "/w/secret.txt"},
+	})
+	require.NoError(t, err)
+	opt := Options{Stat: fakeFS("/w", "/w/.git", "/d", "/w/secret.txt"), EmptyFile: "/e", MaskRoot: "/m"}
+	full, err := Render(c, opt)
+	require.NoError(t, err)
+	opt.MountsOnly = true
+	only, err := Render(c, opt)
+	require.NoError(t, err)
+	require.Empty(t, only.Args)
+	require.NotEmpty(t, full.Args)
+	require.Equal(t, full.Mounts, only.Mounts)
+	require.Equal(t, full.Stubs, only.Stubs)
+	require.Equal(t, full.Masks, only.Masks)
+	require.Equal(t, full.Seccomp, only.Seccomp)
+
+	opt.MaskRoot, opt.EmptyFile = "", ""
+	_, err = Render(c, opt)
+	require.ErrorContains(t, err, "needs Options.")
+}

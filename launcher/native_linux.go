@@ -22,6 +22,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.MountsOnly = true
 	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err

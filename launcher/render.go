@@ -121,10 +121,11 @@ func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, ne
 // makes them, and the stubs it needs.
 func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	opts := bwrap.Options{
-		Network:   network,
-		EmptyFile: emptyFilePath(),
-		MaskRoot:  maskRootPath(),
-		Stat:      canon.Stat,
+		Network:    network,
+		EmptyFile:  emptyFilePath(),
+		MaskRoot:   maskRootPath(),
+		Stat:       canon.Stat,
+		MountsOnly: true,
 	}
 	if np != nil {
 		s := bwrap.SocketsProxy()
