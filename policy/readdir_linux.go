@@ -70,14 +70,6 @@ func direntType(t uint8, dir, name string) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-func stampOf(fi os.FileInfo) stamp {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{}
-	}
-	return statStamp(st)
-}
-
 func statStamp(st *syscall.Stat_t) stamp { return stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()} }
 
 // hookNames lists hooks directory dir (following a link to it, as git
