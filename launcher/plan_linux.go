@@ -32,7 +32,6 @@ func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg 
 	if err := ensureMasks(plan.Masks); err != nil {
 		return err
 	}
-	reg.view = canon
 	return reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cordon-sandbox/cordon/internal/safefs"
-	"github.com/cordon-sandbox/cordon/policy"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,10 +36,6 @@ type registry struct {
 	// stubs beneath it (a workspace of many repositories has a stub in
 	// each); closed when acquire returns.
 	roots map[string]*safefs.Root
-	// view, when set, is what this launch's canonicalization found on the
-	// host a moment ago: a stub it saw as the same directory needs no
-	// look of its own (intact).
-	view *policy.Canonical
 }
 
 // holderFile is what one holder file holds.

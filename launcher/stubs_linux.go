@@ -423,16 +423,6 @@ func (r *registry) intact(s stubRecord) bool {
 	if testhook.StubsByPath || r.roots == nil {
 		return stubIntact(s)
 	}
-	if s.Dir && r.view != nil {
-		// Canonicalization looked it up without following a link a
-		// moment ago: the same inode, a directory, is the stub. A stub
-		// the reaper removed since is no longer in the registry.
-		if id, ok := r.view.ID(s.Path); ok && id.Ino == s.Ino {
-			if _, dir := r.view.Stat(s.Path); dir {
-				return true
-			}
-		}
-	}
 	root, rel, err := relBeneath(s.Root, s.Path)
 	if err != nil {
 		return false
