@@ -31,5 +31,11 @@ func openForRead(name string) (int, error) {
 		return -1, errNotRegular
 	}
 	// The file the link led to, whatever the link says by now.
-	return unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags, 0)
+	fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags, 0)
+	if err == unix.ENOENT {
+		// No /proc on this host: by the link, checked a moment ago. A
+		// read that failed instead would drop what the file names.
+		return unix.Open(name, flags, 0)
+	}
+	return fd, err
 }
