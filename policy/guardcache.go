@@ -4,8 +4,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -52,7 +50,7 @@ type guardCache struct {
 	start time.Time
 }
 
-const guardMagic = "cordon-guard 1\n"
+const guardHeader = "cordon-guard 1"
 
 // loadGuardCache reads root's guard record from dir ("" keeps none: nil).
 func loadGuardCache(root, dir string) *guardCache {
@@ -88,56 +86,32 @@ func (c *guardCache) store() {
 	if c == nil || maps.Equal(c.prior, c.next) {
 		return
 	}
-	b := []byte(guardMagic)
-	field := func(s string) { b = append(append(b, s...), 0) }
-	num := func(n int64) { b = append(strconv.AppendInt(b, n, 10), 0) }
-	st := func(s stamp) {
-		b = append(strconv.AppendUint(b, s.Ino, 10), 0)
-		num(s.Ctime)
-	}
+	w := newRecord(guardHeader)
 	for gd, s := range c.next {
-		field(gd)
-		st(s.Gitdir)
-		st(s.Hooks)
-		st(s.Config)
-		num(s.ConfigSize)
+		w.str(gd)
+		w.stamp(s.Gitdir)
+		w.stamp(s.Hooks)
+		w.stamp(s.Config)
+		w.int(s.ConfigSize)
 	}
-	_ = atomicfile.WriteFile(c.file, b)
+	_ = atomicfile.WriteFile(c.file, w.b)
 }
 
+// decodeGuard reads what store wrote (gitdir GITDIR HOOKS CONFIG
+// CONFIGSIZE, each stamp an inode and a ctime); ok is false for anything
+// else, which costs a full guard and nothing more.
 func decodeGuard(b []byte) (map[string]guardStamp, bool) {
-	body, ok := strings.CutPrefix(string(b), guardMagic)
-	if !ok {
+	r := readRecord(b, guardHeader)
+	if r == nil {
 		return nil, false
 	}
 	out := map[string]guardStamp{}
-	var fields [8]string
-	for body != "" {
-		for i := range fields {
-			f, rest, found := strings.Cut(body, "\x00")
-			if !found {
-				return nil, false
-			}
-			fields[i], body = f, rest
-		}
-		var n [7]int64
-		for i, f := range fields[1:] {
-			v, err := strconv.ParseInt(f, 10, 64)
-			if i == 0 || i == 2 || i == 4 { // inodes: unsigned
-				u, uerr := strconv.ParseUint(f, 10, 64)
-				v, err = int64(u), uerr
-			}
-			if err != nil {
-				return nil, false
-			}
-			n[i] = v
-		}
-		out[fields[0]] = guardStamp{
-			Gitdir:     stamp{Ino: uint64(n[0]), Ctime: n[1]},
-			Hooks:      stamp{Ino: uint64(n[2]), Ctime: n[3]},
-			Config:     stamp{Ino: uint64(n[4]), Ctime: n[5]},
-			ConfigSize: n[6],
-		}
+	for r.body != "" && !r.bad {
+		gd := r.str()
+		out[gd] = guardStamp{Gitdir: r.stamp(), Hooks: r.stamp(), Config: r.stamp(), ConfigSize: r.int(1<<63 - 1)}
+	}
+	if !r.done() {
+		return nil, false
 	}
 	return out, true
 }

@@ -100,3 +100,22 @@ func TestGuardCache(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardRecordEncoding: a record comes back as stored; a cut one, or
+// one of another header, is no record.
+func TestGuardRecordEncoding(t *testing.T) {
+	c := &guardCache{file: filepath.Join(t.TempDir(), "x.guard"), next: map[string]guardStamp{
+		"/w/a/.git":      {Gitdir: stamp{Ino: 1<<64 - 1, Ctime: 5}, Hooks: stamp{Ino: 2, Ctime: 6}, Config: stamp{Ino: 3, Ctime: 7}, ConfigSize: 99},
+		"/w/new\nl/.git": {},
+	}}
+	c.store()
+	b, err := os.ReadFile(c.file)
+	require.NoError(t, err)
+	got, ok := decodeGuard(b)
+	require.True(t, ok)
+	require.Equal(t, c.next, got)
+	_, ok = decodeGuard(b[:len(b)-1])
+	require.False(t, ok)
+	_, ok = decodeGuard([]byte(strings.Replace(string(b), "cordon-guard 1", "cordon-guard 2", 1)))
+	require.False(t, ok)
+}
