@@ -1,9 +1,9 @@
 package native
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -63,37 +63,20 @@ func readSpec(fdArg string) (*Spec, error) {
 	f := os.NewFile(uintptr(fd), "spec")
 	// Read into a buffer of the memfd's size: grown by io.ReadAll, the
 	// spec of 900 mounts left 250 KB of fresh heap pages behind.
-	var b []byte
+	var buf bytes.Buffer
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
-		b = make([]byte, 0, fi.Size()+1)
+		buf.Grow(int(fi.Size()) + bytes.MinRead)
 	}
-	b, err = readAll(f, b)
+	_, err = buf.ReadFrom(f)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
-	s, err := Decode(b)
+	s, err := Decode(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
 	return s, nil
-}
-
-// readAll is io.ReadAll into b's capacity first.
-func readAll(r io.Reader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
 }
 
 // Where the init works before the pivot: a tmpfs over the host's /tmp, in
