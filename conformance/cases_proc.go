@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"strconv"
+	"time"
 )
 
 // Class 8: other processes — /proc/<pid>/root|cwd|fd of processes outside,
@@ -74,6 +75,30 @@ func processCases() []Case {
 				h.NoSecret(o)
 				if exists(name + ".planted") {
 					h.Errorf("host: %s.planted was created from inside", name)
+				}
+			}},
+		{Name: "proc-outlive-launch", Class: 8, Backends: linuxOnly, Summary: "leave writers behind that ignore hang-ups and terminations (one in the background, one in a session of its own) and exit: after the launch returns, nothing of the sandbox may still write to the workspace",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				// Bounded (about 10 s), so that a weakened sandbox (the
+				// mutation check) leaves nothing running for long.
+				o := h.Sandbox(p, `(trap '' HUP TERM INT; i=0; while [ $i -lt 4000 ]; do echo x >> "$W/alive"; sleep 0.002; i=$((i+1)); done) >/dev/null 2>&1 &
+setsid sh -c 'trap "" HUP TERM INT; i=0; while [ $i -lt 4000 ]; do echo y >> "$0/alive2"; sleep 0.002; i=$((i+1)); done' "$W" >/dev/null 2>&1 &
+n=0; while [ ! -s "$W/alive" ] || [ ! -s "$W/alive2" ]; do n=$((n+1)); [ $n -gt 200 ] && break; sleep 0.01; done
+[ -s "$W/alive" ] && [ -s "$W/alive2" ] && ok STARTED`, "W="+ws)
+				h.Expect(o, "STARTED")
+				size := func() (n int64) {
+					for _, f := range []string{"ws/alive", "ws/alive2"} {
+						if fi, err := os.Stat(h.Path(f)); err == nil {
+							n += fi.Size()
+						}
+					}
+					return n
+				}
+				before := size()
+				time.Sleep(300 * time.Millisecond)
+				if after := size(); after != before {
+					h.Errorf("host: a process of the sandbox still wrote after the launch returned (ws/alive and ws/alive2 grew from %d to %d bytes)", before, after)
 				}
 			}},
 		{Name: "proc-ptrace-host", Class: 8, Backends: linuxOnly, Summary: "PTRACE_ATTACH and PTRACE_SEIZE a host process of the same user (cordon __attack ptrace)",

@@ -46,7 +46,8 @@ import (
 //	close-on-exec   fd-inherited-file, fd-inherited-dir, fd-inherited-writable
 //	pid-namespace   proc-host-root-cwd-fd, proc-scan-all, proc-signal-host,
 //	                undo-capabilities (/proc/1 is then the host's init),
-//	                tty-keystrokes-after-exit (a reader left behind);
+//	                tty-keystrokes-after-exit (a reader left behind),
+//	                proc-outlive-launch (writers left behind);
 //	                not proc-ptrace-host: the user namespace alone refuses
 //	                ptrace of a process outside it
 //	depth-order     most cases of classes 1-7 and the model
@@ -171,7 +172,7 @@ var mutations = []mutation{
 	// running in the background outlives the sandbox and holds its output
 	// open (the network cases' clients), so the whole catalogue would hang.
 	{name: "pid-namespace", step: "--unshare-pid", args: dropFlag("--unshare-pid", 0), onlyCatchers: true,
-		catchers: []string{"proc-host-root-cwd-fd", "proc-signal-host", "proc-ptrace-host", "tty-keystrokes-after-exit"}},
+		catchers: []string{"proc-host-root-cwd-fd", "proc-signal-host", "proc-ptrace-host", "tty-keystrokes-after-exit", "proc-outlive-launch"}},
 	{name: "depth-order", step: "mounts sorted shallow to deep (reversed here)", args: reverseMounts,
 		catchers: []string{"deny-read-file", "readonly-write-file", "autoexec-git-hooks"}},
 	{name: "new-session", step: "--new-session", args: dropFlag("--new-session", 0),

@@ -55,6 +55,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if netEnd != nil {
 		passed++
 	}
+	if c.exiting {
+		spec.StatusFd = 3 + passed + 1
+	}
 	cmd, specFile, err := native.Command(ctx, &spec, c.Network, passed)
 	if err != nil {
 		c.stopNet()
@@ -72,6 +75,17 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
+	if c.exiting {
+		// The init reports the command's status on the descriptor after
+		// the spec's (Exec, exitOnStatus).
+		if c.status, c.statusW, err = os.Pipe(); err != nil {
+			c.stopNet()
+			specFile.Close()
+			release()
+			return nil, nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.statusW)
+	}
 	return cmd, func() { specFile.Close(); release() }, nil
 }
 

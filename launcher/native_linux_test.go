@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -118,4 +120,56 @@ func TestHelperMountsInPlace(t *testing.T) {
 		os.Exit(1)
 	}
 	fmt.Printf("in place: %d roots\n", len(want))
+}
+
+// TestExecNativeReportsStatusEarly: through the native backend, Exec
+// returns the command's status as the init reports it (an *ExitStatus,
+// ProcessState nil), with its output written and nothing of the sandbox
+// left running; a signal's end is 128+N, as a shell gives it. With stdio
+// a goroutine copies, Exec waits as Run does.
+func TestExecNativeReportsStatusEarly(t *testing.T) {
+	testenv.RequireNative(t)
+	t.Setenv("CORDON_STUB_LINGER", "0")
+	ws := t.TempDir()
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	require.NoError(t, err)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer out.Close()
+	for _, tc := range []struct {
+		script string
+		code   int
+	}{
+		{`echo hi; (trap '' HUP TERM; while :; do echo x >> alive; sleep 0.01; done) & sleep 0.1; exit 7`, 7},
+		{`echo hi; kill -TERM $$`, 143},
+	} {
+		c := Command(p, "sh", "-c", tc.script)
+		c.Backend, c.Dir = BackendNative, ws
+		c.Stdout, c.Stderr = out, out
+		err := c.Exec()
+		var st *ExitStatus
+		require.ErrorAs(t, err, &st)
+		require.Equal(t, tc.code, st.Code)
+		require.Nil(t, c.ProcessState)
+	}
+	b, err := os.ReadFile(out.Name())
+	require.NoError(t, err)
+	require.Equal(t, "hi\nhi\n", string(b))
+	fi, err := os.Stat(filepath.Join(ws, "alive"))
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	fi2, err := os.Stat(filepath.Join(ws, "alive"))
+	require.NoError(t, err)
+	require.Equal(t, fi.Size(), fi2.Size(), "a process of the sandbox still writes after Exec returned")
+
+	var buf strings.Builder
+	c := Command(p, "sh", "-c", "echo copied; exit 3")
+	c.Backend, c.Dir = BackendNative, ws
+	c.Stdout = &buf
+	err = c.Exec()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 3, ee.ExitCode())
+	require.NotNil(t, c.ProcessState)
+	require.Equal(t, "copied\n", buf.String())
 }

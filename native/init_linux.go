@@ -394,11 +394,48 @@ func run(s *Spec) int {
 		if got != pid {
 			continue
 		}
+		code := -1
 		switch {
 		case ws.Exited():
-			return ws.ExitStatus()
+			code = ws.ExitStatus()
 		case ws.Signaled():
-			return 128 + int(ws.Signal())
+			code = 128 + int(ws.Signal())
+		}
+		if code < 0 {
+			continue
+		}
+		if s.StatusFd > 0 && endAll() {
+			unix.Write(s.StatusFd, []byte{byte(code)})
+		}
+		return code
+	}
+}
+
+// endAll kills every other process in the sandbox and reaps them: what
+// the kernel does when pid 1 exits, done before the status is reported,
+// so that nothing of the sandbox runs once its caller has the status.
+// kill(-1) from pid 1 reaches every process of the namespace but itself,
+// and a process leaves init's descendants only by ending, so the loop is
+// done when a kill finds no process left (ESRCH). Any other failure
+// reports false: the caller then learns the status from the init's exit,
+// after the kernel has ended the rest.
+func endAll() bool {
+	for {
+		switch err := unix.Kill(-1, unix.SIGKILL); err {
+		case nil:
+		case unix.ESRCH:
+			return true
+		default:
+			return false
+		}
+		for {
+			_, err := unix.Wait4(-1, nil, unix.WALL, nil)
+			if err == unix.ECHILD {
+				break
+			}
+			if err != nil && err != unix.EINTR {
+				return false
+			}
 		}
 	}
 }

@@ -76,6 +76,14 @@ type Spec struct {
 	// inherit. Under bwrap a helper exec'd inside does this.
 	ProxyPort int `json:"proxyPort,omitempty"`
 	ProxyFd   int `json:"proxyFd,omitempty"`
+	// StatusFd, when set, is a pipe the init writes the command's status
+	// to (one byte: the exit code, or 128+N for signal N) once the
+	// command has ended and every other process in the sandbox has been
+	// killed and reaped, before the init itself exits: a caller with
+	// nothing left to do need not wait for the kernel to take the
+	// sandbox's namespaces down (launcher.Cmd.Exec). The command does not
+	// inherit it.
+	StatusFd int `json:"statusFd,omitempty"`
 	// Ctty makes the command's descriptor CttyFd, a terminal (the
 	// launcher's pty), the controlling terminal of its session.
 	Ctty   bool `json:"ctty,omitempty"`

@@ -130,6 +130,10 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 		return 128 + int(syscall.SIGTERM)
 	}
 	err := cmd.Exec()
+	var st *launcher.ExitStatus
+	if errors.As(err, &st) {
+		return st.Code
+	}
 	if cmd.ProcessState == nil {
 		return startFailure(e, args[0], err)
 	}
