@@ -67,6 +67,7 @@ func TestCLITable(t *testing.T) {
 				code, out, errs := runCLI(t, "", append(words, h)...)
 				require.Equal(t, exitOK, code, errs)
 				require.True(t, strings.HasPrefix(out, "Usage: "+prefix), "%s %s: %q", c.name, h, out)
+				require.NotContains(t, out, "` + ", "Go source leaked into the help text")
 				require.Empty(t, errs)
 			}
 			code, out, errs := runCLI(t, "", append(words, "--no-such-flag")...)
