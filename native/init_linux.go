@@ -1,7 +1,6 @@
 package native
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -60,19 +59,23 @@ func readSpec(fdArg string) (*Spec, error) {
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("%s: bad descriptor %q", InitArg, fdArg)
 	}
-	f := os.NewFile(uintptr(fd), "spec")
-	// Read into a buffer of the memfd's size: grown by io.ReadAll, the
-	// spec of 900 mounts left 250 KB of fresh heap pages behind.
-	var buf bytes.Buffer
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
-		buf.Grow(int(fi.Size()) + bytes.MinRead)
+	defer unix.Close(fd)
+	// Mapped, not read: the memfd's pages are mapped as they are, where a
+	// read would copy the spec of 900 mounts into 250 KB of fresh heap,
+	// each new page of it a fault. The mapping stays for the init's life:
+	// the spec's strings are slices of it.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
 	}
-	_, err = buf.ReadFrom(f)
-	f.Close()
+	if st.Size <= 0 || st.Size >= 1<<30 {
+		return nil, fmt.Errorf("read spec: size %d", st.Size)
+	}
+	b, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_PRIVATE)
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
-	s, err := Decode(buf.Bytes())
+	s, err := decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // InitArg is argv[1] of the sandbox's init; argv[2] is the descriptor of
@@ -147,6 +148,13 @@ func (s *Spec) Encode() ([]byte, error) {
 
 // Decode reads a spec Encode wrote.
 func Decode(b []byte) (*Spec, error) {
+	return decode(bytes.Clone(b))
+}
+
+// decode is Decode of b, whose memory the mounts' fields then share: b
+// must not change while the spec is in use (the init maps its spec and
+// never unmaps it).
+func decode(b []byte) (*Spec, error) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
 		return nil, errors.New("no end to the spec's JSON")
@@ -155,9 +163,12 @@ func Decode(b []byte) (*Spec, error) {
 	if err := json.Unmarshal(b[:i], s); err != nil {
 		return nil, err
 	}
-	// One string for every mount's fields, sliced: the init starts with
-	// an empty heap, and a new page of it costs a fault.
-	rest := string(b[i+1:])
+	// The fields are slices of b: the init starts with an empty heap, and
+	// each new page of it costs a fault.
+	var rest string
+	if len(b) > i+1 {
+		rest = unsafe.String(&b[i+1], len(b)-i-1)
+	}
 	s.Mounts = make([]Mount, 0, strings.Count(rest, "\x00")/6)
 	var f [6]string
 	for len(rest) > 0 {
