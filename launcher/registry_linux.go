@@ -36,14 +36,6 @@ type registry struct {
 	// stubs beneath it (a workspace of many repositories has a stub in
 	// each); closed when acquire returns.
 	roots map[string]*safefs.Root
-	// looked holds what precheck found of held stubs, for intact: the
-	// record looked at and whether it was intact.
-	looked map[string]lookedStub
-}
-
-type lookedStub struct {
-	rec    stubRecord
-	intact bool
 }
 
 // holderFile is what one holder file holds.

@@ -7,10 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -113,14 +111,13 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 		for _, root := range r.roots {
 			root.Close()
 		}
-		r.roots, r.looked = nil, nil
+		r.roots = nil
 	}()
 	fail := func(err error) error {
 		r.undo(made)
 		r.removeMine()
 		return err
 	}
-	r.precheck(stubs)
 	for _, s := range stubs {
 		if r.adopt(s.Path) {
 			continue
@@ -421,81 +418,24 @@ func isStub(s stubRecord, in safefs.Info) bool {
 	return (s.Dir && in.IsDir()) || (!s.Dir && in.Mode.IsRegular() && in.Size == 0)
 }
 
-// intact is stubIntact with the stub's root opened once per acquire, or
-// what precheck found of the same record.
+// intact is stubIntact with the stub's root opened once per acquire.
 func (r *registry) intact(s stubRecord) bool {
 	if testhook.StubsByPath || r.roots == nil {
 		return stubIntact(s)
 	}
-	if l, ok := r.looked[s.Path]; ok && l.rec == s {
-		return l.intact
-	}
-	rt, rel, ok := r.rootOf(s)
-	if !ok {
-		return false
-	}
-	in, err := rt.Lstat(rel)
-	return err == nil && isStub(s, in)
-}
-
-// rootOf is s's root, opened once per acquire, and s's path beneath it.
-func (r *registry) rootOf(s stubRecord) (*safefs.Root, string, bool) {
 	root, rel, err := relBeneath(s.Root, s.Path)
 	if err != nil {
-		return nil, "", false
+		return false
 	}
 	rt, ok := r.roots[root]
 	if !ok {
 		if rt, err = safefs.OpenRoot(root); err != nil {
-			return nil, "", false
+			return false
 		}
 		r.roots[root] = rt
 	}
-	return rt, rel, true
-}
-
-// precheck looks at the held stubs of a launch that needs many (a
-// workspace of many repositories has one in each) before acquire walks
-// them: a look is three system calls, and they are split among a few
-// goroutines. What they find is what intact answers for the same record,
-// under the same hold of the registry's lock.
-func (r *registry) precheck(stubs []bwrap.Stub) {
-	const least = 128 // fewer are not worth a goroutine
-	n := min(runtime.GOMAXPROCS(0), 4, len(stubs)/least)
-	if testhook.StubsByPath || n < 2 {
-		return
-	}
-	type look struct {
-		rec stubRecord
-		rt  *safefs.Root
-		rel string
-	}
-	var looks []look
-	for _, s := range stubs {
-		rec, ok := r.held(s.Path)
-		if !ok {
-			continue
-		}
-		if rt, rel, ok := r.rootOf(rec); ok {
-			looks = append(looks, look{rec, rt, rel})
-		}
-	}
-	found := make([]bool, len(looks))
-	var wg sync.WaitGroup
-	per := (len(looks) + n - 1) / n
-	for i := 0; i < len(looks); i += per {
-		wg.Go(func() {
-			for j := i; j < min(i+per, len(looks)); j++ {
-				in, err := looks[j].rt.Lstat(looks[j].rel)
-				found[j] = err == nil && isStub(looks[j].rec, in)
-			}
-		})
-	}
-	wg.Wait()
-	r.looked = make(map[string]lookedStub, len(looks))
-	for i, l := range looks {
-		r.looked[l.rec.Path] = lookedStub{l.rec, found[i]}
-	}
+	in, err := rt.Lstat(rel)
+	return err == nil && isStub(s, in)
 }
 
 // stubIntact reports whether the stub is still what cordon made, looked

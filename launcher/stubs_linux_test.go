@@ -1,15 +1,12 @@
 package launcher
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/safefs"
 )
 
@@ -120,51 +117,4 @@ func TestMissingParentsNotThroughALink(t *testing.T) {
 	// Outside every writable root, from "/".
 	chain = r.missingParents(filepath.Join(outside, "x/a/b"), map[string]bool{}, []string{ws})
 	require.Equal(t, []string{filepath.Join(outside, "x/a")}, chain)
-}
-
-// TestPrecheckAgreesWithIntact: for a launch of many stubs, the looks
-// precheck takes at once, split among goroutines, answer as stubIntact
-// does, stub by stub: an intact one, one replaced by another file, one
-// grown, one removed, and one beneath a parent swapped for a link.
-func TestPrecheckAgreesWithIntact(t *testing.T) {
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	r := &registry{dead: map[string]stubRecord{}, live: map[string]stubRecord{}, roots: map[string]*safefs.Root{}}
-	defer func() {
-		for _, rt := range r.roots {
-			rt.Close()
-		}
-	}()
-	var stubs []bwrap.Stub
-	for i := range 400 {
-		d := filepath.Join(ws, fmt.Sprintf("r%03d", i))
-		require.NoError(t, os.Mkdir(d, 0o755))
-		p := filepath.Join(d, ".gitmodules")
-		ino, parent, err := createStub(ws, p, false)
-		require.NoError(t, err)
-		parent.Close()
-		r.dead[p] = stubRecord{Path: p, Ino: ino, Root: ws}
-		stubs = append(stubs, bwrap.Stub{Path: p})
-	}
-	at := func(i int) string { return filepath.Join(ws, fmt.Sprintf("r%03d", i), ".gitmodules") }
-	require.NoError(t, os.Rename(at(10), at(10)+".old"))
-	require.NoError(t, os.WriteFile(at(10), nil, 0o644))
-	require.NoError(t, os.WriteFile(at(200), []byte("[submodule]"), 0o644))
-	require.NoError(t, os.Remove(at(300)))
-	require.NoError(t, os.Rename(filepath.Join(ws, "r399"), filepath.Join(ws, "moved")))
-	require.NoError(t, os.Symlink(filepath.Join(ws, "moved"), filepath.Join(ws, "r399")))
-
-	r.precheck(stubs)
-	require.Len(t, r.looked, 400, "looked at every held stub")
-	for i, s := range stubs {
-		rec := r.dead[s.Path]
-		want := stubIntact(rec)
-		require.Equal(t, want, r.looked[s.Path].intact, "stub %d", i)
-		require.Equal(t, want, r.intact(rec), "stub %d", i)
-		require.Equal(t, !slices.Contains([]int{10, 200, 300, 399}, i), want, "stub %d", i)
-	}
-	// Another record for the same path (made again) is looked at anew.
-	rec := r.dead[at(10)]
-	rec.Ino++
-	require.False(t, r.intact(rec))
 }

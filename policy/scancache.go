@@ -5,10 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -139,50 +136,13 @@ func loadScan(file, root string) (rec scanRecord, current bool) {
 	if !rec.Complete {
 		return rec, false
 	}
-	return rec, stampsHold(rec.Dirs)
-}
-
-// stampsHold reports whether every directory still has its recorded
-// stamp. Each is an lstat, a few microseconds apiece, and nothing else
-// waits on them: a large record is split among a few goroutines, which
-// stop at the first stamp that moved.
-func stampsHold(dirs []dirRecord) bool {
-	const least = 128 // fewer are not worth a goroutine
-	n := min(runtime.GOMAXPROCS(0), 4, len(dirs)/least)
-	if n < 2 {
-		return checkStamps(dirs, nil)
-	}
-	var moved atomic.Bool
-	var wg sync.WaitGroup
-	per := (len(dirs) + n - 1) / n
-	for i := per; i < len(dirs); i += per {
-		part := dirs[i:min(i+per, len(dirs))]
-		wg.Go(func() {
-			if !checkStamps(part, &moved) {
-				moved.Store(true)
-			}
-		})
-	}
-	if !checkStamps(dirs[:per], &moved) {
-		moved.Store(true)
-	}
-	wg.Wait()
-	return !moved.Load()
-}
-
-// checkStamps reports whether each of dirs still has its stamp; it gives
-// up early once moved is set.
-func checkStamps(dirs []dirRecord, moved *atomic.Bool) bool {
-	for i, d := range dirs {
-		if moved != nil && i%32 == 0 && moved.Load() {
-			return false
-		}
+	for _, d := range rec.Dirs {
 		var st syscall.Stat_t
 		if syscall.Lstat(d.Path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR || statStamp(&st) != d.stamp {
-			return false
+			return rec, false
 		}
 	}
-	return true
+	return rec, true
 }
 
 // storeScan writes the record atomically; a failure only costs a rescan.

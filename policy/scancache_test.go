@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -277,27 +276,4 @@ func TestScanRecordEncoding(t *testing.T) {
 		_, ok := decodeScan(bad)
 		require.False(t, ok, name)
 	}
-}
-
-// TestStampsHoldSplit: the stamps of a large record are checked by a few
-// goroutines; a directory changed anywhere among them, first or last,
-// fails the record, as a removed one does.
-func TestStampsHoldSplit(t *testing.T) {
-	base := t.TempDir()
-	var dirs []dirRecord
-	for i := range 700 {
-		p := filepath.Join(base, strconv.Itoa(i))
-		require.NoError(t, os.Mkdir(p, 0o755))
-		var st syscall.Stat_t
-		require.NoError(t, syscall.Lstat(p, &st))
-		dirs = append(dirs, dirRecord{Path: p, stamp: statStamp(&st)})
-	}
-	require.True(t, stampsHold(dirs))
-	for _, i := range []int{0, 350, 699} {
-		moved := slices.Clone(dirs)
-		moved[i].Ctime++
-		require.False(t, stampsHold(moved), "directory %d", i)
-	}
-	require.NoError(t, os.Remove(dirs[500].Path))
-	require.False(t, stampsHold(dirs))
 }
