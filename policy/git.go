@@ -114,7 +114,10 @@ func (g *gitGuard) note(format string, a ...any) {
 // gitdir protects git directory gd, and the common directory it names.
 // gd must lie inside the root: a pointer out of it is not followed.
 // top is the work tree it serves ("" when unknown).
-func (g *gitGuard) gitdir(gd, top string) {
+func (g *gitGuard) gitdir(gd, top string) { g.gitdirAt(gd, top, nil) }
+
+// gitdirAt is gitdir with gd's lstat when the caller has just taken it.
+func (g *gitGuard) gitdirAt(gd, top string, st *syscall.Stat_t) {
 	if g.done[gd] {
 		return
 	}
@@ -123,7 +126,7 @@ func (g *gitGuard) gitdir(gd, top string) {
 		g.roots = append(g.roots, gitWriteProtected(gd)...)
 	} else {
 		g.roots = append(g.roots, gd)
-		if g.cache.cached(gd) {
+		if g.cache.cached(gd, st) {
 			return // plain, as it was (guardcache.go)
 		}
 	}
@@ -280,8 +283,11 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		defer g.submodules(dir)
 	}
 	dotgit := filepath.Join(dir, ".git")
-	fi, err := os.Lstat(dotgit)
-	switch {
+	// One lstat, whose answer the guard's record also takes (gitdirAt):
+	// thousands of repositories make each call count.
+	var st syscall.Stat_t
+	err := syscall.Lstat(dotgit, &st)
+	switch typ := st.Mode & syscall.S_IFMT; {
 	case err != nil:
 		// None yet: a read-only .git keeps one from being planted. At
 		// the top of a root, HEAD too: a directory holding HEAD, objects
@@ -298,16 +304,16 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		default:
 			g.roots = append(g.roots, filepath.Join(dir, "HEAD"))
 		}
-	case fi.IsDir():
-		g.gitdir(dotgit, dir)
-	case fi.Mode().IsRegular():
+	case typ == syscall.S_IFDIR:
+		g.gitdirAt(dotgit, dir, &st)
+	case typ == syscall.S_IFREG:
 		g.roots = append(g.roots, dotgit) // it cannot be re-pointed
 		if gd, ok := readGitdirFile(dotgit); ok {
 			g.follow(dotgit, gd, dir)
 		} else {
 			g.note("%s is not a readable \"gitdir: PATH\" file: nothing to follow", dotgit)
 		}
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case typ == syscall.S_IFLNK:
 		// The link is an entry of a writable directory: it can be
 		// re-pointed from inside, and a mount would land on its target.
 		// Its target is protected when it lies inside the root.

@@ -118,14 +118,21 @@ func decodeGuard(b []byte) (map[string]guardStamp, bool) {
 
 // plainNow reads the stamps of git directory gd as the record keeps them,
 // and whether gd is still plain in what they cover (a directory; config
-// a regular file with one link; the index, if any, with one link).
-func plainNow(gd string) (guardStamp, bool) {
+// a regular file with one link; the index, if any, with one link). gdst,
+// when set, is gd's lstat, just taken.
+func plainNow(gd string, gdst *syscall.Stat_t) (guardStamp, bool) {
 	var s guardStamp
 	var st syscall.Stat_t
-	if syscall.Lstat(gd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+	if gdst == nil {
+		if syscall.Lstat(gd, &st) != nil {
+			return s, false
+		}
+		gdst = &st
+	}
+	if gdst.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return s, false
 	}
-	s.Gitdir = statStamp(&st)
+	s.Gitdir = statStamp(gdst)
 	if syscall.Lstat(gd+"/hooks", &st) == nil {
 		if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			return s, false // a link's target changes under an unchanged link
@@ -143,8 +150,9 @@ func plainNow(gd string) (guardStamp, bool) {
 }
 
 // cached reports whether gd's guard answer may be taken from the record:
-// it was plain then and nothing it rested on changed since.
-func (c *guardCache) cached(gd string) bool {
+// it was plain then and nothing it rested on changed since. st, when
+// set, is gd's lstat, just taken.
+func (c *guardCache) cached(gd string, st *syscall.Stat_t) bool {
 	if c == nil {
 		return false
 	}
@@ -152,7 +160,7 @@ func (c *guardCache) cached(gd string) bool {
 	if !ok {
 		return false
 	}
-	now, plain := plainNow(gd)
+	now, plain := plainNow(gd, st)
 	if !plain || now != prior {
 		return false
 	}
@@ -166,7 +174,7 @@ func (c *guardCache) remember(gd string) {
 	if c == nil {
 		return
 	}
-	now, plain := plainNow(gd)
+	now, plain := plainNow(gd, nil)
 	if !plain {
 		return
 	}
