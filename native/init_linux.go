@@ -407,7 +407,9 @@ func run(s *Spec) int {
 		if code < 0 {
 			continue
 		}
-		if s.StatusFd > 0 && endAll() {
+		// Only as pid 1 of the sandbox's own pid namespace does kill(-1)
+		// stay inside it (a weakened init, without one, is not).
+		if s.StatusFd > 0 && os.Getpid() == 1 && endAll() {
 			unix.Write(s.StatusFd, []byte{byte(code)})
 		}
 		return code
