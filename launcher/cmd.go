@@ -178,9 +178,10 @@ type Cmd struct {
 	// exit status into an error when the backend's own launcher failed
 	// before starting the command (Seatbelt: see seatbelt_darwin.go).
 	launchCheck func(pid int) (judge func(*os.ProcessState) error)
-	// exiting: Exec started this launch and ends the process with the
-	// command's status; the native backend then asks its init for the
-	// status ahead of its own exit (status, statusW; see exitOnStatus).
+	// exiting: Exec started this launch, and nothing copies its stdio;
+	// the native backend then asks its init for the command's status
+	// ahead of its own exit, on the pipe status (the init holds statusW;
+	// see reported).
 	exiting         bool
 	status, statusW *os.File
 }
@@ -321,10 +322,10 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // *os.File or nil and no Tty, the sandbox reports the command's status
 // once the command and everything else inside have ended, and Exec
 // returns it then, without waiting for the kernel to take the sandbox
-// down. With Tty it
-// always does so, relaying the terminal, and passes signals on as a
-// terminal would: SIGINT and SIGQUIT to the foreground job inside,
-// SIGTERM to the command, SIGHUP as a hang-up of its terminal.
+// down. With Tty it always runs the command like Run, relaying the
+// terminal, and passes signals on as a terminal would: SIGINT and
+// SIGQUIT to the foreground job inside, SIGTERM to the command, SIGHUP as
+// a hang-up of its terminal.
 func (c *Cmd) Exec() error {
 	c.exiting = !c.Tty && stdioFiles(c.Stdin, c.Stdout, c.Stderr)
 	inner, release, err := c.prepareOnce()

@@ -77,7 +77,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
 	if c.exiting {
 		// The init reports the command's status on the descriptor after
-		// the spec's (Exec, exitOnStatus).
+		// the spec's (Exec, reported).
 		if c.status, c.statusW, err = os.Pipe(); err != nil {
 			c.stopNet()
 			specFile.Close()
