@@ -118,7 +118,13 @@ func reaperMain(dir string) int {
 			return 0
 		}
 		r.unlock()
-		syncPidfds(pidfds, res.pids)
+		if syncPidfds(pidfds, res.pids) {
+			// A holder ended between the sweep and its pidfd: nothing
+			// would wake this reaper for it (a killed launch marks
+			// nothing done), so sweep again now.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		sleep(in, pidfds, res.wait)
 	}
 }
@@ -149,7 +155,11 @@ func logReaper(log, dir, event string, res *sweepResult) {
 	f.Close()
 }
 
-func syncPidfds(fds map[int]int, pids []int) {
+// syncPidfds keeps a pidfd open for each live holder's process (pids),
+// and none for others, so that sleep wakes when one ends. It reports
+// whether a live holder's process had already ended when its pidfd was
+// to be opened.
+func syncPidfds(fds map[int]int, pids []int) (ended bool) {
 	want := map[int]bool{}
 	for _, p := range pids {
 		want[p] = true
@@ -162,11 +172,16 @@ func syncPidfds(fds map[int]int, pids []int) {
 	}
 	for p := range want {
 		if _, ok := fds[p]; !ok {
-			if fd, err := unix.PidfdOpen(p, 0); err == nil {
+			fd, err := unix.PidfdOpen(p, 0)
+			switch {
+			case err == nil:
 				fds[p] = fd
+			case errors.Is(err, unix.ESRCH):
+				ended = true
 			}
 		}
 	}
+	return ended
 }
 
 // sleep waits for a holder to end, a holder file to appear or be marked

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -353,4 +354,29 @@ func TestHelperLaunchAndHang(t *testing.T) {
 	c.Stdout = os.Stdout
 	require.NoError(t, c.Start())
 	c.Wait()
+}
+
+// TestSyncPidfdsSeesAnEndedHolder: a holder whose process ends between a
+// sweep and the opening of its pidfd is reported, so the reaper sweeps
+// again instead of sleeping until something else wakes it (a killed
+// launch marks nothing done).
+func TestSyncPidfdsSeesAnEndedHolder(t *testing.T) {
+	live := exec.Command("sleep", "10")
+	require.NoError(t, live.Start())
+	defer func() { live.Process.Kill(); live.Wait() }()
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+
+	fds := map[int]int{}
+	defer func() {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+	}()
+	require.False(t, syncPidfds(fds, []int{live.Process.Pid}))
+	require.Contains(t, fds, live.Process.Pid)
+	require.True(t, syncPidfds(fds, []int{live.Process.Pid, gone.Process.Pid}), "the ended holder is reported")
+	require.NotContains(t, fds, gone.Process.Pid)
+	require.False(t, syncPidfds(fds, nil))
+	require.Empty(t, fds, "pidfds of holders no longer live are closed")
 }
