@@ -133,17 +133,18 @@ func plainNow(gd string, gdst *syscall.Stat_t) (guardStamp, bool) {
 		return s, false
 	}
 	s.Gitdir = statStamp(gdst)
-	if syscall.Lstat(gd+"/hooks", &st) == nil {
+	var buf [512]byte
+	if lstatJoin(&buf, gd, "hooks", &st) == nil {
 		if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			return s, false // a link's target changes under an unchanged link
 		}
 		s.Hooks = statStamp(&st)
 	}
-	if syscall.Lstat(gd+"/config", &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 {
+	if lstatJoin(&buf, gd, "config", &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 {
 		return s, false
 	}
 	s.Config, s.ConfigSize = statStamp(&st), st.Size
-	if syscall.Lstat(gd+"/index", &st) == nil && st.Nlink != 1 {
+	if lstatJoin(&buf, gd, "index", &st) == nil && st.Nlink != 1 {
 		return s, false
 	}
 	return s, true
