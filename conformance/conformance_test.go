@@ -22,6 +22,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary cordonBinary built: nothing else would.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
 // cordonBinary builds cmd/cordon once per test binary into a directory
 // every user can read: the suite runs it as 'cordon run' and as the
 // attack helper, also as the unprivileged user.

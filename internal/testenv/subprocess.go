@@ -40,11 +40,16 @@ func SubprocessArgs(name, arg string) (argv, env []string) {
 // Subprocess returns a command that runs the test function name of this
 // test binary alone in a new process, with the test's environment and arg
 // for InSubprocess. Start, wait for or kill it as the test needs.
+//
+// The child's TMPDIR is a directory of t's: a child that is killed or
+// execs never runs its own cleanups, so what its t.TempDir made is
+// removed with t's instead of staying in /tmp.
 func Subprocess(t testing.TB, name, arg string) *exec.Cmd {
 	t.Helper()
 	argv, env := SubprocessArgs(name, arg)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, "TMPDIR="+t.TempDir())
 	return cmd
 }
 
