@@ -225,6 +225,10 @@ func (s *Spec) check() error {
 			}
 		}
 	}
+	if s.File != "" && !filepath.IsAbs(s.File) {
+		// The file read is the file kept read-only: both by this name.
+		return fmt.Errorf("--policy %q: give an absolute path", s.File)
+	}
 	if s.Workspace != "" && !filepath.IsAbs(s.Workspace) {
 		return fmt.Errorf("--workspace %q: give an absolute path", s.Workspace)
 	}

@@ -81,6 +81,7 @@ func TestComposeErrors(t *testing.T) {
 	}{
 		{Spec{Deny: []string{"rel"}}, `--deny "rel": give an absolute path`},
 		{Spec{Workspace: "ws"}, `--workspace "ws": give an absolute path`},
+		{Spec{File: "pol.json"}, `--policy "pol.json": give an absolute path`},
 		{Spec{AllowRead: []string{dir}}, "--allow-read needs --workspace"},
 		{Spec{Agent: "a"}, "--agent and --parent need --agents-root"},
 		{Spec{WritablePathDirs: []string{""}}, `--writable-path-dir "": give an absolute path`},

@@ -99,6 +99,17 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 	}
+	if pf.file != "" {
+		// Made absolute here, as the file is read: the composition
+		// protects the file it read, and a relative name would be taken
+		// from / there (the sandbox could rewrite the policy of the next
+		// launch).
+		f, err := filepath.Abs(pf.file)
+		if err != nil {
+			return s, fmt.Errorf("--policy %q: %w", pf.file, err)
+		}
+		s.File = f
+	}
 	if pf.workspace != "" {
 		// --workspace alone may be relative: "--workspace ." is the
 		// common case, and 'cordon profile' shows what it became.

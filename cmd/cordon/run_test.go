@@ -158,6 +158,27 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	require.Empty(t, cmp.Diff(before, snapshot(t, ws)), "stubs or writes left behind")
 }
 
+// TestRunRelativePolicyFile: a --policy file named relative to the
+// working directory, inside the workspace, is read-only in the sandbox
+// like one named absolutely (a relative name was once resolved from /,
+// so the file the sandbox could rewrite for the next launch stayed
+// writable).
+func TestRunRelativePolicyFile(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	const orig = `{"readonlyRoots":[]}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "pol.json"), []byte(orig), 0o644))
+	t.Chdir(ws)
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ".", "--policy", "pol.json", "--", "sh", "-c",
+		`echo '{"writableRoots":["/"]}' > pol.json && echo WROTE; echo work > out.txt && echo WORK`)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "WORK")
+	require.NotContains(t, out, "WROTE")
+	b, err := os.ReadFile(filepath.Join(ws, "pol.json"))
+	require.NoError(t, err)
+	require.Equal(t, orig, string(b), "the policy file is unchanged on the host")
+}
+
 // TestRunWorkspaceThroughSymlink: a workspace named through a symlink is
 // allowed, and cordon says what it resolved to.
 func TestRunWorkspaceThroughSymlink(t *testing.T) {
