@@ -56,6 +56,19 @@ func (h *H) gitRepo(rel string) {
 	h.Host(rel, "git", "commit", "-q", "-m", "init")
 }
 
+// closedLaunch launches script under p from dir (the workspace when ""),
+// where cordon may refuse to launch because a directory the policy must
+// look into is closed to the user: a refusal that says so passes, as does
+// a launch whose attempts all fail (the case's Refuse).
+func (h *H) closedLaunch(p Policy, dir, script string) Output {
+	l := h.Script(p, script)
+	if dir != "" {
+		l.Dir = dir
+	}
+	l.Refusable = "closed to you"
+	return h.Launch(l)
+}
+
 // NotPwned fails if the planted command ran on the host.
 func (h *H) NotPwned(after ...Output) {
 	if h.Exists("pwned") {
@@ -242,6 +255,60 @@ func gitCases() []Case {
 			h.Refuse(o, "HOOK", "CONFIG")
 			a := h.AsUser("ws/vendor/x/lib", hostGit)
 			h.NotPwned(o, a)
+		}})
+	cs = append(cs, Case{Name: "cross-launch-closed-dir", Class: CrossLaunch, Needs: git,
+		Summary: "close the directory above a nested repository (chmod 000) so the next launch cannot look inside it, and another repository appears there meanwhile; that launch opens the directory again and plants both repositories' hooks and config",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			h.gitRepo("ws/vendor/lib")
+			h.Sandbox(p, `true`) // the user's earlier launch: the scan records lib
+			o := h.Sandbox(p, `chmod 000 vendor && ok CLOSE`)
+			h.Expect(o, "CLOSE")
+			h.gitRepo("ws/vendor/new") // the user's, while the directory is closed
+			if err := os.Chmod(h.Path("ws/vendor"), 0); err != nil {
+				h.Errorf("fixture: %v", err)
+			}
+			o = h.closedLaunch(p, "", `chmod 755 vendor && ok OPEN; `+plant+`for r in lib new; do evilhook vendor/$r/.git/hooks pre-commit && ok HOOK_$r; git -C vendor/$r config core.fsmonitor "$P" && ok CONFIG_$r; done; true`)
+			h.Refuse(o, "HOOK_lib", "CONFIG_lib", "HOOK_new", "CONFIG_new")
+			if err := os.Chmod(h.Path("ws/vendor"), 0o755); err != nil {
+				h.Errorf("fixture: %v", err)
+			}
+			h.NotPwned(o, h.AsUser("ws/vendor/lib", hostGit), h.AsUser("ws/vendor/new", hostGit))
+		}})
+	cs = append(cs, Case{Name: "cross-launch-closed-top", Class: CrossLaunch, Needs: git,
+		Summary: "close the workspace itself (chmod 000) so the next launch cannot look up its .git and protected names; that launch, started from outside, opens it again and plants the repository's hook and config",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.gitRepo("ws")
+			o := h.Sandbox(p, `chmod 000 . && ok CLOSE`)
+			h.Expect(o, "CLOSE")
+			// Started from outside: a user cannot start in a directory
+			// closed to them.
+			o = h.closedLaunch(p, h.Dir, `chmod 755 "$FIX/ws" && ok OPEN; cd "$FIX/ws" || exit 1; `+plant+`evilhook .git/hooks pre-commit && ok HOOK; git config core.fsmonitor "$P" && ok CONFIG; echo x > .envrc && ok ENVRC`)
+			h.Refuse(o, "HOOK", "CONFIG", "ENVRC")
+			if err := os.Chmod(h.Path("ws"), 0o755); err != nil {
+				h.Errorf("fixture: %v", err)
+			}
+			h.NotPwned(o, h.AsUser("ws", hostGit))
+		}})
+	cs = append(cs, Case{Name: "cross-launch-closed-home", Class: CrossLaunch,
+		Summary: "with HOME inside the workspace, close ~/.config (chmod 000) so the next launch cannot look up the credential store and git's config below it; that launch opens it again, reads the store and writes git's global config",
+		Run: func(h *H) {
+			_, p := h.ws()
+			h.Home = h.Mkdir("ws/home")
+			h.Write("ws/home/.config/gcloud/credentials.db", h.Secret)
+			h.Mkdir("ws/home/.config/git")
+			o := h.Sandbox(p, `chmod 000 "$HOME/.config" && ok CLOSE`)
+			h.Expect(o, "CLOSE")
+			o = h.closedLaunch(p, "", `cd "$HOME"; chmod 755 .config; cat .config/gcloud/credentials.db; printf '[core]\n\tpager = evil\n' > .config/git/config && ok GIT_XDG; echo x > .bashrc && ok BASHRC`)
+			h.NoSecret(o)
+			h.Refuse(o, "GIT_XDG", "BASHRC")
+			for _, f := range []string{"ws/home/.config/git/config", "ws/home/.bashrc"} {
+				if h.Exists(f) {
+					h.Errorf("host: %s was written", f)
+				}
+			}
 		}})
 	cs = append(cs, Case{Name: "dos-hostile-nested-git", Class: DoS, Needs: git,
 		Summary: "plant a dangling .git symlink, a .git symlink into a denied store, an unreadable .git file and a symlinked .gitmodules in nested repositories; later launches must still run",

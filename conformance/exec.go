@@ -115,6 +115,10 @@ type Launch struct {
 	// O_CLOEXEC just before it starts (flags are os.OpenFile's); the
 	// descriptor numbers are put in $LEAKED_FDS.
 	Leak []LeakFile
+	// Refusable, when set, is part of the error with which cordon may
+	// refuse this launch (exit 125): a refusal that says it passes
+	// Launch's checks, where the script's end is otherwise required.
+	Refusable string
 }
 
 // LeakFile is a descriptor the harness leaks on purpose.

@@ -295,6 +295,12 @@ func (h *H) Launch(l Launch) Output {
 	if Marked(o, "NOATTACK") {
 		h.Fatalf("the attack helper cannot make an attack this case needs:\n%s", o)
 	}
+	if l.Refusable != "" && o.Code == 125 {
+		if !strings.Contains(o.Stderr, l.Refusable) {
+			h.Fatalf("cordon refused the launch, but not with %q:\n%s", l.Refusable, o)
+		}
+		return o
+	}
 	if len(l.Argv) == 3 && strings.HasPrefix(l.Argv[2], prologue) {
 		if Marked(o, "NOSANDBOX") {
 			h.Fatalf("the script ran outside any sandbox (CORDON_SANDBOX unset):\n%s", o)

@@ -88,6 +88,9 @@ import (
 //	config-refs     host-git-hookspath-in-worktree(-git-writes)
 //	submodule-dotgit  host-git-submodule-gitfile(-git-writes)
 //	scan-memory     cross-launch-scan-bound
+//	closed-dirs     cross-launch-closed-dir, cross-launch-closed-top,
+//	                cross-launch-closed-home (as the unprivileged user:
+//	                root reads a closed directory anyway)
 //	top-head        host-git-bare-top, host-git-bare-top-git-writes
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
 //	                cross-launch-derived-carveout-git-writes
@@ -146,6 +149,10 @@ type mutation struct {
 	// unrelated cases.
 	onlyCatchers bool
 	rootOnly     bool // only a root launcher keeps what the step removes
+	// unprivileged runs the mutant as the unprivileged user (when the
+	// check runs as root): the step matters only to a user whom file
+	// modes bind.
+	unprivileged bool
 	// onlyBackend, when set, is the one backend the check runs this
 	// mutation through (its catchers apply there only).
 	onlyBackend string
@@ -232,6 +239,11 @@ var mutations = []mutation{
 		hooks:        func() { testhook.ScanForgets = true },
 		onlyCatchers: true,
 		catchers:     []string{"cross-launch-scan-bound"}},
+	{name: "closed-dirs", step: "a directory closed to the user is protected whole, and a root that cannot be looked up in a writable place fails the launch",
+		hooks:        func() { testhook.ClosedUnchecked = true },
+		onlyCatchers: true,
+		unprivileged: true,
+		catchers:     []string{"cross-launch-closed-dir", "cross-launch-closed-top", "cross-launch-closed-home"}},
 	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
 		hooks:        func() { testhook.NoTopHEAD = true },
 		onlyCatchers: true,
@@ -304,7 +316,7 @@ func TestMutationsNative(t *testing.T) {
 
 func mutationCheck(t *testing.T, backend string) {
 	helper := cordonBinary(t)
-	run := func(t *testing.T, name string) *Report {
+	run := func(t *testing.T, name string, unpriv bool) *Report {
 		t.Helper()
 		pty, err := OpenPty()
 		require.NoError(t, err)
@@ -328,6 +340,18 @@ func mutationCheck(t *testing.T, backend string) {
 		var logb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logb, &logb
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if unpriv {
+			// A copy of this test binary the user can run, and a report
+			// it can write, in the mutant's own TMPDIR.
+			u, err := Unprivileged()
+			testenv.Need(t, "an unprivileged user to run the "+name+" mutant as", err)
+			bin, err := copyExecutable(os.Args[0], tmp)
+			require.NoError(t, err)
+			cmd.Path, cmd.Args[0] = bin, bin
+			out = filepath.Join(tmp, "report.json")
+			cmd.Env = append(cmd.Env, envOut+"="+out, "HOME="+tmp)
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.Uid), Gid: uint32(u.Gid), Groups: []uint32{}}
+		}
 		require.NoError(t, cmd.Run(), "mutant %s: %s", name, logb.String())
 		b, err := os.ReadFile(out)
 		require.NoError(t, err)
@@ -347,7 +371,7 @@ func mutationCheck(t *testing.T, backend string) {
 
 	t.Run("none", func(t *testing.T) {
 		t.Parallel()
-		rep := run(t, "none")
+		rep := run(t, "none", false)
 		for _, r := range rep.Results {
 			if r.Outcome == Fail {
 				t.Errorf("unmutated, in-process: %s failed:\n%s", r.Case, r.Detail)
@@ -380,7 +404,7 @@ func mutationCheck(t *testing.T, backend string) {
 				// this mutation to remove. CI, as root, runs it.
 				testenv.NotApplicable(t, "only a root launcher keeps capabilities for "+m.step+" to drop")
 			}
-			f := failed(run(t, m.name))
+			f := failed(run(t, m.name, m.unprivileged && os.Getuid() == 0))
 			t.Logf("without %s, failing cases: %s", m.step, strings.Join(f, ", "))
 			caught := false
 			for _, c := range m.catchers {

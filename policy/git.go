@@ -93,6 +93,16 @@ func exists(p string) bool {
 	return err == nil
 }
 
+// unknown reports whether lstat of p failed for another reason than p's
+// absence: a directory on its way is closed to this user.
+func unknown(p string) bool {
+	if testhook.ClosedUnchecked {
+		return false
+	}
+	_, err := os.Lstat(p)
+	return err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
+}
+
 // gitGuard derives the protection of the git metadata under one writable
 // root: it collects read-only roots and notes for the user.
 type gitGuard struct {

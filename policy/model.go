@@ -106,7 +106,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	c.notes = append(c.notes, p.notes...)
 	c.seen = r.seen
 	c.unsteer(via, origin)
-	c.derive(p.derived, r)
+	if err := c.derive(p.derived, r); err != nil {
+		return nil, err
+	}
 	sort.Slice(c.roots, func(i, j int) bool { return lessRoot(c.roots[i].Path, c.roots[j].Path) })
 	return c, nil
 }
@@ -116,8 +118,20 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 // so the order they come in does not matter. One the policy already
 // names, or where writes are denied anyway, is dropped; one inside a
 // denied root is noted, since only a planted pointer leads there.
-func (c *Canonical) derive(derived []string, r resolver) {
+//
+// A derived root that cannot be looked up (a directory on its way closed
+// to this user, or swapped for a link while the policy was resolved)
+// fails the launch where the policy lets the sandbox write: a sandbox
+// can close its own directories and open them again, so "cannot look"
+// there must never mean "nothing to protect" (docs/threat-model.md,
+// class 12). Elsewhere it is a note.
+func (c *Canonical) derive(derived []string, r resolver) error {
+	type failure struct {
+		in  string
+		err error
+	}
 	var add []string
+	var failed []failure
 	seen := map[string]bool{}
 	for _, in := range derived {
 		if checkSpelling(in) != nil {
@@ -125,7 +139,7 @@ func (c *Canonical) derive(derived []string, r resolver) {
 		}
 		cp, err := resolve(in, r)
 		if err != nil {
-			c.notes = append(c.notes, fmt.Sprintf("not protected: %v", err))
+			failed = append(failed, failure{in, err})
 			continue
 		}
 		if _, named := c.kinds[cp]; named || seen[cp] {
@@ -151,6 +165,20 @@ func (c *Canonical) derive(derived []string, r resolver) {
 		c.kinds[cp] = Readonly
 		c.roots = append(c.roots, Root{Path: cp, Kind: Readonly})
 	}
+	// A root that could not be looked up below one derived here (a closed
+	// directory the scan protects whole) is protected by it.
+	for _, f := range failed {
+		in := filepath.Clean(f.in)
+		if root, ok := c.DecidingRoot(in); ok && root.Kind == Readonly {
+			continue // read-only whole, as the note about it says
+		}
+		if !c.Access(in, Write) || testhook.ClosedUnchecked {
+			c.notes = append(c.notes, fmt.Sprintf("not protected: %v", f.err))
+			continue
+		}
+		return fmt.Errorf("cannot protect %s, which lies where the sandbox may write (a sandbox can close a directory of its own, or swap one for a link, to hide what is inside): %s", f.in, closedHint(in, f.err))
+	}
+	return nil
 }
 
 // Notes are explanations of what the policy's presets saw and did not

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,3 +38,32 @@ func closedToUser(p string) bool {
 // getuid is this process's uid, asked once (a workspace of many
 // repositories has a missing derived root in each).
 var getuid = sync.OnceValue(os.Getuid)
+
+// closedAbove names the shallowest directory above p (or p itself) that
+// this user may not read or search, "" when there is none: the one a
+// failed lookup of p ran into, for the error that asks to open it.
+func closedAbove(p string) string {
+	p = filepath.Clean(p)
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		dir := p[:i]
+		if unix.Access(dir, unix.R_OK|unix.X_OK) != nil {
+			if _, err := os.Lstat(dir); err == nil {
+				return dir
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// closedHint explains a failed lookup of p, err, for a refused launch:
+// the directory closed to the user and how to open it, when there is one.
+func closedHint(p string, err error) string {
+	if dir := closedAbove(p); dir != "" {
+		return fmt.Sprintf("the directory %s is closed to you (%v); make it readable (chmod u+rx %s) or remove it, then launch again", dir, err, dir)
+	}
+	return fmt.Sprintf("%v; launch again once every directory on its way is a plain directory you can read", err)
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Names at the top of a writable root that tools run or trust later, outside
@@ -100,8 +101,14 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 		home, _ = os.UserHomeDir()
 	}
 	if home != "" {
-		home, err = resolveCached(r, home)
-		if err != nil {
+		lexical := filepath.Clean(home)
+		if home, err = resolveCached(r, home); err != nil {
+			// Its shell files and credential stores would go unprotected:
+			// inside the workspace, a sandbox may have closed a directory
+			// above it to that end.
+			if filepath.IsAbs(lexical) && within(lexical, ws) && !testhook.ClosedUnchecked {
+				return FsSandboxPolicy{}, fmt.Errorf("workspace: cannot look up the home directory %s, which lies in the workspace: %s", lexical, closedHint(lexical, err))
+			}
 			home = ""
 		}
 	}
@@ -114,7 +121,9 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 	p.WritableRoots = append(p.WritableRoots, w...)
 	p.ReadonlyRoots = append(p.ReadonlyRoots, ro...)
 	if home != "" {
-		p.DeniedRoots = credentials(r, home, ws, opt.AllowRead)
+		if p.DeniedRoots, err = credentials(r, home, ws, opt.AllowRead); err != nil {
+			return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+		}
 		if within(home, ws) {
 			// A store reached through a link in a writable HOME is denied
 			// at its target, but the link could be swapped for a real
@@ -212,6 +221,11 @@ var (
 // which canonicalization takes as once; a note is kept once).
 func (g *gitGuard) places(places []gitPlace) {
 	one := func(g *gitGuard, pl gitPlace) {
+		if pl.Closed {
+			g.roots = append(g.roots, pl.Path)
+			g.note("%s is closed to you (no permission to read it): cordon cannot look for git repositories inside, so it is read-only in the sandbox; make it readable (chmod u+rx) to work in it", pl.Path)
+			return
+		}
 		if pl.Gitdir {
 			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
 				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
@@ -283,7 +297,9 @@ func PrivateTmpDir(workspace string) string {
 // credentials lists the credential stores under home to deny: those that
 // exist, and those a sandbox could create because a writable root contains
 // them. A store that is the workspace itself, or named in allow, stays open.
-func credentials(r resolver, home, ws string, allow []string) []string {
+// One that cannot be looked up inside the workspace (a directory on its way
+// closed to this user, which a sandbox could open again) fails the launch.
+func credentials(r resolver, home, ws string, allow []string) ([]string, error) {
 	allowed := map[string]bool{}
 	for _, a := range allow {
 		if ra, err := resolveCached(r, a); err == nil {
@@ -292,7 +308,11 @@ func credentials(r resolver, home, ws string, allow []string) []string {
 	}
 	var out []string
 	for _, n := range CredentialStores {
-		p, err := resolveCached(r, filepath.Join(home, n))
+		lexical := filepath.Join(home, n)
+		p, err := resolveCached(r, lexical)
+		if err != nil && within(lexical, ws) && !testhook.ClosedUnchecked {
+			return nil, fmt.Errorf("cannot deny the credential store %s: %s; it lies in the workspace, where a sandbox can close a directory of its own to hide it from this check and open it again inside", lexical, closedHint(lexical, err))
+		}
 		if err != nil || allowed[p] || p == ws {
 			continue
 		}
@@ -300,7 +320,7 @@ func credentials(r resolver, home, ws string, allow []string) []string {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // within reports whether p equals root or lies below it.

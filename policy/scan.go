@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Bounds of the scan for git repositories in a writable root: deep enough
@@ -38,6 +41,10 @@ type gitPlace struct {
 	// Has is what the scan knows of a work tree's entries (dirRecord.Has,
 	// with hasKnown), 0 when nothing is known.
 	Has uint16 `json:"has,omitempty"`
+	// Closed is a directory the scan could not read (no permission): what
+	// is inside is unknown, so it is protected whole (gitGuard.places).
+	// Never recorded: it is looked at again at each launch.
+	Closed bool `json:"-"`
 }
 
 // scanGit finds the git repositories below root (not root itself) by a
@@ -68,6 +75,14 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 				}
 				ents, id, err := readDir(dir, buf)
 				if err != nil {
+					// A directory closed to this user may hide repositories
+					// a sandbox can open again (chmod is the owner's, and a
+					// sandbox runs as the owner): it is reported, to be
+					// protected whole. Gone or no longer a directory: it
+					// holds nothing.
+					if errors.Is(err, fs.ErrPermission) && dir != root && !testhook.ClosedUnchecked {
+						places = append(places, gitPlace{Path: dir, Closed: true})
+					}
 					continue
 				}
 				entries += len(ents)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -75,6 +76,8 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	}
 	start := time.Now()
 	places, dirs, cut := scanGit(root, prior)
+	closed := slices.DeleteFunc(slices.Clone(places), func(p gitPlace) bool { return !p.Closed })
+	places = slices.DeleteFunc(places, func(p gitPlace) bool { return p.Closed })
 	if !testhook.ScanForgets {
 		places = keepKnown(places, rec.Places, root)
 	}
@@ -85,10 +88,12 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 		}
 		trusted = append(trusted, d)
 	}
-	complete := !cut && len(trusted) == len(dirs)
+	// A closed directory keeps the record incomplete: the next launch
+	// looks at it again, whatever its parent's stamp says.
+	complete := !cut && len(trusted) == len(dirs) && len(closed) == 0
 	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Dirs: trusted, Complete: complete})
 	os.Remove(filepath.Join(dir, name+".json")) // version 4's record, in JSON
-	return places, cut
+	return append(places, closed...), cut
 }
 
 // recordName names root's records in the scan's directory.
@@ -114,7 +119,11 @@ func keepKnown(found, known []gitPlace, root string) []gitPlace {
 			continue
 		}
 		p.Has = 0 // what it held then is not known now
-		if p.Gitdir && isGitdir(p.Path) || !p.Gitdir && exists(filepath.Join(p.Path, ".git")) {
+		// One that cannot be looked at (a directory on its way closed to
+		// this user) is kept: its protection then fails the launch where
+		// the sandbox could open it again (Canonical.derive).
+		if p.Gitdir && (isGitdir(p.Path) || unknown(filepath.Join(p.Path, "HEAD"))) ||
+			!p.Gitdir && (exists(filepath.Join(p.Path, ".git")) || unknown(filepath.Join(p.Path, ".git"))) {
 			have[k] = true
 			found = append(found, p)
 		}

@@ -119,6 +119,10 @@ var (
 	NoSubmoduleDotGit bool
 	// ScanForgets drops the repositories earlier scans found.
 	ScanForgets bool
+	// ClosedUnchecked takes what cannot be looked up for a closed
+	// directory (no permission) as absent: the scan skips it, and a root
+	// below it is dropped with a note instead of failing the launch.
+	ClosedUnchecked bool
 	// NoTopHEAD leaves HEAD at the top of a workspace without .git
 	// unprotected.
 	NoTopHEAD bool
