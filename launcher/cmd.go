@@ -343,7 +343,13 @@ func (c *Cmd) Exec() error {
 	// Signals are caught before the start, so none ends this process
 	// while the caller's terminal is raw.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// One the caller ignores (SIGHUP under nohup) is neither caught nor
+	// passed on: the sandbox inherits it ignored, as the caller meant.
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
 	defer signal.Stop(sigs)
 	if err := c.start(inner, release); err != nil {
 		return err

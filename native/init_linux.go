@@ -332,12 +332,36 @@ func handListener(fd, port int) error {
 var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGCONT, syscall.SIGALRM}
 
+// dropped are the signals that, sent to pid 1 by a process inside, would
+// end the init with a Go crash report (the runtime throws on a synchronous
+// signal nobody asked for): caught and let go. Faults of the init's own
+// still crash it.
+var dropped = []os.Signal{syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE,
+	syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGSTKFLT}
+
+// toGroup are the keyboard signals, passed to the command's process group
+// as a terminal passes them to its foreground job: a shell waiting for a
+// child ends with it instead of after it.
+func toGroup(sig syscall.Signal) bool { return sig == syscall.SIGINT || sig == syscall.SIGQUIT }
+
 // run starts the command and waits for it as pid 1: it reaps every
 // process that ends in the sandbox and exits with the command's status
 // (128+N when signal N ended it); its exit ends everything left inside.
 func run(s *Spec) int {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
+	// A signal the caller ignores (nohup, a script's background job) stays
+	// ignored for the command: not caught here, it is inherited as is.
+	for _, sig := range forwarded {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	drop := make(chan os.Signal, 1)
+	signal.Notify(drop, dropped...)
+	go func() {
+		for range drop {
+		}
+	}()
 	// Nothing but stdio and the caller's files reaches the command.
 	if s.Weaken != "close-on-exec" {
 		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -381,7 +405,11 @@ func run(s *Spec) int {
 	}
 	go func() {
 		for sig := range sigs {
-			unix.Kill(pid, sig.(syscall.Signal))
+			s := sig.(syscall.Signal)
+			if toGroup(s) && unix.Kill(-pid, s) == nil {
+				continue
+			}
+			unix.Kill(pid, s)
 		}
 	}()
 	for {
