@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -26,3 +27,5 @@ type registry struct{}
 func openRegistry() (*registry, error) { return &registry{}, nil }
 
 func (*registry) unlock() {}
+
+func (*registry) removedSince(time.Time) bool { return false }

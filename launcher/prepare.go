@@ -38,7 +38,11 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		}
 		defer reg.unlock()
 	}
-	canon, err := c.canonicalFor(backend == BackendNone || res.Nested, res.Backend == BackendNative)
+	// A native launch takes the caller's view of the host as it is, unless
+	// stubs were removed since it began: it may show one of them present,
+	// and nothing would be mounted where the stub must be made again.
+	native := res.Backend == BackendNative && (reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
+	canon, err := c.canonicalFor(backend == BackendNone || res.Nested, native)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -277,6 +277,9 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time) sweepResult {
 		res.Busy = append(res.Busy, p)
 		wait = soonest(wait, busyRetryAfter(now.Sub(seen[p].Add(linger[p]))))
 	}
+	if len(res.Removed) > 0 {
+		r.stubsRemoved()
+	}
 	res.Left = r.forget(hs, due, live)
 	res.wait = wait
 	slices.Sort(res.Removed)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -51,6 +52,40 @@ var holderSeq atomic.Int64
 
 // donePrefix marks the holder file of a launch that has ended.
 const donePrefix = "done-"
+
+// removedStamp is the file whose modification time says when stubs were
+// last removed (touched under the lock after each removal): a launch whose
+// view of the host (policy.Canonical.ViewTime) is older may have seen as
+// present a stub that is gone now, and is no longer in the registry.
+const removedStamp = "removed"
+
+// stampMargin covers the coarse clock of file times against time.Now.
+const stampMargin = 50 * time.Millisecond
+
+// stubsRemoved records, under the lock, that stubs were (or may have
+// been) removed just now.
+func (r *registry) stubsRemoved() {
+	if r.dir == "" {
+		return // a registry of tests, on no directory
+	}
+	p := filepath.Join(r.dir, removedStamp)
+	now := time.Now()
+	if err := os.Chtimes(p, now, now); err != nil {
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o600); err == nil {
+			f.Close()
+		}
+	}
+}
+
+// removedSince reports whether stubs may have been removed at t or later,
+// so that a view of the host begun at t may show a removed stub as present.
+func (r *registry) removedSince(t time.Time) bool {
+	fi, err := os.Stat(filepath.Join(r.dir, removedStamp))
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	return !fi.ModTime().Before(t.Add(-stampMargin))
+}
 
 // registryDir is the registry of this user, in the runtime directory, made
 // if need be.

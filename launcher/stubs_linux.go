@@ -185,6 +185,9 @@ func (r *registry) undo(made map[string]madeStub) {
 		m.parent.RemoveIf(m.base, func(in safefs.Info) bool { return isStub(rec, in) })
 		delete(r.mine, p)
 	}
+	if len(paths) > 0 {
+		r.stubsRemoved()
+	}
 }
 
 // adopt takes over a stub the registry has, intact, with the parents that
@@ -233,6 +236,9 @@ func (r *registry) removeMine() {
 		}
 	}
 	removeStubs(orphans)
+	if len(orphans) > 0 {
+		r.stubsRemoved()
+	}
 	r.mine = map[string]stubRecord{}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -41,8 +42,14 @@ type Canonical struct {
 	roots    []Root              // sorted shallow-to-deep, then by path
 	kinds    map[string]Kind     // root path -> kind
 	seen     map[string]linkInfo // what canonicalization found on the host
+	viewAt   time.Time           // when the lookups in seen began
 	notes    []string
 }
+
+// ViewTime is when the view of the host c rests on began: what c found
+// on the host was looked up at that time or later (Recanonicalize keeps
+// the time of the view it starts from).
+func (c *Canonical) ViewTime() time.Time { return c.viewAt }
 
 // Canonicalize resolves every root (see Resolve) and validates the result:
 // no path may be named by two fields, and "/" cannot be denied.
@@ -58,7 +65,7 @@ func Canonicalize(p FsSandboxPolicy) (*Canonical, error) {
 // state directory to a policy Compose built a moment earlier this way
 // (launcher.Cmd.Canonical). c is not changed.
 func (c *Canonical) Recanonicalize(p FsSandboxPolicy) (*Canonical, error) {
-	r := withView(maps.Clone(c.seen))
+	r := withView(maps.Clone(c.seen), c.viewAt)
 	defer r.close()
 	return canonicalize(p, r)
 }
@@ -104,7 +111,7 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 		}
 	}
 	c.notes = append(c.notes, p.notes...)
-	c.seen = r.seen
+	c.seen, c.viewAt = r.seen, r.at
 	c.unsteer(via, origin)
 	if err := c.derive(p.derived, r); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrInvalidPath is wrapped by every error about a path's spelling
@@ -61,16 +62,20 @@ func checkSpelling(path string) error {
 type resolver struct {
 	seen map[string]linkInfo
 	dirs *dirChain
+	// at is when this view of the host began: nothing it holds was
+	// looked up before then.
+	at time.Time
 }
 
 func newResolver() resolver {
-	return resolver{seen: map[string]linkInfo{}, dirs: newDirChain()}
+	return resolver{seen: map[string]linkInfo{}, dirs: newDirChain(), at: time.Now()}
 }
 
-// withView is a resolver that starts from what view already found.
-func withView(view map[string]linkInfo) resolver {
+// withView is a resolver that starts from what view, begun at at,
+// already found.
+func withView(view map[string]linkInfo, at time.Time) resolver {
 	r := newResolver()
-	r.seen = view
+	r.seen, r.at = view, at
 	return r
 }
 
