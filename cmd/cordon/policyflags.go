@@ -48,7 +48,8 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
   --policy FILE          JSON with baseWritableRoots, deniedRoots, readonlyRoots,
-                         writableRoots, restrictWrites (unknown keys are errors)
+                         writableRoots, restrictWrites: each key spelled exactly
+                         so and given once (unknown keys are errors)
   --deny P, --readonly P, --writable P, --base-writable P, --restrict-writes
   --workspace DIR        DIR writable, a private TMPDIR, writes elsewhere denied,
                          every git directory in DIR read-only (git status, diff
