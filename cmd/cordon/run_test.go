@@ -192,6 +192,35 @@ func TestRunRelativePolicyFile(t *testing.T) {
 	require.Equal(t, orig, string(b), "the policy file is unchanged on the host")
 }
 
+// TestRunPolicyRepeatable: --policy A --policy B launches with both
+// files merged, and both are read-only in the sandbox (a second --policy
+// once replaced the first without a word: A's denied root was readable
+// and A itself writable).
+func TestRunPolicyRepeatable(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	for _, n := range []string{"secret-a", "secret-b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, n), []byte("SECRET"), 0o644))
+	}
+	a, b := filepath.Join(ws, "a.json"), filepath.Join(ws, "b.json")
+	origA, origB := `{"deniedRoots":["`+ws+`/secret-a"]}`, `{"deniedRoots":["`+ws+`/secret-b"]}`
+	require.NoError(t, os.WriteFile(a, []byte(origA), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte(origB), 0o644))
+	t.Chdir(ws)
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ".", "--policy", a, "--policy", "b.json", "--", "sh", "-c",
+		`cat secret-a && echo READ-A; cat secret-b && echo READ-B; echo '{}' > a.json && echo WROTE-A; echo '{}' > b.json && echo WROTE-B; echo work > out.txt && echo WORK`)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "WORK")
+	for _, w := range []string{"SECRET", "READ-A", "READ-B", "WROTE-A", "WROTE-B"} {
+		require.NotContains(t, out, w)
+	}
+	for f, orig := range map[string]string{a: origA, b: origB} {
+		got, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Equal(t, orig, string(got), "%s is unchanged on the host", f)
+	}
+}
+
 // TestRunWorkspaceThroughSymlink: a workspace named through a symlink is
 // allowed, and cordon says what it resolved to.
 func TestRunWorkspaceThroughSymlink(t *testing.T) {
