@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/guards"
+	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/permission"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -68,15 +69,19 @@ type Decision struct {
 }
 
 // ReadPayload reads one payload (at most MaxPayload bytes) from r. raw is
-// its text, which the audit log keeps for PostToolUse.
+// its text, which the audit log keeps for PostToolUse. Keys Payload does
+// not name are ignored (Claude Code adds fields), but Payload's own keys
+// match only in their exact spelling and only once: encoding/json would
+// read "TOOL_NAME" as tool_name, and let the last of two tool_name keys
+// win.
 func ReadPayload(r io.Reader) (p *Payload, raw []byte, err error) {
 	raw, err = io.ReadAll(io.LimitReader(r, MaxPayload))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read payload: %w", err)
 	}
 	p = &Payload{}
-	if err := json.Unmarshal(raw, p); err != nil {
-		return nil, nil, fmt.Errorf("payload is not a JSON object: %w", err)
+	if err := strictjson.Decode(raw, p, strictjson.Options{IgnoreUnknown: true}); err != nil {
+		return nil, nil, fmt.Errorf("payload: %w", err)
 	}
 	return p, raw, nil
 }

@@ -49,10 +49,27 @@ func TestReadPayload(t *testing.T) {
 	require.JSONEq(t, `{"stdout":"x"}`, string(p.ToolResponse))
 	require.Contains(t, string(raw), `"tool_response"`)
 
-	for _, in := range []string{"", "[1]", "not json", `"a string"`} {
-		_, _, err := ReadPayload(strings.NewReader(in))
-		require.ErrorContains(t, err, "payload is not a JSON object", "%q", in)
+	for _, tt := range []struct{ in, want string }{
+		{"", "payload: empty input: a JSON object is expected"},
+		{"[1]", "payload: a JSON object is expected, not an array"},
+		{"not json", "payload: not valid JSON at line 1, column 2: invalid character 'o' in literal null (expecting 'u')"},
+		{`"a string"`, "payload: a JSON object is expected, not a string"},
+		// Claude Code's keys are snake_case: another case is not them
+		// (encoding/json took it for them), and none may come twice.
+		{`{"HOOK_EVENT_NAME":"PreToolUse","tool_name":"Bash"}`, `payload: "HOOK_EVENT_NAME" is not a key; did you mean "hook_event_name"?`},
+		{`{"hook_event_name":"PreToolUse","Tool_Name":"Bash"}`, `payload: "Tool_Name" is not a key; did you mean "tool_name"?`},
+		{`{"hook_event_name":"PreToolUse","tool_name":"Read","tool_name":"Bash"}`, `payload: "tool_name" is given twice`},
+		{`{"hook_event_name":"PreToolUse","cwd":["/w"]}`, `payload: "cwd" must be a string, not an array`},
+	} {
+		_, _, err := ReadPayload(strings.NewReader(tt.in))
+		require.EqualError(t, err, tt.want, "%q", tt.in)
 	}
+	// Keys Payload does not name are ignored, as before: Claude Code adds
+	// fields (stop_hook_active, a tool_response of any shape, ...).
+	p, _, err = ReadPayload(strings.NewReader(`{"hook_event_name":"PreToolUse","session_id":"s","transcript_path":"/t","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t","cwd":"/w","new_field":{"x":[1]},"toolName":"Read"}`))
+	require.NoError(t, err)
+	require.Equal(t, Payload{SessionID: "s", TranscriptPath: "/t", Cwd: "/w", PermissionMode: "default", HookEventName: PreToolUse,
+		ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "t"}, *p)
 }
 
 func TestWorkspace(t *testing.T) {

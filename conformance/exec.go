@@ -85,13 +85,21 @@ func (p Policy) Flags() []string {
 // is env (HOME, PATH) by a cordon binary at exe.
 func (p Policy) Spec(env []string, exe string) policy.Spec {
 	return policy.Spec{
-		File: p.File, Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
+		Files: files(p.File), Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
 		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
 		Home: envValue(env, "HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
 	}
+}
+
+// files is the policy file, if any, as Spec.Files.
+func files(f string) []string {
+	if f == "" {
+		return nil
+	}
+	return []string{f}
 }
 
 // Launch is one sandboxed command of a case.

@@ -273,7 +273,9 @@ func (p *Policy) AllowText() []string { return patterns(p.Allow) }
 func (p *Policy) DenyText() []string  { return patterns(p.Deny) }
 
 // File is the JSON form of a policy: the "network" object of a policy
-// file ({"allowDomains": [...], "denyDomains": [...]}).
+// file ({"allowDomains": [...], "denyDomains": [...]}). policy.ParseFile
+// decodes it with the rest of the file: each key in its exact spelling,
+// once.
 type File struct {
 	AllowDomains []string `json:"allowDomains,omitempty"`
 	DenyDomains  []string `json:"denyDomains,omitempty"`

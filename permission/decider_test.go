@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -175,10 +174,24 @@ func TestDecodeRequest(t *testing.T) {
 	r, err := DecodeRequest([]byte(`{"tool_use_id":"t","name":"bash","arguments":{"command":"ls"}}`))
 	require.NoError(t, err)
 	require.Equal(t, `{"command":"ls"}`, string(r.Arguments))
-	for _, bad := range []string{``, `[]`, `{"name":""}`, `{"name":"bash","extra":1}`, `{"name":"bash"} {}`, `{"name":7}`} {
-		_, err := DecodeRequest([]byte(bad))
-		require.Error(t, err, bad)
-		require.True(t, strings.HasPrefix(err.Error(), "decode request"), err.Error())
+	// Keys match only in their exact spelling and once (encoding/json
+	// took "NAME" for name and let the last of two win), and each error
+	// says what is wrong in plain words, not in Go's.
+	for _, tt := range []struct{ in, want string }{
+		{``, `decode request: empty input: a JSON object is expected`},
+		{`[]`, `decode request: a JSON object is expected, not an array`},
+		{`{"name":""}`, `decode request: missing tool name ("name")`},
+		{`{"name":"bash","extra":1}`, `decode request: "extra" is not a key; the keys are tool_use_id, name and arguments`},
+		{`{"name":"bash"} {}`, `decode request: trailing data after the JSON object`},
+		{`{"name":7}`, `decode request: "name" must be a string, not a number`},
+		{`{"TOOL_USE_ID":"t","NAME":"bash"}`, `decode request: "TOOL_USE_ID" is not a key; did you mean "tool_use_id"?`},
+		{`{"tool_use_id":"t","Name":"bash"}`, `decode request: "Name" is not a key; did you mean "name"?`},
+		{`{"name":"read_file","name":"bash"}`, `decode request: "name" is given twice`},
+		{`{"name":"bash","arguments":{},"arguments":{"command":"rm -rf /"}}`, `decode request: "arguments" is given twice`},
+		{`{"name":"bash","toolUseId":"t"}`, `decode request: "toolUseId" is not a key; did you mean "tool_use_id"?`},
+	} {
+		_, err := DecodeRequest([]byte(tt.in))
+		require.EqualError(t, err, tt.want, tt.in)
 	}
 }
 

@@ -1,10 +1,11 @@
 package permission
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/cordon-sandbox/cordon/internal/strictjson"
 )
 
 // Action is a decision's verdict.
@@ -48,21 +49,17 @@ type Decision struct {
 }
 
 // DecodeRequest reads one request strictly: a JSON object with a string
-// name; unknown top-level keys and trailing data are errors. Arguments are
-// kept as given (a missing or non-object value is left for
-// request.invalid_arguments to deny, with its reason).
+// name; a key spelled otherwise than tool_use_id, name and arguments, a
+// key given twice and trailing data are errors, each naming the key at
+// fault. Arguments are kept as given (a missing or non-object value is
+// left for request.invalid_arguments to deny, with its reason).
 func DecodeRequest(data []byte) (Request, error) {
 	var r Request
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := strictjson.Decode(data, &r, strictjson.Options{}); err != nil {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
-	if dec.More() {
-		return Request{}, errors.New("decode request: unexpected data after the request object")
-	}
 	if r.Name == "" {
-		return Request{}, errors.New("decode request: missing tool name")
+		return Request{}, errors.New(`decode request: missing tool name ("name")`)
 	}
 	return r, nil
 }

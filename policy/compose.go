@@ -21,10 +21,12 @@ import (
 // Paths must be absolute (Compose never resolves against the working
 // directory). Errors name the flag of the field at fault.
 type Spec struct {
-	// File is a JSON policy file (--policy). Where the policy would let
-	// the sandbox write it, it becomes read-only: it decides later
+	// Files are JSON policy files (--policy, repeatable), merged in order
+	// as the root flags are: their roots add up, restrictWrites holds if
+	// any file asks, network patterns add up. Where the policy would let
+	// the sandbox write one, it becomes read-only: it decides later
 	// launches too.
-	File string
+	Files []string
 	// Deny, Readonly, Writable and BaseWritable add roots of that kind
 	// (--deny, --readonly, --writable, --base-writable).
 	Deny, Readonly, Writable, BaseWritable []string
@@ -107,7 +109,7 @@ var HomeAgentConfigs = []string{
 	"go/bin", ".cargo/bin",
 }
 
-// Compose builds the policy of s. The steps, in order: the policy file,
+// Compose builds the policy of s. The steps, in order: the policy files,
 // the root flags, the workspace preset, the agents preset, the
 // workspace's protections on every other writable root (and on the
 // agent's directory), and last the protections of what runs next
@@ -118,18 +120,20 @@ func Compose(s Spec) (*Composed, error) {
 		return nil, err
 	}
 	var p FsSandboxPolicy
-	allow, deny := s.AllowDomains, s.DenyDomains
-	if s.File != "" {
-		f, err := LoadFile(s.File)
+	var allow, deny []string
+	for _, file := range s.Files {
+		f, err := LoadFile(file)
 		if err != nil {
 			return nil, err
 		}
-		p = f.FsSandboxPolicy
+		p.Merge(f.FsSandboxPolicy)
 		if f.Network != nil {
-			allow = append(append([]string(nil), f.Network.AllowDomains...), allow...)
-			deny = append(append([]string(nil), f.Network.DenyDomains...), deny...)
+			allow = append(allow, f.Network.AllowDomains...)
+			deny = append(deny, f.Network.DenyDomains...)
 		}
 	}
+	allow = append(allow, s.AllowDomains...)
+	deny = append(deny, s.DenyDomains...)
 	var network *netpolicy.Policy
 	if len(allow)+len(deny) > 0 {
 		var err error
@@ -225,9 +229,11 @@ func (s *Spec) check() error {
 			}
 		}
 	}
-	if s.File != "" && !filepath.IsAbs(s.File) {
-		// The file read is the file kept read-only: both by this name.
-		return fmt.Errorf("--policy %q: give an absolute path", s.File)
+	for _, f := range s.Files {
+		if !filepath.IsAbs(f) {
+			// The file read is the file kept read-only: both by this name.
+			return fmt.Errorf("--policy %q: give an absolute path", f)
+		}
 	}
 	if s.Workspace != "" && !filepath.IsAbs(s.Workspace) {
 		return fmt.Errorf("--workspace %q: give an absolute path", s.Workspace)
@@ -262,17 +268,17 @@ func (s *Spec) home(r resolver) string {
 
 // runsNext lists the read-only roots that keep what runs next on the host
 // out of the sandbox's reach (docs/threat-model.md, "what runs next"):
-// the executables, the PATH directories, the policy file (it decides the
-// next launch) and, when HOME is writable, the agents' configurations
+// the executables, the PATH directories, the policy files (they decide
+// the next launch) and, when HOME is writable, the agents' configurations
 // there. Only paths c would let the sandbox write
 // are listed, and none that is already a root: a root the caller named
 // says what the caller wants there, and a denied path stays denied.
 func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	cand := append(s.namedExecutables(), s.pathDirs(r)...)
-	if s.File != "" && !testhook.SkipProtectPolicyFile {
-		// The policy file decides the next launch too: one kept in the
+	if !testhook.SkipProtectPolicyFile {
+		// A policy file decides the next launch too: one kept in the
 		// workspace must not be the sandbox's to rewrite.
-		cand = append(cand, s.File)
+		cand = append(cand, s.Files...)
 	}
 	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
@@ -299,16 +305,18 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 // the sandbox could write: the file is read-only (runsNext), but the link
 // could be re-pointed at a weaker policy for the next launch.
 func (s *Spec) checkPolicyLinks(r resolver, c *Canonical) error {
-	if s.File == "" || testhook.SkipProtectPolicyFile {
+	if testhook.SkipProtectPolicyFile {
 		return nil
 	}
-	target, links, err := resolveVia(s.File, r)
-	if err != nil {
-		return nil // LoadFile read it a moment ago; nothing more to say
-	}
-	for _, l := range links {
-		if c.Access(l, Write) {
-			return fmt.Errorf("--policy %s: it goes through the symbolic link %s, which the sandbox could re-point at another policy for the next launch; name the file itself (%s) or keep the link outside what the sandbox may write", s.File, l, target)
+	for _, file := range s.Files {
+		target, links, err := resolveVia(file, r)
+		if err != nil {
+			continue // LoadFile read it a moment ago; nothing more to say
+		}
+		for _, l := range links {
+			if c.Access(l, Write) {
+				return fmt.Errorf("--policy %s: it goes through the symbolic link %s, which the sandbox could re-point at another policy for the next launch; name the file itself (%s) or keep the link outside what the sandbox may write", file, l, target)
+			}
 		}
 	}
 	return nil

@@ -81,7 +81,7 @@ func TestComposeErrors(t *testing.T) {
 	}{
 		{Spec{Deny: []string{"rel"}}, `--deny "rel": give an absolute path`},
 		{Spec{Workspace: "ws"}, `--workspace "ws": give an absolute path`},
-		{Spec{File: "pol.json"}, `--policy "pol.json": give an absolute path`},
+		{Spec{Files: []string{"pol.json"}}, `--policy "pol.json": give an absolute path`},
 		{Spec{AllowRead: []string{dir}}, "--allow-read needs --workspace"},
 		{Spec{Agent: "a"}, "--agent and --parent need --agents-root"},
 		{Spec{WritablePathDirs: []string{""}}, `--writable-path-dir "": give an absolute path`},
@@ -163,7 +163,7 @@ func TestComposeProtectsPolicyFile(t *testing.T) {
 	require.NoError(t, err)
 	file := filepath.Join(ws, "cordon.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"readonlyRoots":["/etc"]}`), 0o644))
-	c, err := Compose(Spec{File: file, Workspace: ws, Home: t.TempDir()})
+	c, err := Compose(Spec{Files: []string{file}, Workspace: ws, Home: t.TempDir()})
 	require.NoError(t, err)
 	require.True(t, c.Canonical.Access(filepath.Join(ws, "main.go"), Write))
 	require.False(t, c.Canonical.Access(file, Write), "the policy file is read-only")
@@ -210,9 +210,64 @@ func TestComposeRefusesPolicyLinkTheSandboxCouldRepoint(t *testing.T) {
 	require.NoError(t, os.Symlink("policies/real.json", inside))
 	require.NoError(t, os.Symlink(real, outside))
 
-	_, err = Compose(Spec{File: inside, Workspace: ws, Home: t.TempDir()})
+	_, err = Compose(Spec{Files: []string{inside}, Workspace: ws, Home: t.TempDir()})
 	require.ErrorContains(t, err, "goes through the symbolic link "+inside)
-	c, err := Compose(Spec{File: outside, Workspace: ws, Home: t.TempDir()})
+	c, err := Compose(Spec{Files: []string{outside}, Workspace: ws, Home: t.TempDir()})
 	require.NoError(t, err)
 	require.False(t, c.Canonical.Access(real, Write), "what it points at is read-only")
+}
+
+// TestComposeMergesPolicyFiles: --policy is repeatable; the files merge
+// in order like the root flags (roots add up, restrictWrites holds if one
+// asks, network patterns add up before the flags'), and every file gets
+// what one file gets: an absolute name, read-only in the sandbox, no
+// link the sandbox could re-point. The second of two files was once
+// dropped without a word.
+func TestComposeMergesPolicyFiles(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	a, b := filepath.Join(ws, "a.json"), filepath.Join(ws, "b.json")
+	require.NoError(t, os.WriteFile(a, []byte(`{"deniedRoots":["`+ws+`/secret-a"],"network":{"allowDomains":["a.example"]}}`), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte(`{"deniedRoots":["`+ws+`/secret-b"],"readonlyRoots":["`+ws+`/ro"],"restrictWrites":true,"network":{"allowDomains":["b.example"],"denyDomains":["x.b.example"]}}`), 0o644))
+
+	c, err := Compose(Spec{Files: []string{a, b}, Writable: []string{ws}, AllowDomains: []string{"flag.example"}, Home: t.TempDir()})
+	require.NoError(t, err)
+	require.Equal(t, []string{ws + "/secret-a", ws + "/secret-b"}, c.Policy.DeniedRoots)
+	require.Contains(t, c.Policy.ReadonlyRoots, ws+"/ro")
+	require.True(t, c.Policy.RestrictWrites, "restrictWrites from the second file")
+	require.Equal(t, []string{"a.example", "b.example", "flag.example"}, c.Network.AllowText())
+	require.Equal(t, []string{"x.b.example"}, c.Network.DenyText())
+	for _, f := range []string{a, b} {
+		require.False(t, c.Canonical.Access(f, Write), "%s is read-only", f)
+	}
+	require.True(t, c.Canonical.Access(ws+"/main.go", Write))
+
+	link := filepath.Join(ws, "link.json")
+	require.NoError(t, os.Symlink("b.json", link))
+	tests := []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"second relative", []string{a, "b.json"}, `--policy "b.json": give an absolute path`},
+		{"second empty", []string{a, ""}, `--policy "": give an absolute path`},
+		{"second through a writable link", []string{a, link}, "--policy " + link + ": it goes through the symbolic link " + link},
+		{"second malformed", []string{a, filepath.Join(ws, "nope.json")}, "nope.json"},
+		{"files disagree", []string{a, writePolicy(t, `{"writableRoots":["`+ws+`/secret-a"]}`)}, "a path may be in only one field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Compose(Spec{Files: tt.files, Writable: []string{ws}, Home: t.TempDir()})
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+func writePolicy(t *testing.T, content string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(f, []byte(content), 0o644))
+	return f
 }

@@ -170,7 +170,7 @@ func TestCanonicalizeErrorsNameInput(t *testing.T) {
 
 func TestParseRejectsUnknownKeys(t *testing.T) {
 	_, err := Parse("p.json", []byte(`{"deniedRoots":["/x"],"denyRoots":["/y"]}`))
-	require.ErrorContains(t, err, `unknown field "denyRoots"`)
+	require.ErrorContains(t, err, `"denyRoots" is not a key`)
 	require.ErrorContains(t, err, "p.json")
 	_, err = Parse("p.json", []byte(`{"deniedRoots":["/x"]} {}`))
 	require.ErrorContains(t, err, "trailing")
@@ -179,6 +179,40 @@ func TestParseRejectsUnknownKeys(t *testing.T) {
 	require.Equal(t, FsSandboxPolicy{DeniedRoots: []string{"/x"}, RestrictWrites: true}, p)
 	_, err = Load(filepath.Join(t.TempDir(), "missing.json"))
 	require.ErrorContains(t, err, "missing.json")
+}
+
+// TestParseFileExact: a policy file's keys match only in their exact
+// spelling and only once, at every level (encoding/json matched them in
+// any case and let the last of two win, so a root could be dropped
+// without a word), and a value of the wrong kind is named in plain words,
+// not in Go's.
+func TestParseFileExact(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"wrong case", `{"DeniedRoots":["/tmp/x"]}`, `policy p.json: "DeniedRoots" is not a key; did you mean "deniedRoots"?`},
+		{"wrong case beside the right one", `{"deniedroots":["/tmp/y"],"deniedRoots":["/tmp/z"]}`, `policy p.json: "deniedroots" is not a key; did you mean "deniedRoots"?`},
+		{"given twice", `{"deniedRoots":["/a"],"deniedRoots":["/b"]}`, `policy p.json: "deniedRoots" is given twice`},
+		{"snake case", `{"restrict_writes":true}`, `policy p.json: "restrict_writes" is not a key; did you mean "restrictWrites"?`},
+		{"network wrong case", `{"Network":{}}`, `policy p.json: "Network" is not a key; did you mean "network"?`},
+		{"network key wrong case", `{"network":{"AllowDomains":["x.com"]}}`, `policy p.json: "network.AllowDomains" is not a key; did you mean "network.allowDomains"?`},
+		{"network key twice", `{"network":{"allowDomains":["a.com"],"allowDomains":["b.com"]}}`, `policy p.json: "network.allowDomains" is given twice`},
+		{"network twice", `{"network":{"allowDomains":["a.com"]},"network":{}}`, `policy p.json: "network" is given twice`},
+		{"bool as a string", `{"restrictWrites":"yes"}`, `policy p.json: "restrictWrites" must be true or false, not a string`},
+		{"roots as a string", `{"readonlyRoots":"/x"}`, `policy p.json: "readonlyRoots" must be an array of strings, not a string`},
+		{"a root not a string", `{"writableRoots":["/x",{}]}`, `policy p.json: "writableRoots" must be an array of strings; item 2 is an object`},
+		{"network not an object", `{"network":["x.com"]}`, `policy p.json: "network" must be an object, not an array`},
+		{"not an object", `[]`, `policy p.json: a JSON object is expected, not an array`},
+		{"unknown key", `{"denyRoots":[]}`, `policy p.json: "denyRoots" is not a key; the keys are baseWritableRoots, deniedRoots, readonlyRoots, writableRoots, restrictWrites and network`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseFile("p.json", []byte(tt.in))
+			require.EqualError(t, err, tt.want)
+		})
+	}
+	f, err := ParseFile("p.json", []byte(`{"deniedRoots":["/a"],"restrictWrites":false,"network":{"allowDomains":["x.com"],"denyDomains":null}}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"/a"}, f.DeniedRoots)
+	require.Equal(t, []string{"x.com"}, f.Network.AllowDomains)
 }
 
 func TestWorkspacePreset(t *testing.T) {

@@ -1,10 +1,9 @@
 package policy
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
+	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 )
 
@@ -119,7 +118,8 @@ func (p *FsSandboxPolicy) Merge(o FsSandboxPolicy) {
 	p.notes = append(p.notes, o.notes...)
 }
 
-// Parse decodes the JSON form: exactly the five keys, unknown keys rejected.
+// Parse decodes the JSON form: exactly the five keys, each spelled
+// exactly and given once, unknown keys rejected (see ParseFile).
 // name is used in error messages (usually the file path). A "network"
 // object beside them is accepted and ignored here (ParseFile reads it).
 func Parse(name string, data []byte) (FsSandboxPolicy, error) {
@@ -135,17 +135,15 @@ type File struct {
 	Network *netpolicy.File `json:"network,omitempty"`
 }
 
-// ParseFile decodes a policy file; unknown keys (in the network object
-// too) are rejected.
+// ParseFile decodes a policy file (docs/design.md, "JSON form"): every
+// key in its exact spelling, none twice, none unknown, in the network
+// object too. Errors name the file and the key, and what the key must
+// hold (`policy p.json: "DeniedRoots" is not a key; did you mean
+// "deniedRoots"?`).
 func ParseFile(name string, data []byte) (File, error) {
 	var f File
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Decode(data, &f, strictjson.Options{}); err != nil {
 		return File{}, fmt.Errorf("policy %s: %w", name, err)
-	}
-	if dec.More() {
-		return File{}, fmt.Errorf("policy %s: trailing data after the JSON object", name)
 	}
 	return f, nil
 }

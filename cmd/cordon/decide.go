@@ -33,6 +33,7 @@ File tools run outside the sandbox, so the decision follows the policy
 denies is never ASK.
 
 Request:  {"tool_use_id": "t1", "name": "bash", "arguments": {"command": "ls -la"}}
+          (exactly these keys, spelled so, each once)
 Decision: {"tool_use_id": "t1", "action": "ASK", "rule_id": "bash.requires_approval", "reason": "..."}
 
 Tools: bash{command} read_file{path} write_file{path,content} edit_file{path,...}

@@ -83,9 +83,11 @@ Edit, Grep, Glob and LS run outside the sandbox: what it denies (~/.ssh
 when Claude Code runs in ~, say) is never allowed, and what it keeps
 read-only is never written. --sandbox-bash launches with those flags.
 
-A malformed payload, an unknown event, a bad flag or any internal error
-exits 2 with the reason on stderr, which Claude Code treats as a block:
-cordon never answers allow by accident.
+A malformed payload (not a JSON object, or one of Claude Code's keys
+such as tool_name in another case or given twice; other keys are
+ignored), an unknown event, a bad flag or any internal error exits 2 with
+the reason on stderr, which Claude Code treats as a block: cordon never
+answers allow by accident.
 
 Example (.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",

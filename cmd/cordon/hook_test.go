@@ -120,9 +120,15 @@ func TestHookDecisions(t *testing.T) {
 func TestHookFailsClosed(t *testing.T) {
 	ws, _ := hookFixture(t)
 	tests := []struct{ name, in, says string }{
-		{"not JSON", `hello`, "not a JSON object"},
-		{"empty", ``, "not a JSON object"},
-		{"array", `[]`, "not a JSON object"},
+		{"not JSON", `hello`, "cordon hook claude-code: payload: not valid JSON at line 1, column 1: invalid character 'h'"},
+		{"empty", ``, "cordon hook claude-code: payload: empty input: a JSON object is expected"},
+		{"array", `[]`, "cordon hook claude-code: payload: a JSON object is expected, not an array"},
+		{"key in another case", `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","TOOL_NAME":"Bash","tool_input":{"command":"ls"}}`,
+			`cordon hook claude-code: payload: "TOOL_NAME" is not a key; did you mean "tool_name"?`},
+		{"key twice", `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":"Read","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+			`cordon hook claude-code: payload: "tool_name" is given twice`},
+		{"value of the wrong kind", `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":{"name":"Bash"}}`,
+			`cordon hook claude-code: payload: "tool_name" must be a string, not an object`},
 		{"no event", `{"tool_name":"Bash","tool_input":{"command":"ls"}}`, "no hook_event_name"},
 		{"unknown event", `{"hook_event_name":"Notification","message":"hi"}`, `"Notification"`},
 		{"no tool name", `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_input":{}}`, "no tool_name"},

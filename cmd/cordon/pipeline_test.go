@@ -20,19 +20,26 @@ func TestDecideCommand(t *testing.T) {
 	tests := []struct {
 		name, in     string
 		code         int
-		action, rule string
+		action, rule string // or, for an error, what stderr says
 	}{
 		{"hard deny", `{"tool_use_id":"1","name":"bash","arguments":{"command":"sudo make install"}}`, 0, "DENY", permission.RuleHardDeny},
 		{"outside", `{"tool_use_id":"2","name":"read_file","arguments":{"path":"../x"}}`, 0, "DENY", permission.RuleOutsideWorkspace},
 		{"read", `{"tool_use_id":"3","name":"read_file","arguments":{"path":"x"}}`, 0, "ALLOW", permission.RuleReadAllow},
-		{"malformed", `{"tool_use_id":`, exitCordonError, "", ""},
+		{"malformed", `{"tool_use_id":`, exitCordonError, "", "cordon decide: decode request: the JSON ends before its object is closed"},
+		{"not an object", `[]`, exitCordonError, "", "cordon decide: decode request: a JSON object is expected, not an array"},
+		{"keys in another case", `{"TOOL_USE_ID":"4","NAME":"bash","arguments":{"command":"ls"}}`, exitCordonError, "",
+			`cordon decide: decode request: "TOOL_USE_ID" is not a key; did you mean "tool_use_id"?`},
+		{"a key twice", `{"tool_use_id":"5","name":"read_file","name":"bash","arguments":{"command":"ls","path":"x"}}`, exitCordonError, "",
+			`cordon decide: decode request: "name" is given twice`},
+		{"name not a string", `{"name":["bash"]}`, exitCordonError, "", `cordon decide: decode request: "name" must be a string, not an array`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, tt.in, "decide", "--workspace", ws)
 			require.Equal(t, tt.code, code, errs)
 			if tt.code != 0 {
-				require.Contains(t, errs, "decode request")
+				require.Equal(t, tt.rule+"\n", errs)
+				require.Empty(t, out)
 				return
 			}
 			var d permission.Decision

@@ -14,7 +14,7 @@ import (
 // (docs/design.md, the CLI contract). They parse into a policy.Spec; paths
 // must be absolute, except --workspace (see spec).
 type policyFlags struct {
-	file                                  string
+	files                                 []string
 	deny, readonly, writable, baseWritabl []string
 	restrict                              bool
 	workspace                             string
@@ -26,10 +26,10 @@ type policyFlags struct {
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&pf.file, "policy", "", "read the five-field policy from `FILE` (JSON)")
 	appendTo := func(dst *[]string) func(string) error {
 		return func(s string) error { *dst = append(*dst, s); return nil }
 	}
+	fs.Func("policy", "read a five-field policy from `FILE` (JSON); repeatable, the files merge in order", appendTo(&pf.files))
 	fs.Func("deny", "deny reading and writing `PATH` (repeatable)", appendTo(&pf.deny))
 	fs.Func("readonly", "make `PATH` read-only (repeatable)", appendTo(&pf.readonly))
 	fs.Func("writable", "make `PATH` writable (repeatable)", appendTo(&pf.writable))
@@ -48,7 +48,9 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
   --policy FILE          JSON with baseWritableRoots, deniedRoots, readonlyRoots,
-                         writableRoots, restrictWrites (unknown keys are errors)
+                         writableRoots, restrictWrites: each key spelled exactly
+                         so and given once (unknown keys are errors); repeatable:
+                         the files merge in order, like the flags below
   --deny P, --readonly P, --writable P, --base-writable P, --restrict-writes
   --workspace DIR        DIR writable, a private TMPDIR, writes elsewhere denied,
                          every git directory in DIR read-only (git status, diff
@@ -83,7 +85,7 @@ invoked by), every directory on PATH (not relative entries; opt one out with
 
 // empty reports whether no policy flag was given at all.
 func (pf *policyFlags) empty() bool {
-	return pf.file == "" && len(pf.deny)+len(pf.readonly)+len(pf.writable)+len(pf.baseWritabl) == 0 &&
+	return len(pf.files)+len(pf.deny)+len(pf.readonly)+len(pf.writable)+len(pf.baseWritabl) == 0 &&
 		!pf.restrict && pf.workspace == "" && pf.agentsRoot == ""
 }
 
@@ -92,23 +94,26 @@ func (pf *policyFlags) empty() bool {
 // (exes). Nothing else happens here: policy.Compose builds the policy.
 func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.Spec, error) {
 	s := policy.Spec{
-		File: pf.file, Deny: pf.deny, Readonly: pf.readonly, Writable: pf.writable,
+		Deny: pf.deny, Readonly: pf.readonly, Writable: pf.writable,
 		BaseWritable: pf.baseWritabl, RestrictWrites: pf.restrict,
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
 		Home: getenv("HOME"), ScanCache: launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 	}
-	if pf.file != "" {
+	for _, file := range pf.files {
 		// Made absolute here, as the file is read: the composition
-		// protects the file it read, and a relative name would be taken
+		// protects the files it read, and a relative name would be taken
 		// from / there (the sandbox could rewrite the policy of the next
-		// launch).
-		f, err := filepath.Abs(pf.file)
-		if err != nil {
-			return s, fmt.Errorf("--policy %q: %w", pf.file, err)
+		// launch). "" stays "", for the composition to refuse.
+		f := file
+		if f != "" {
+			var err error
+			if f, err = filepath.Abs(file); err != nil {
+				return s, fmt.Errorf("--policy %q: %w", file, err)
+			}
 		}
-		s.File = f
+		s.Files = append(s.Files, f)
 	}
 	if pf.workspace != "" {
 		// --workspace alone may be relative: "--workspace ." is the

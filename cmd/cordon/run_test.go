@@ -62,6 +62,8 @@ func TestRunBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "noexec.sh"), []byte("echo hi"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "bad.json"), []byte(`{"deniedRoots":["/x"],"denyRoots":[]}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "broken.json"), []byte(`{"deniedRoots":[`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "case.json"), []byte(`{"DeniedRoots":["/tmp/x"]}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "yes.json"), []byte(`{"restrictWrites":"yes"}`), 0o644))
 	loops := t.TempDir()
 	require.NoError(t, os.Symlink(filepath.Join(loops, "b"), filepath.Join(loops, "a")))
 	require.NoError(t, os.Symlink(filepath.Join(loops, "a"), filepath.Join(loops, "b")))
@@ -97,7 +99,18 @@ func TestRunBadInput(t *testing.T) {
 		{"deny without allow", []string{"--workspace", ws, "--deny-domain", "example.com"}, 125, "--deny-domain without --allow-domain"},
 		{"allowlist and network on", []string{"--workspace", ws, "--network", "on", "--allow-domain", "example.com"}, 125, "--network on and a domain allowlist (example.com)"},
 		{"bad pattern in policy file", []string{"--policy", writeFile(t, `{"network":{"allowDomains":["x.com:0"]}}`)}, 125, `"x.com:0"`},
-		{"unknown key in network object", []string{"--policy", writeFile(t, `{"network":{"allow":["x.com"]}}`)}, 125, `"allow"`},
+		{"unknown key in network object", []string{"--policy", writeFile(t, `{"network":{"allow":["x.com"]}}`)}, 125, `"network.allow" is not a key`},
+		// Keys match in their exact spelling, once; values of the wrong
+		// kind are named in plain words, with the file.
+		{"key in another case", []string{"--policy", filepath.Join(ws, "case.json")}, 125,
+			`cordon run: policy ` + filepath.Join(ws, "case.json") + `: "DeniedRoots" is not a key; did you mean "deniedRoots"?`},
+		{"key in another case beside it", []string{"--policy", writeFile(t, `{"deniedroots":["/tmp/y"],"deniedRoots":["/tmp/z"]}`)}, 125,
+			`: "deniedroots" is not a key; did you mean "deniedRoots"?`},
+		{"key twice", []string{"--policy", writeFile(t, `{"deniedRoots":["/a"],"deniedRoots":["/b"]}`)}, 125, `: "deniedRoots" is given twice`},
+		{"network key in another case", []string{"--policy", writeFile(t, `{"network":{"AllowDomains":["x.com"]}}`)}, 125,
+			`: "network.AllowDomains" is not a key; did you mean "network.allowDomains"?`},
+		{"bool as a string", []string{"--policy", filepath.Join(ws, "yes.json")}, 125,
+			`cordon run: policy ` + filepath.Join(ws, "yes.json") + `: "restrictWrites" must be true or false, not a string`},
 		{"allowlist without a sandbox", []string{"--workspace", ws, "--backend", "none", "--allow-domain", "example.com"}, 125, "needs a sandbox"},
 	}
 	for _, tt := range tests {
@@ -177,6 +190,35 @@ func TestRunRelativePolicyFile(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(ws, "pol.json"))
 	require.NoError(t, err)
 	require.Equal(t, orig, string(b), "the policy file is unchanged on the host")
+}
+
+// TestRunPolicyRepeatable: --policy A --policy B launches with both
+// files merged, and both are read-only in the sandbox (a second --policy
+// once replaced the first without a word: A's denied root was readable
+// and A itself writable).
+func TestRunPolicyRepeatable(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	for _, n := range []string{"secret-a", "secret-b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, n), []byte("SECRET"), 0o644))
+	}
+	a, b := filepath.Join(ws, "a.json"), filepath.Join(ws, "b.json")
+	origA, origB := `{"deniedRoots":["`+ws+`/secret-a"]}`, `{"deniedRoots":["`+ws+`/secret-b"]}`
+	require.NoError(t, os.WriteFile(a, []byte(origA), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte(origB), 0o644))
+	t.Chdir(ws)
+	code, out, stderr := runCLI(t, "", "run", "--workspace", ".", "--policy", a, "--policy", "b.json", "--", "sh", "-c",
+		`cat secret-a && echo READ-A; cat secret-b && echo READ-B; echo '{}' > a.json && echo WROTE-A; echo '{}' > b.json && echo WROTE-B; echo work > out.txt && echo WORK`)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "WORK")
+	for _, w := range []string{"SECRET", "READ-A", "READ-B", "WROTE-A", "WROTE-B"} {
+		require.NotContains(t, out, w)
+	}
+	for f, orig := range map[string]string{a: origA, b: origB} {
+		got, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Equal(t, orig, string(got), "%s is unchanged on the host", f)
+	}
 }
 
 // TestRunWorkspaceThroughSymlink: a workspace named through a symlink is
