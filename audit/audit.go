@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,33 @@ func Open(path string, key *Key) (*Log, error) {
 		return nil, fmt.Errorf("open audit log %q: %w", path, err)
 	}
 	return &Log{path: abs, key: key, now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+// Check reports, creating nothing, what would make Append fail at once: a
+// directory of the log that is missing or reached through a symlink, a
+// log or anchor that is a symlink, not a regular file of the user's, or
+// has another hard link. A command calls it before it starts work, so that
+// a bad log is one error up front rather than one per record.
+func (l *Log) Check() error {
+	dir, err := openDir(filepath.Dir(l.path), false)
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", l.path, err)
+	}
+	defer dir.Close()
+	for _, name := range []string{l.path, HeadPath(l.path)} {
+		f, err := openAt(dir, filepath.Base(name), rdonly, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // made by the first Append
+		}
+		if err == nil {
+			err = checkFile(f, true)
+			f.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("audit log %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // OpenUser returns a Log for path keyed with the user's key (made on first
