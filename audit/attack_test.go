@@ -489,3 +489,16 @@ func TestCheck(t *testing.T) {
 		require.ErrorContains(t, err, tt.path)
 	}
 }
+
+// A log whose directory is missing is an error naming the directory, and
+// nothing is made: a typo in a path the user named must not grow a tree.
+func TestAppendMakesNoDirectory(t *testing.T) {
+	missing := filepath.Join(tempDir(t), "nonexist")
+	l, err := Open(filepath.Join(missing, "d.jsonl"), testKey)
+	require.NoError(t, err)
+	for _, err := range []error{l.Check(), l.Append(KindRequest, "t1", 1)} {
+		require.ErrorIs(t, err, os.ErrNotExist)
+		require.ErrorContains(t, err, "directory "+missing+":")
+	}
+	require.NoDirExists(t, missing)
+}

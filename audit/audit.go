@@ -140,7 +140,7 @@ func Open(path string, key *Key) (*Log, error) {
 // has another hard link. A command calls it before it starts work, so that
 // a bad log is one error up front rather than one per record.
 func (l *Log) Check() error {
-	dir, err := openDir(filepath.Dir(l.path), false)
+	dir, err := openLogDir(filepath.Dir(l.path))
 	if err != nil {
 		return fmt.Errorf("audit log %s: %w", l.path, err)
 	}
@@ -205,7 +205,7 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 	if err != nil {
 		return fmt.Errorf("append %s record to %s: %w", kind, l.path, err)
 	}
-	dir, err := openDir(filepath.Dir(l.path), true)
+	dir, err := openLogDir(filepath.Dir(l.path))
 	if err != nil {
 		return fmt.Errorf("append %s record to audit log %s: %w", kind, l.path, err)
 	}

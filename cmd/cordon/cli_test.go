@@ -126,3 +126,36 @@ func TestCLIMessagesNameTheCommandOnce(t *testing.T) {
 	require.Equal(t, exitFail, code)
 	require.Equal(t, "cordon audit verify: "+missing+":", strings.SplitAfter(errs, missing+":")[0])
 }
+
+// TestAuditLogDirectoryIsNotMade: an --audit FILE whose directory is
+// missing is an error naming it, in every command that writes a log, and
+// the directory is not made (run, hook and demo made it, /nonexist
+// included); cordon's own default log in its state directory still is.
+func TestAuditLogDirectoryIsNotMade(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(base, "state"))
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	missing := filepath.Join(base, "nonexist")
+	log := filepath.Join(missing, "d.jsonl")
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + base + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t1"}`
+	for _, tt := range []struct {
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"", []string{"run", "--backend", "none", "--audit", log, "--", "true"}, exitCordonError},
+		{in, []string{"hook", "claude-code", "--workspace", base, "--audit", log}, exitHookBlock},
+		{"", []string{"demo", "--audit", log}, exitCordonError},
+	} {
+		code, out, errs := runCLI(t, tt.stdin, tt.args...)
+		require.Equal(t, tt.code, code, "%v: %s%s", tt.args, out, errs)
+		require.Contains(t, errs, "directory "+missing+": file does not exist", tt.args)
+		require.NoDirExists(t, missing, "%v made the directory of the log", tt.args)
+	}
+	code, _, errs := runCLI(t, in, "hook", "claude-code", "--workspace", base)
+	require.Equal(t, exitOK, code, errs)
+	def, err := audit.DefaultPath(hookLogName)
+	require.NoError(t, err)
+	require.FileExists(t, def)
+}

@@ -15,7 +15,7 @@ var demoCommand = &command{
 	help:  demoHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
-		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE` (default: a temporary file, removed afterwards)")
+		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
 		backendFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt")
 		return o.run
 	},

@@ -25,7 +25,7 @@ claude-code (Claude Code's PreToolUse and PostToolUse hooks).
 			o := &hookOpts{}
 			o.df.register(fs)
 			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
-			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE`, in a directory that exists (default: cordon's own, 'cordon audit path')")
 			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
 			return o.run
 		},
@@ -108,7 +108,10 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	}
 	var log *audit.Log
 	if !o.noAudit {
-		if log, err = audit.OpenUser(o.auditPath, hookLogName); err != nil {
+		if log, err = audit.OpenUser(o.auditPath, hookLogName); err == nil {
+			err = log.Check()
+		}
+		if err != nil {
 			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
 		if o.auditPath != "" {

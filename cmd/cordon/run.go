@@ -95,7 +95,7 @@ func (o *runOpts) register(fs *flag.FlagSet) {
 	fs.Var(&o.network, "network", "network access: `on` (the host's whole network) or off; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
-	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
+	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE` (in a directory that exists), read-only inside the sandbox")
 	fs.BoolVar(&o.cleanEnv, "clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
 		if s == "" || s[0] == '=' {
@@ -149,7 +149,10 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 	var protect []string
 	if o.auditPath != "" {
 		var err error
-		if log, err = audit.OpenUser(o.auditPath, ""); err != nil {
+		if log, err = audit.OpenUser(o.auditPath, ""); err == nil {
+			err = log.Check()
+		}
+		if err != nil {
 			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
 		}
 		protect = log.Protect()

@@ -206,6 +206,7 @@ func TestRunAudit(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
 	log := filepath.Join(ws, ".cordon", "run.jsonl")
+	require.NoError(t, os.Mkdir(filepath.Dir(log), 0o700))
 	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--audit", log, "--", "sh", "-c",
 		`echo x >> "$0" && echo APPENDED; (: > "$0.head") && echo TRUNCATED; rm -f "$0" && echo REMOVED; echo work > "$1/w.txt"`, log, ws)
 	require.Equal(t, 0, code, out+stderr)
