@@ -28,7 +28,9 @@ var profileCommand = &command{
 }
 
 const profileHelp = `Prints the policy in canonical form (absolute, symlink-free, sorted) and
-exactly what 'cordon run' would execute with it: bwrap's argument list, or
+exactly what 'cordon run' would execute with it: bwrap's argument list;
+for the native backend, cordon itself as the sandbox's init with the
+descriptor of its spec, and the mounts and command that spec holds; or
 the Seatbelt profile and its parameters. Nothing is created or run. A
 launch passes bwrap's arguments through a file descriptor (--args FD);
 they are shown inline here, and the seccomp program it passes the same
@@ -112,6 +114,12 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
+	if r.Backend == "native" {
+		fmt.Fprintf(w, "  (cordon itself as the sandbox's init, started as /proc/self/exe and named cordon-init;\n"+
+			"  descriptor %s holds its spec: the mounts above, the filter and the command)\n", r.Argv[len(r.Argv)-1])
+		fmt.Fprintln(w, "command:")
+		fmt.Fprintf(w, "  %s\n", shellJoin(r.Command))
+	}
 	if r.SBPL != "" {
 		// The parameters are the -D flags of argv above.
 		fmt.Fprintf(w, "sbpl (written to PROFILE_FILE at launch):\n%s\n", r.SBPL)
