@@ -32,7 +32,7 @@ var badValues = map[string]struct {
 	"run":              {[]string{"--backend", "jail", "--", "true"}, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
 	"profile":          {[]string{"--network", "maybe"}, `cordon profile: --network "maybe": want on or off`},
 	"explain":          {[]string{"--json=maybe", "x"}, `cordon explain: --json "maybe": want true or false`},
-	"detect":           {[]string{"--backend", "chroot"}, `cordon detect: --backend "chroot": want auto, bwrap, native, seatbelt or none`},
+	"detect":           {[]string{"--backend", "chroot"}, "cordon detect: --backend \"chroot\": want auto, bwrap, native or seatbelt\n"},
 	"verify":           {[]string{"--workers", "many"}, `cordon verify: --workers "many": want a number`},
 	"decide":           {[]string{"--workspace", ".", "x"}, `cordon decide: unexpected argument "x"`}, // its values are checked later (125): an extra argument instead
 	"hook claude-code": {[]string{"--sandbox-bash=maybe"}, `cordon hook claude-code: --sandbox-bash "maybe": want true or false`},
@@ -158,4 +158,57 @@ func TestAuditLogDirectoryIsNotMade(t *testing.T) {
 	def, err := audit.DefaultPath(hookLogName)
 	require.NoError(t, err)
 	require.FileExists(t, def)
+}
+
+// TestCLIHelpText: 'help CMD' is CMD's help and 'help' of no command a
+// usage error; the help and the errors say what the commands do.
+func TestCLIHelpText(t *testing.T) {
+	help := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, "", args...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errs)
+		return out
+	}
+	require.Equal(t, help("run", "--help"), help("help", "run"))
+	require.Equal(t, help("audit", "verify", "--help"), help("help", "audit", "verify"))
+	require.Equal(t, help("audit", "--help"), help("help", "audit"))
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "bogus"}, `cordon: help: unknown command "bogus": want run, `},
+		{[]string{"help", "audit", "bogus"}, `cordon: help: unknown command "bogus": want verify, `},
+		{[]string{"help", "run", "x"}, `cordon: help: unexpected argument "x"`},
+	} {
+		code, out, errs := runCLI(t, "", tt.args...)
+		require.Equal(t, exitUsage, code, "%v", tt.args)
+		require.Empty(t, out)
+		require.True(t, strings.HasPrefix(errs, tt.want), errs)
+	}
+
+	// The commands that refuse --backend none do not offer it.
+	for _, c := range []string{"detect", "profile", "verify", "demo"} {
+		code, _, errs := runCLI(t, "", c, "--backend", "jail")
+		require.Equal(t, exitUsage, code)
+		require.True(t, strings.HasPrefix(errs, "cordon "+c+": --backend \"jail\": want auto, bwrap, native or seatbelt\n"), errs)
+	}
+
+	hook := help("hook", "claude-code", "--help")
+	_, ws, _ := strings.Cut(hook, "\n  --workspace DIR\n")
+	ws, _, _ = strings.Cut(ws, "\n")
+	require.Contains(t, ws, "relative paths are taken from the payload's cwd")
+	require.Contains(t, help("run", "--help"), "on Linux cordon's own\n(native) where it is usable, else bubblewrap")
+	require.Contains(t, help("verify", "--help"), "[--workers N] [--quiet]")
+	require.NotContains(t, help("profile", "--help"), "see 'cordon profile'")
+	for _, c := range []string{"run", "profile"} {
+		out := help(c, "--help")
+		require.NotContains(t, out, "\n  --network on\n", "on is a value, not a placeholder")
+		require.Contains(t, out, "\n  --network on|off\n")
+	}
+
+	t.Setenv(state.EnvDir, t.TempDir())
+	code, _, errs := runCLI(t, `{"hook_event_name":"Stop","cwd":"/"}`, "hook", "claude-code", "--no-audit")
+	require.Equal(t, exitHookBlock, code)
+	require.Contains(t, errs, `unsupported hook event "Stop": register 'cordon hook claude-code' for PreToolUse and PostToolUse`)
+	require.NotContains(t, errs, "with --audit")
 }

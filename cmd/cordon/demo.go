@@ -16,7 +16,7 @@ var demoCommand = &command{
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
 		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
-		backendFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt", "the demo never runs its shell step unconfined")
 		return o.run
 	},
 }
@@ -49,9 +49,6 @@ that cannot be written), said before any step.
 `
 
 func (o *demoOpts) run(ctx context.Context, e *env, _ []string) int {
-	if code, bad := refuseNone(e, o.backend, "the demo never runs its shell step unconfined"); bad {
-		return code
-	}
 	// No usable backend is a cordon error, as for 'cordon run'
 	// (docs/design.md, section 3): said once, before any step.
 	if r := detect.Detect(ctx, string(o.backend)); !r.Usable {

@@ -14,15 +14,16 @@ import (
 
 var profileCommand = &command{
 	name: "profile", summary: "print the canonical policy and what the backend would execute",
-	usage:   "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
-	help:    profileHelp + "\n" + policyHelp,
+	usage: "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
+	// policyHelp's pointer to 'cordon profile' is this command.
+	help:    profileHelp + "\n" + strings.Replace(policyHelp, "; see 'cordon profile'", "", 1),
 	maxArgs: -1,
 	setup: func(fs *flag.FlagSet) action {
 		o := &profileOpts{}
 		o.pf.register(fs)
-		backendFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt")
-		fs.Var(&o.network, "network", "network access: `on` or off")
-		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"sbpl","params"][,"network"]}`)
+		sandboxFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to render")
+		fs.Var(&o.network, "network", "network access: `on|off`")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"command"][,"sbpl","params"][,"network"]}`)
 		return o.run
 	},
 }
@@ -50,9 +51,6 @@ type profileOpts struct {
 }
 
 func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
-	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to render"); bad {
-		return code
-	}
 	comp, err := o.pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)

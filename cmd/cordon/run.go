@@ -32,9 +32,9 @@ var runCommand = &command{
 	},
 }
 
-const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: bubblewrap on Linux,
-Seatbelt on macOS. With no usable backend it refuses to run (exit 125)
-unless you pass --backend none.
+const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: on Linux cordon's own
+(native) where it is usable, else bubblewrap; Seatbelt on macOS. With no
+usable backend it refuses to run (exit 125) unless you pass --backend none.
 
 Examples:
   cordon run --workspace . -- sh -c 'make test'
@@ -92,7 +92,7 @@ type runOpts struct {
 func (o *runOpts) register(fs *flag.FlagSet) {
 	o.pf.register(fs)
 	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
-	fs.Var(&o.network, "network", "network access: `on` (the host's whole network) or off; see --allow-domain for a list of hosts")
+	fs.Var(&o.network, "network", "network access: `on|off`, on being the host's whole network; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
 	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE` (in a directory that exists), read-only inside the sandbox")

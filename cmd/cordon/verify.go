@@ -25,11 +25,11 @@ func init() {
 
 var verifyCommand = &command{
 	name: "verify", summary: "run the conformance suite: real escape attempts on this host",
-	usage: "[--backend B] [--run REGEXP] [--json] [--junit FILE]",
+	usage: "[--backend B] [--run REGEXP] [--json] [--junit FILE] [--workers N] [--quiet]",
 	help:  verifyHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &verifyOpts{}
-		backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to verify")
 		fs.StringVar(&o.runRE, "run", "", "run only cases whose name matches `REGEXP`")
 		fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON on stdout instead of the table")
 		fs.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")
@@ -70,9 +70,6 @@ type verifyOpts struct {
 }
 
 func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
-	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to verify"); bad {
-		return code
-	}
 	cases, err := conformance.Filter(conformance.Catalogue(), o.runRE)
 	if err != nil {
 		return usageError(e, "%v", err)
