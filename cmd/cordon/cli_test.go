@@ -212,3 +212,39 @@ func TestCLIHelpText(t *testing.T) {
 	require.Contains(t, errs, `unsupported hook event "Stop": register 'cordon hook claude-code' for PreToolUse and PostToolUse`)
 	require.NotContains(t, errs, "with --audit")
 }
+
+// TestCLIErrorsNameTheInput: each error names the input that was wrong,
+// not another one (--workspace for $CLAUDE_PROJECT_DIR, the agent id's
+// spelling for a missing --agent, permission for an empty command or a
+// directory).
+func TestCLIErrorsNameTheInput(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(base, "state"))
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + base + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t1"}`
+	for _, tt := range []struct {
+		name, project string
+		args          []string
+		code          int
+		want          string
+	}{
+		{"relative CLAUDE_PROJECT_DIR", "relative", []string{"hook", "claude-code", "--no-audit"}, exitHookBlock,
+			`cordon hook claude-code: CLAUDE_PROJECT_DIR "relative" is not an absolute path`},
+		{"missing CLAUDE_PROJECT_DIR", base + "/nope", []string{"hook", "claude-code", "--no-audit"}, exitHookBlock,
+			`cordon hook claude-code: CLAUDE_PROJECT_DIR "` + base + `/nope": `},
+		{"agents root without agent", "", []string{"decide", "--workspace", base, "--agents-root", base}, exitCordonError,
+			`cordon decide: --agents-root "` + base + `": an agent id (--agent ID) is required`},
+		{"empty command", "", []string{"run", "--backend", "none", "--", ""}, exitUsage,
+			"cordon run: the command is empty: name the program to run after --\nusage: "},
+		{"directory", "", []string{"run", "--backend", "none", "--", base}, exitNotExec,
+			"cordon run: " + base + ": cannot execute: is a directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CLAUDE_PROJECT_DIR", tt.project)
+			code, _, errs := runCLI(t, in, tt.args...)
+			require.Equal(t, tt.code, code, errs)
+			require.True(t, strings.HasPrefix(errs, tt.want), errs)
+			require.NotContains(t, errs, "--workspace \"")
+		})
+	}
+}

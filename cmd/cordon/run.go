@@ -110,6 +110,9 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	if o.tty && o.noTty {
 		return usageError(e, "--tty and --no-tty: pick one")
 	}
+	if args[0] == "" {
+		return usageError(e, "the command is empty: name the program to run after --")
+	}
 	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;
 		// Start waits for this same result.
