@@ -458,3 +458,47 @@ func TestKeptAnchor(t *testing.T) {
 		require.Len(t, recs, 4)
 	})
 }
+
+// Check finds up front, creating nothing, what would make every Append
+// fail.
+func TestCheck(t *testing.T) {
+	dir := tempDir(t)
+	fresh := filepath.Join(dir, "new.jsonl")
+	l, err := Open(fresh, testKey)
+	require.NoError(t, err)
+	require.NoError(t, l.Check(), "a log not made yet")
+	require.NoFileExists(t, fresh)
+	require.NoError(t, l.Append(KindRequest, "t1", 1))
+	require.NoError(t, l.Check(), "a log of the user's")
+
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.Symlink(fresh, link))
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	linkDir := filepath.Join(dir, "linkdir")
+	require.NoError(t, os.Symlink(dir, linkDir))
+	for _, tt := range []struct{ path, says string }{
+		{link, "symlink"},
+		{fifo, "not a regular file"},
+		{filepath.Join(linkDir, "x.jsonl"), "symlink"},
+	} {
+		l, err := Open(tt.path, testKey)
+		require.NoError(t, err)
+		err = l.Check()
+		require.ErrorContains(t, err, tt.says, tt.path)
+		require.ErrorContains(t, err, tt.path)
+	}
+}
+
+// A log whose directory is missing is an error naming the directory, and
+// nothing is made: a typo in a path the user named must not grow a tree.
+func TestAppendMakesNoDirectory(t *testing.T) {
+	missing := filepath.Join(tempDir(t), "nonexist")
+	l, err := Open(filepath.Join(missing, "d.jsonl"), testKey)
+	require.NoError(t, err)
+	for _, err := range []error{l.Check(), l.Append(KindRequest, "t1", 1)} {
+		require.ErrorIs(t, err, os.ErrNotExist)
+		require.ErrorContains(t, err, "directory "+missing+":")
+	}
+	require.NoDirExists(t, missing)
+}

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,33 @@ func Open(path string, key *Key) (*Log, error) {
 	return &Log{path: abs, key: key, now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
+// Check reports, creating nothing, what would make Append fail at once: a
+// directory of the log that is missing or reached through a symlink, a
+// log or anchor that is a symlink, not a regular file of the user's, or
+// has another hard link. A command calls it before it starts work, so that
+// a bad log is one error up front rather than one per record.
+func (l *Log) Check() error {
+	dir, err := openLogDir(filepath.Dir(l.path))
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", l.path, err)
+	}
+	defer dir.Close()
+	for _, name := range []string{l.path, HeadPath(l.path)} {
+		f, err := openAt(dir, filepath.Base(name), rdonly, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // made by the first Append
+		}
+		if err == nil {
+			err = checkFile(f, true)
+			f.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("audit log %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // OpenUser returns a Log for path keyed with the user's key (made on first
 // use); path "" is DefaultPath(name).
 func OpenUser(path, name string) (*Log, error) {
@@ -177,7 +205,7 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 	if err != nil {
 		return fmt.Errorf("append %s record to %s: %w", kind, l.path, err)
 	}
-	dir, err := openDir(filepath.Dir(l.path), true)
+	dir, err := openLogDir(filepath.Dir(l.path))
 	if err != nil {
 		return fmt.Errorf("append %s record to audit log %s: %w", kind, l.path, err)
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,6 +15,7 @@ func BenchmarkAppend(b *testing.B) {
 	data := map[string]any{"name": "Bash", "arguments": map[string]string{"command": "go test ./..."}}
 	b.Run("named", func(b *testing.B) {
 		dir, _ := filepath.EvalSymlinks(b.TempDir())
+		_ = os.MkdirAll(filepath.Join(dir, "a", "b"), 0o700)
 		l, _ := Open(filepath.Join(dir, "a", "b", "audit.jsonl"), testKey)
 		for b.Loop() {
 			if err := l.Append(KindRequest, "t", data); err != nil {

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,23 +26,25 @@ import (
 var ErrSymlink = errors.New("symlink in the path")
 
 // openDir opens the absolute directory dir without following a symlink at
-// any component. With create, missing components are made (mode 0700,
-// the trail is private).
-func openDir(dir string, create bool) (*safefs.Root, error) {
+// any component.
+func openDir(dir string) (*safefs.Root, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("open %s: not an absolute path", dir)
 	}
-	if !create {
-		r, err := safefs.OpenRoot(dir)
-		return r, describe(err)
-	}
-	slash, err := safefs.OpenRoot("/")
-	if err != nil {
-		return nil, err
-	}
-	defer slash.Close()
-	r, err := slash.MkdirAll(strings.TrimPrefix(filepath.Clean(dir), "/"), 0o700)
+	r, err := safefs.OpenRoot(dir)
 	return r, describe(err)
+}
+
+// openLogDir opens the directory of a log to write. It never makes it: a
+// missing directory of a log the user named is more likely a typo than a
+// wish for a new tree; cordon's own logs are in the state directory,
+// which DefaultPath makes.
+func openLogDir(dir string) (*safefs.Root, error) {
+	r, err := openDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("directory %s: %w (cordon creates no directory for a log you name)", dir, fs.ErrNotExist)
+	}
+	return r, err
 }
 
 // describe turns an error of safefs into one that says what is there: a

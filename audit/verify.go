@@ -93,7 +93,7 @@ func Verify(path string, key *Key) ([]Record, error) {
 // both regular files reached without a symlink, takes the log's shared
 // lock, and reads both. release releases the lock and closes the log.
 func readLocked(path, abs string) (head Head, data []byte, release func(), err error) {
-	dir, err := openDir(filepath.Dir(abs), false)
+	dir, err := openDir(filepath.Dir(abs))
 	if err != nil {
 		return Head{}, nil, nil, fmt.Errorf("verify %s: %w", path, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -145,6 +146,11 @@ func Workspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
 		return flagDir, "", nil // the user's explicit choice, as for 'cordon run'
 	case projectDir != "":
 		dir, from = projectDir, "CLAUDE_PROJECT_DIR"
+		if !filepath.IsAbs(dir) {
+			// Claude Code names the project root absolutely; a relative
+			// one would be taken from wherever the hook happens to run.
+			return "", "", fmt.Errorf("CLAUDE_PROJECT_DIR %q is not an absolute path", dir)
+		}
 	case cwd == "":
 		return "", "", errors.New("no workspace: pass --workspace DIR, or run from Claude Code (CLAUDE_PROJECT_DIR, payload cwd)")
 	}
@@ -155,6 +161,13 @@ func Workspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
 	real, err := guards.Realpath(abs)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", from, err)
+	}
+	// Checked here, so that the error names where the directory came
+	// from: the policy would blame --workspace, which was not given.
+	if fi, err := os.Stat(real); err != nil {
+		return "", "", fmt.Errorf("%s %q: %w", from, dir, err)
+	} else if !fi.IsDir() {
+		return "", "", fmt.Errorf("%s %q: not a directory", from, dir)
 	}
 	top, name := belowProtectedName(real)
 	switch {

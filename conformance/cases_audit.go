@@ -49,10 +49,12 @@ func auditCases() []Case {
 }
 
 // auditedHome sets an audit case up: a workspace with HOME inside it, an
-// auditor, and the path of the hook's log in that HOME (not made yet).
+// auditor, and the path of the hook's log in that HOME (its directory
+// made, the log not yet: cordon makes no directory for a log one names).
 func auditedHome(h *H) (Policy, *auditor, string) {
 	_, p := h.ws()
 	h.Home = h.Mkdir("ws/home")
+	h.Mkdir("ws/home/.cordon")
 	return p, newAuditor(h), h.Path("ws/home/.cordon/claude-code.jsonl")
 }
 

@@ -46,7 +46,8 @@ var (
 // Probes returns how many real probes this process has executed.
 func Probes() int { return int(probes.Load()) }
 
-// resolve maps "auto" to this OS's backend.
+// resolve maps "auto" to this OS's only backend; on Linux auto chooses
+// between two (autoLinux), and this is bwrap, the fallback.
 func resolve(backend string) string {
 	if backend != "auto" && backend != "" {
 		return backend
@@ -89,7 +90,7 @@ func Detect(ctx context.Context, backend string) Result {
 		return r
 	}
 	if (backend == "auto" || backend == "") && runtime.GOOS == "linux" {
-		return detectLinux(ctx)
+		return autoLinux(func(b string) Result { return Detect(ctx, b) })
 	}
 	b := resolve(backend)
 	mu.Lock()
@@ -115,17 +116,18 @@ func Detect(ctx context.Context, backend string) Result {
 	return r
 }
 
-// detectLinux is auto on Linux: cordon's own init (native) wherever it is
-// usable, else bubblewrap. bwrap resolves its bind sources following links
-// before it builds the sandbox, so a concurrent sandbox's swap can
-// redirect one (conformance/FINDINGS.md F8); the native init opens each
-// without following a link. When neither is usable, the reason names both.
-func detectLinux(ctx context.Context) Result {
-	n := Detect(ctx, "native")
+// autoLinux is auto on Linux: cordon's own init (native) wherever it is
+// usable, else bubblewrap, as get (cached or fresh) finds them. bwrap
+// resolves its bind sources following links before it builds the sandbox,
+// so a concurrent sandbox's swap can redirect one
+// (conformance/FINDINGS.md F8); the native init opens each without
+// following a link. When neither is usable, the reason names both.
+func autoLinux(get func(backend string) Result) Result {
+	n := get("native")
 	if n.Usable {
 		return n
 	}
-	b := Detect(ctx, "bwrap")
+	b := get("bwrap")
 	if !b.Usable {
 		b.Reason += "; and the native backend: " + n.Reason
 	}
@@ -133,9 +135,13 @@ func detectLinux(ctx context.Context) Result {
 }
 
 // Probe always runs the real probe; it neither reads nor writes a cache.
+// For auto it probes what Detect would choose.
 func Probe(ctx context.Context, backend string) Result {
 	if r, ok := nested(); ok {
 		return r
+	}
+	if (backend == "auto" || backend == "") && runtime.GOOS == "linux" {
+		return autoLinux(func(b string) Result { return probe(ctx, b) })
 	}
 	return probe(ctx, resolve(backend))
 }

@@ -195,3 +195,20 @@ func TestAutoPrefersNative(t *testing.T) {
 	require.True(t, got.Usable, got.Reason)
 	require.Equal(t, want, got.Backend)
 }
+
+// A fresh probe of auto probes what auto picks, not always bwrap.
+func TestProbeAutoPicksAsDetect(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.NotApplicable(t, "auto's choice between two backends is Linux's")
+	}
+	testenv.RequireBwrap(t)
+	isolate(t)
+	ctx := context.Background()
+	want := detect.Detect(ctx, "auto")
+	require.True(t, want.Usable, want.Reason)
+	for _, backend := range []string{"auto", ""} {
+		got := detect.Probe(ctx, backend)
+		require.True(t, got.Usable, got.Reason)
+		require.Equal(t, want.Backend, got.Backend, "Probe(%q)", backend)
+	}
+}

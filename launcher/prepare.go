@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/state"
@@ -219,6 +220,9 @@ func (c *Cmd) makeTmpDir() error {
 // would refuse it too, but with a less helpful message and exit status.
 func (c *Cmd) checkCommand(canon *policy.Canonical) error {
 	p := c.Path
+	if p == "" { // filepath.Abs would make it the working directory
+		return &exec.Error{Name: c.Path, Err: errors.New("empty command name")}
+	}
 	if !filepath.IsAbs(p) {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -234,7 +238,9 @@ func (c *Cmd) checkCommand(canon *policy.Canonical) error {
 	switch {
 	case err != nil:
 		return &exec.Error{Name: c.Path, Err: err}
-	case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+	case fi.IsDir():
+		return &exec.Error{Name: c.Path, Err: syscall.EISDIR}
+	case fi.Mode().Perm()&0o111 == 0:
 		return &exec.Error{Name: c.Path, Err: fs.ErrPermission}
 	}
 	if !canon.Access(rp, policy.Read) {

@@ -3,12 +3,15 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/native"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -17,9 +20,16 @@ import (
 type Rendered struct {
 	Policy  policy.FsSandboxPolicy `json:"policy"`
 	Backend string                 `json:"backend"`
-	Argv    []string               `json:"argv"`
-	SBPL    string                 `json:"sbpl,omitempty"`
-	Params  map[string]string      `json:"params,omitempty"`
+	// Argv is the program and arguments a launch executes: bwrap's, with
+	// the command at the end; sandbox-exec's; or, for native, cordon
+	// itself as its init (the launch starts it as /proc/self/exe, named
+	// cordon-init) with the descriptor of its spec, which holds the
+	// command (Command).
+	Argv []string `json:"argv"`
+	// Command is the command the native init runs, from its spec.
+	Command []string          `json:"command,omitempty"`
+	SBPL    string            `json:"sbpl,omitempty"`
+	Params  map[string]string `json:"params,omitempty"`
 	// Stubs are paths a launch would create on the host first (bwrap).
 	Stubs []string `json:"stubs,omitempty"`
 	// Seccomp describes the filter passed with --seccomp FD (bwrap), or
@@ -138,7 +148,18 @@ func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netp
 	if err != nil {
 		return nil, err
 	}
-	out.Argv = append([]string{"cordon-init"}, cmd...)
+	// As native.Command starts it for 'cordon run' (no ExtraFiles of the
+	// caller): the spec's descriptor follows the socket of the proxy.
+	exe, err := selfExe()
+	if err != nil {
+		exe = "CORDON (" + err.Error() + ")"
+	}
+	fd := 3
+	if np != nil {
+		fd++
+	}
+	out.Argv = []string{exe, native.InitArg, strconv.Itoa(fd)}
+	out.Command = cmd
 	out.Seccomp = bwrap.Describe(plan.Rules)
 	out.Stubs = stubPaths(plan)
 	for _, m := range plan.Mounts {
@@ -192,3 +213,16 @@ const nativeNetEnforcement = "the sandbox has its own network namespace, with on
 const bwrapNetEnforcement = "the sandbox has its own network namespace, with only loopback (--unshare-net), and the seccomp filter refuses Unix sockets; " +
 	"its one way out is cordon's proxy, whose listener on 127.0.0.1:3128 is made inside that namespace (cordon __cordon-net-exec, before the command) " +
 	"and handed to cordon outside over a socket pair: cordon accepts there, decides each request by the host name asked for, and connects out from the host"
+
+// selfExe is the running executable by its real path: what /proc/self/exe
+// names when the launch starts the native init.
+func selfExe() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -333,6 +334,9 @@ func within(p, root string) bool {
 func Agents(root, id, parent string) (FsSandboxPolicy, error) {
 	if err := checkSpelling(root); err != nil {
 		return FsSandboxPolicy{}, fmt.Errorf("agents root: %w", err)
+	}
+	if id == "" {
+		return FsSandboxPolicy{}, errors.New("an agent id (--agent ID) is required")
 	}
 	for _, a := range []struct{ flag, v string }{{"agent", id}, {"parent", parent}} {
 		if a.v == "" && a.flag == "parent" {

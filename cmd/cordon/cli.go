@@ -72,7 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // dispatch runs c with args: a group picks its sub by the first argument,
 // a command parses its flags and checks its arguments. --help (-h, -help,
-// and 'help' for a group) prints help on stdout, exit 0.
+// and for a group 'help', or 'help CMD' for CMD's) prints help on stdout,
+// exit 0.
 func dispatch(ctx context.Context, e *env, c *command, args []string) int {
 	e.name, e.cmd = c.name, c
 	if c.subs != nil {
@@ -104,14 +105,27 @@ func dispatchGroup(ctx context.Context, e *env, c *command, args []string) int {
 		return usageError(e, "name a command: %s", strings.Join(subNames(c), ", "))
 	}
 	switch a := args[0]; a {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		printHelp(e.stdout, c)
 		return exitOK
-	default:
-		for _, s := range c.subs {
-			if a == lastWord(s.name) {
-				return dispatch(ctx, e, s, args[1:])
+	case "help":
+		// 'help CMD...' prints CMD's help; 'help' alone, this group's.
+		target := c
+		for _, w := range args[1:] {
+			next := subNamed(target, w)
+			switch {
+			case target.subs == nil:
+				return usageError(e, "help: unexpected argument %q", w)
+			case next == nil:
+				return usageError(e, "help: unknown command %q: want %s", w, strings.Join(subNames(target), ", "))
 			}
+			target = next
+		}
+		printHelp(e.stdout, target)
+		return exitOK
+	default:
+		if s := subNamed(c, a); s != nil {
+			return dispatch(ctx, e, s, args[1:])
 		}
 		if strings.HasPrefix(a, "-") {
 			return usageError(e, "unknown flag %s", a)
@@ -275,6 +289,16 @@ func usageLines(c *command, prefix string) string {
 	return b.String()
 }
 
+// subNamed is c's command called name, or nil.
+func subNamed(c *command, name string) *command {
+	for _, s := range c.subs {
+		if name == lastWord(s.name) {
+			return s
+		}
+	}
+	return nil
+}
+
 func subNames(c *command) []string {
 	var names []string
 	for _, s := range c.subs {
@@ -309,18 +333,37 @@ func (o *onOff) String() string {
 	return "off"
 }
 
-// backendFlag registers --backend, auto by default. Commands that need a
-// real sandbox refuse none with refuseNone.
+// backendFlag registers --backend, auto by default, for run, the one
+// command that takes none (no sandbox).
 func backendFlag(fs *flag.FlagSet, b *launcher.Backend, usage string) {
 	*b = launcher.BackendAuto
 	fs.Var(b, "backend", usage)
 }
 
-// refuseNone is the usage error of a command that checks or uses a real
-// sandbox, given --backend none.
-func refuseNone(e *env, b launcher.Backend, why string) (int, bool) {
-	if b != launcher.BackendNone {
-		return 0, false
+// sandboxFlag registers --backend, auto by default, for a command that
+// checks or uses a real sandbox: none is refused as the flag's value, and
+// its error lists only the names the command takes; whyNotNone says why
+// none is not one of them.
+func sandboxFlag(fs *flag.FlagSet, b *launcher.Backend, usage, whyNotNone string) {
+	*b = launcher.BackendAuto
+	fs.Var(sandboxBackend{b, whyNotNone}, "backend", usage)
+}
+
+// sandboxBackend is a --backend that refuses none.
+type sandboxBackend struct {
+	*launcher.Backend
+	whyNotNone string
+}
+
+func (s sandboxBackend) Set(v string) error {
+	const want = "want auto, bwrap, native or seatbelt"
+	var b launcher.Backend
+	if err := b.Set(v); err != nil {
+		return errors.New(want)
 	}
-	return usageError(e, "--backend %q: want auto, bwrap, native or seatbelt (%s)", b, why), true
+	if b == launcher.BackendNone {
+		return fmt.Errorf("%s (%s)", want, s.whyNotNone)
+	}
+	*s.Backend = b
+	return nil
 }

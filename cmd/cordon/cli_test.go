@@ -32,7 +32,7 @@ var badValues = map[string]struct {
 	"run":              {[]string{"--backend", "jail", "--", "true"}, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
 	"profile":          {[]string{"--network", "maybe"}, `cordon profile: --network "maybe": want on or off`},
 	"explain":          {[]string{"--json=maybe", "x"}, `cordon explain: --json "maybe": want true or false`},
-	"detect":           {[]string{"--backend", "chroot"}, `cordon detect: --backend "chroot": want auto, bwrap, native, seatbelt or none`},
+	"detect":           {[]string{"--backend", "chroot"}, "cordon detect: --backend \"chroot\": want auto, bwrap, native or seatbelt\n"},
 	"verify":           {[]string{"--workers", "many"}, `cordon verify: --workers "many": want a number`},
 	"decide":           {[]string{"--workspace", ".", "x"}, `cordon decide: unexpected argument "x"`}, // its values are checked later (125): an extra argument instead
 	"hook claude-code": {[]string{"--sandbox-bash=maybe"}, `cordon hook claude-code: --sandbox-bash "maybe": want true or false`},
@@ -125,4 +125,126 @@ func TestCLIMessagesNameTheCommandOnce(t *testing.T) {
 	code, _, errs := runCLI(t, "", "audit", "verify", missing)
 	require.Equal(t, exitFail, code)
 	require.Equal(t, "cordon audit verify: "+missing+":", strings.SplitAfter(errs, missing+":")[0])
+}
+
+// TestAuditLogDirectoryIsNotMade: an --audit FILE whose directory is
+// missing is an error naming it, in every command that writes a log, and
+// the directory is not made (run, hook and demo made it, /nonexist
+// included); cordon's own default log in its state directory still is.
+func TestAuditLogDirectoryIsNotMade(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(base, "state"))
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	missing := filepath.Join(base, "nonexist")
+	log := filepath.Join(missing, "d.jsonl")
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + base + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t1"}`
+	for _, tt := range []struct {
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"", []string{"run", "--backend", "none", "--audit", log, "--", "true"}, exitCordonError},
+		{in, []string{"hook", "claude-code", "--workspace", base, "--audit", log}, exitHookBlock},
+		{"", []string{"demo", "--audit", log}, exitCordonError},
+	} {
+		code, out, errs := runCLI(t, tt.stdin, tt.args...)
+		require.Equal(t, tt.code, code, "%v: %s%s", tt.args, out, errs)
+		require.Contains(t, errs, "directory "+missing+": file does not exist", tt.args)
+		require.NoDirExists(t, missing, "%v made the directory of the log", tt.args)
+	}
+	code, _, errs := runCLI(t, in, "hook", "claude-code", "--workspace", base)
+	require.Equal(t, exitOK, code, errs)
+	def, err := audit.DefaultPath(hookLogName)
+	require.NoError(t, err)
+	require.FileExists(t, def)
+}
+
+// TestCLIHelpText: 'help CMD' is CMD's help and 'help' of no command a
+// usage error; the help and the errors say what the commands do.
+func TestCLIHelpText(t *testing.T) {
+	help := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, "", args...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errs)
+		return out
+	}
+	require.Equal(t, help("run", "--help"), help("help", "run"))
+	require.Equal(t, help("audit", "verify", "--help"), help("help", "audit", "verify"))
+	require.Equal(t, help("audit", "--help"), help("help", "audit"))
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "bogus"}, `cordon: help: unknown command "bogus": want run, `},
+		{[]string{"help", "audit", "bogus"}, `cordon: help: unknown command "bogus": want verify, `},
+		{[]string{"help", "run", "x"}, `cordon: help: unexpected argument "x"`},
+	} {
+		code, out, errs := runCLI(t, "", tt.args...)
+		require.Equal(t, exitUsage, code, "%v", tt.args)
+		require.Empty(t, out)
+		require.True(t, strings.HasPrefix(errs, tt.want), errs)
+	}
+
+	// The commands that refuse --backend none do not offer it.
+	for _, c := range []string{"detect", "profile", "verify", "demo"} {
+		code, _, errs := runCLI(t, "", c, "--backend", "jail")
+		require.Equal(t, exitUsage, code)
+		require.True(t, strings.HasPrefix(errs, "cordon "+c+": --backend \"jail\": want auto, bwrap, native or seatbelt\n"), errs)
+	}
+
+	hook := help("hook", "claude-code", "--help")
+	_, ws, _ := strings.Cut(hook, "\n  --workspace DIR\n")
+	ws, _, _ = strings.Cut(ws, "\n")
+	require.Contains(t, ws, "relative paths are taken from the payload's cwd")
+	require.Contains(t, help("run", "--help"), "on Linux cordon's own\n(native) where it is usable, else bubblewrap")
+	require.Contains(t, help("verify", "--help"), "[--workers N] [--quiet]")
+	require.NotContains(t, help("profile", "--help"), "see 'cordon profile'")
+	for _, c := range []string{"run", "profile"} {
+		out := help(c, "--help")
+		require.NotContains(t, out, "\n  --network on\n", "on is a value, not a placeholder")
+		require.Contains(t, out, "\n  --network on|off\n")
+	}
+
+	t.Setenv(state.EnvDir, t.TempDir())
+	code, _, errs := runCLI(t, `{"hook_event_name":"Stop","cwd":"/"}`, "hook", "claude-code", "--no-audit")
+	require.Equal(t, exitHookBlock, code)
+	require.Contains(t, errs, `unsupported hook event "Stop": register 'cordon hook claude-code' for PreToolUse and PostToolUse`)
+	require.NotContains(t, errs, "with --audit")
+}
+
+// TestCLIErrorsNameTheInput: each error names the input that was wrong,
+// not another one (--workspace for $CLAUDE_PROJECT_DIR, the agent id's
+// spelling for a missing --agent, permission for an empty command or a
+// directory).
+func TestCLIErrorsNameTheInput(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(base, "state"))
+	in := `{"hook_event_name":"PreToolUse","cwd":"` + base + `","tool_name":"Read","tool_input":{"file_path":"x"},"tool_use_id":"t1"}`
+	for _, tt := range []struct {
+		name, project string
+		args          []string
+		code          int
+		want          string
+	}{
+		{"relative CLAUDE_PROJECT_DIR", "relative", []string{"hook", "claude-code", "--no-audit"}, exitHookBlock,
+			`cordon hook claude-code: CLAUDE_PROJECT_DIR "relative" is not an absolute path`},
+		{"missing CLAUDE_PROJECT_DIR", base + "/nope", []string{"hook", "claude-code", "--no-audit"}, exitHookBlock,
+			`cordon hook claude-code: CLAUDE_PROJECT_DIR "` + base + `/nope": `},
+		{"agents root without agent", "", []string{"decide", "--workspace", base, "--agents-root", base}, exitCordonError,
+			`cordon decide: --agents-root "` + base + `": an agent id (--agent ID) is required`},
+		{"empty command", "", []string{"run", "--backend", "none", "--", ""}, exitUsage,
+			"cordon run: the command is empty: name the program to run after --\nusage: "},
+		{"directory", "", []string{"run", "--backend", "none", "--", base}, exitNotExec,
+			"cordon run: " + base + ": cannot execute: is a directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CLAUDE_PROJECT_DIR", tt.project)
+			code, _, errs := runCLI(t, in, tt.args...)
+			require.Equal(t, tt.code, code, errs)
+			require.True(t, strings.HasPrefix(errs, tt.want), errs)
+			require.NotContains(t, errs, "--workspace \"")
+		})
+	}
 }

@@ -18,7 +18,7 @@ var decideCommand = &command{
 	help:  decideHelp,
 	setup: func(fs *flag.FlagSet) action {
 		df := &decideFlags{}
-		df.register(fs)
+		df.register(fs, "the agent's workspace `DIR`; relative paths in the request are taken from it")
 		return df.decide
 	},
 }
@@ -67,8 +67,10 @@ type decideFlags struct {
 	auditLog                             string   // not a flag: the hook's named log, passed to 'cordon run --audit'
 }
 
-func (f *decideFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.workspace, "workspace", "", "the agent's workspace `DIR`; relative paths are taken from it")
+// register registers the flags; workspaceUsage is --workspace's, which
+// decide and the hook take relative paths differently from.
+func (f *decideFlags) register(fs *flag.FlagSet, workspaceUsage string) {
+	fs.StringVar(&f.workspace, "workspace", "", workspaceUsage)
 	fs.Func("allow-read", "as for run: leave credential store `PATH` readable (repeatable)", func(s string) error {
 		f.allowRead = append(f.allowRead, s)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/demo"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
@@ -14,8 +15,8 @@ var demoCommand = &command{
 	help:  demoHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
-		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE` (default: a temporary file, removed afterwards)")
-		backendFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt")
+		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt", "the demo never runs its shell step unconfined")
 		return o.run
 	},
 }
@@ -43,12 +44,15 @@ Examples:
   cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
 
 Exit status: 0 when every step went as scripted, 1 otherwise, 2 bad
-usage, 125 a cordon error.
+usage, 125 a cordon error (no usable sandbox backend, an --audit FILE
+that cannot be written), said before any step.
 `
 
 func (o *demoOpts) run(ctx context.Context, e *env, _ []string) int {
-	if code, bad := refuseNone(e, o.backend, "the demo never runs its shell step unconfined"); bad {
-		return code
+	// No usable backend is a cordon error, as for 'cordon run'
+	// (docs/design.md, section 3): said once, before any step.
+	if r := detect.Detect(ctx, string(o.backend)); !r.Usable {
+		return errorf(e, exitCordonError, "backend %s is not usable here: %s (the demo never runs its shell steps unconfined)", o.backend, r.Reason)
 	}
 	ok, err := demo.Run(ctx, e.stdout, demo.Options{AuditPath: o.auditPath, Backend: string(o.backend), Spawn: sandboxSpawner(string(o.backend))})
 	switch {

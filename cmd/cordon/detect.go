@@ -17,7 +17,7 @@ var detectCommand = &command{
 	help:  detectHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &detectOpts{}
-		backendFlag(fs, &o.backend, "`BACKEND` to check: auto (on Linux native where usable, else bwrap; seatbelt on macOS), bwrap, native or seatbelt")
+		sandboxFlag(fs, &o.backend, "`BACKEND` to check: auto (on Linux native where usable, else bwrap; seatbelt on macOS), bwrap, native or seatbelt", "none is no sandbox, so there is nothing to check")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"backend","path","version","usable","reason"} as JSON`)
 		fs.BoolVar(&o.fresh, "fresh", false, "run the probe even if a cached answer is valid (the cache is left as is)")
 		return o.run
@@ -62,9 +62,6 @@ type detectJSON struct {
 }
 
 func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
-	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to check"); bad {
-		return code
-	}
 	backend := string(o.backend)
 	var r detect.Result
 	if o.fresh {

@@ -28,7 +28,7 @@ func TestDetectCLI(t *testing.T) {
 		{name: "help teaches", args: []string{"--help"}, code: exitOK,
 			stdout: []string{"Usage: cordon detect", "fix", "Exit status", "--fresh"}},
 		{name: "bad backend", args: []string{"--backend", "chroot"}, code: exitUsage,
-			stderr: `cordon detect: --backend "chroot": want auto, bwrap, native, seatbelt or none`},
+			stderr: "cordon detect: --backend \"chroot\": want auto, bwrap, native or seatbelt\n"},
 		{name: "no sandbox", args: []string{"--backend", "none"}, code: exitUsage,
 			stderr: `cordon detect: --backend "none": want auto, bwrap, native or seatbelt`},
 		{name: "stray argument", args: []string{"bwrap"}, code: exitUsage, stderr: `unexpected argument "bwrap"`},

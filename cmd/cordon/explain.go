@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -21,6 +23,9 @@ var explainCommand = &command{
 	usage:   "[POLICY] [--json] PATH|HOST[:PORT]|URL...",
 	help:    explainHelp + "\n" + policyHelp,
 	minArgs: 1, maxArgs: -1, missing: "no PATH given",
+	// A flag after a path still shapes the policy: read as a path it
+	// would be explained under a policy the user did not mean.
+	anyOrder: true,
 	setup: func(fs *flag.FlagSet) action {
 		o := &explainOpts{}
 		o.pf.register(fs)
@@ -32,7 +37,8 @@ var explainCommand = &command{
 const explainHelp = `For each PATH, prints whether the sandbox may read and write it and the
 root that decides: the deepest root containing the path wins. PATH is
 resolved through symlinks first, as the kernel would; a relative PATH is
-taken from the current directory.
+taken from the current directory. Flags may come before or after the
+paths; after "--" everything is a path.
 
 With a network allowlist (--allow-domain), an argument that is a URL
 (https://host/...), HOST:PORT, or a host name that is not a file here, is
@@ -54,19 +60,27 @@ type explainOpts struct {
 }
 
 func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
+	for _, in := range args {
+		if in == "" {
+			return usageError(e, "an empty PATH: name a file, a directory or a host")
+		}
+	}
 	comp, err := o.pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
 	printNotes(e, comp.Canonical.Notes())
 	c := comp.Canonical
-	enc := json.NewEncoder(e.stdout)
+	// Every argument is answered before anything is printed, so an error
+	// on one leaves no partial answer (a JSON stream cut short) behind.
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
 	for _, in := range args {
 		if comp.Network != nil {
 			if host, ports, ok, err := destination(in); err != nil {
 				return errorf(e, exitCordonError, "%v", err)
 			} else if ok {
-				explainHost(e, enc, o.asJSON, comp.Network, in, host, ports)
+				explainHost(&out, enc, o.asJSON, comp.Network, in, host, ports)
 				continue
 			}
 		}
@@ -87,7 +101,10 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 		if rp != abs {
 			shown = fmt.Sprintf("%s (as %s)", rp, in)
 		}
-		fmt.Fprintf(e.stdout, "%s\n  read: %s  write: %s  %s\n", shown, yesNo(v.Read), yesNo(v.Write), v.Reason)
+		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown, yesNo(v.Read), yesNo(v.Write), v.Reason)
+	}
+	if _, err := e.stdout.Write(out.Bytes()); err != nil {
+		return errorf(e, exitCordonError, "write: %v", err)
 	}
 	return exitOK
 }
@@ -147,7 +164,7 @@ type hostVerdict struct {
 	Reason   string `json:"reason"`
 }
 
-func explainHost(e *env, enc *json.Encoder, asJSON bool, np *netpolicy.Policy, in, host string, ports []int) {
+func explainHost(w io.Writer, enc *json.Encoder, asJSON bool, np *netpolicy.Policy, in, host string, ports []int) {
 	for _, p := range ports {
 		d := np.Decide(host, p)
 		v := hostVerdict{Host: netpolicy.Normalize(host), Port: p, Allowed: d.Allowed, Rule: d.Rule(), Internal: d.Literal}
@@ -169,6 +186,6 @@ func explainHost(e *env, enc *json.Encoder, asJSON bool, np *netpolicy.Policy, i
 		if d.Allowed {
 			verdict = "allowed"
 		}
-		fmt.Fprintf(e.stdout, "%s:%d (as %s)\n  network: %s  %s\n", v.Host, p, in, verdict, v.Reason)
+		fmt.Fprintf(w, "%s:%d (as %s)\n  network: %s  %s\n", v.Host, p, in, verdict, v.Reason)
 	}
 }

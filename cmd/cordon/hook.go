@@ -23,9 +23,9 @@ claude-code (Claude Code's PreToolUse and PostToolUse hooks).
 		help:  hookHelp,
 		setup: func(fs *flag.FlagSet) action {
 			o := &hookOpts{}
-			o.df.register(fs)
+			o.df.register(fs, "the agent's workspace `DIR` (default: $CLAUDE_PROJECT_DIR, else the payload's cwd); relative paths are taken from the payload's cwd, as Claude Code's tools take them")
 			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
-			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE`, in a directory that exists (default: cordon's own, 'cordon audit path')")
 			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
 			return o.run
 		},
@@ -110,7 +110,10 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	}
 	var log *audit.Log
 	if !o.noAudit {
-		if log, err = audit.OpenUser(o.auditPath, hookLogName); err != nil {
+		if log, err = audit.OpenUser(o.auditPath, hookLogName); err == nil {
+			err = log.Check()
+		}
+		if err != nil {
 			return hookFail(e, "%v (--no-audit runs without a log)", err)
 		}
 		if o.auditPath != "" {
@@ -132,7 +135,7 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	case "":
 		return hookFail(e, "payload has no hook_event_name")
 	}
-	return hookFail(e, "unsupported hook event %q: register 'cordon hook claude-code' for PreToolUse (and PostToolUse with --audit)", p.HookEventName)
+	return hookFail(e, "unsupported hook event %q: register 'cordon hook claude-code' for PreToolUse and PostToolUse", p.HookEventName)
 }
 
 func hookFail(e *env, format string, a ...any) int {

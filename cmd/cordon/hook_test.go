@@ -334,6 +334,7 @@ func TestHookAuditDefaultAndProtected(t *testing.T) {
 	require.Contains(t, out, def)
 
 	log := filepath.Join(ws, "home", ".cordon", "claude-code.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(log), 0o700))
 	code, out, errs = runCLI(t, in, "hook", "claude-code", "--sandbox-bash", "--audit", log)
 	require.Equal(t, exitOK, code, errs)
 	cmd := decodeAnswer(t, out).HookSpecificOutput.UpdatedInput["command"].(string)
@@ -424,7 +425,7 @@ func TestHookSandboxBashForReal(t *testing.T) {
 	})
 	t.Run("a named audit log is read-only", func(t *testing.T) {
 		home := filepath.Join(ws, "home")
-		require.NoError(t, os.MkdirAll(home, 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(home, ".cordon"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("# original\n"), 0o644))
 		log := filepath.Join(home, ".cordon", "claude-code.jsonl")
 		hook := exec.Command(bin, "hook", "claude-code", "--sandbox-bash", "--audit", log)

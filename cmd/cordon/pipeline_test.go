@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/permission"
 )
@@ -156,4 +158,34 @@ func TestAuditForget(t *testing.T) {
 	require.Equal(t, exitOK, code, out)
 	code, _, _ = runCLI(t, "", "audit", "forget")
 	require.Equal(t, exitUsage, code)
+}
+
+// TestDemoCordonErrors: no usable backend and an --audit FILE that cannot
+// be written are cordon errors (125), said once before any step; they
+// played every step, blocked or failing, and exited 1.
+func TestDemoCordonErrors(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv(state.EnvDir, filepath.Join(dir, "state"))
+	t.Setenv(detect.EnvSandbox, "")
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.Symlink("real.jsonl", link))
+	unusable := "seatbelt"
+	if runtime.GOOS == "darwin" {
+		unusable = "bwrap"
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", unusable}, "cordon demo: backend " + unusable + " is not usable here: "},
+		{[]string{"--audit", link}, "cordon demo: --audit " + link + ": "},
+	} {
+		code, out, errs := runCLI(t, "", append([]string{"demo"}, tt.args...)...)
+		require.Equal(t, exitCordonError, code, "%v: %s%s", tt.args, out, errs)
+		require.Empty(t, out, "no step may be played")
+		require.True(t, strings.HasPrefix(errs, tt.want), errs)
+		require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	}
+	require.NoFileExists(t, filepath.Join(dir, "real.jsonl"))
 }

@@ -14,21 +14,24 @@ import (
 
 var profileCommand = &command{
 	name: "profile", summary: "print the canonical policy and what the backend would execute",
-	usage:   "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
-	help:    profileHelp + "\n" + policyHelp,
+	usage: "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
+	// policyHelp's pointer to 'cordon profile' is this command.
+	help:    profileHelp + "\n" + strings.Replace(policyHelp, "; see 'cordon profile'", "", 1),
 	maxArgs: -1,
 	setup: func(fs *flag.FlagSet) action {
 		o := &profileOpts{}
 		o.pf.register(fs)
-		backendFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt")
-		fs.Var(&o.network, "network", "network access: `on` or off")
-		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"sbpl","params"][,"network"]}`)
+		sandboxFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to render")
+		fs.Var(&o.network, "network", "network access: `on|off`")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"command"][,"sbpl","params"][,"network"]}`)
 		return o.run
 	},
 }
 
 const profileHelp = `Prints the policy in canonical form (absolute, symlink-free, sorted) and
-exactly what 'cordon run' would execute with it: bwrap's argument list, or
+exactly what 'cordon run' would execute with it: bwrap's argument list;
+for the native backend, cordon itself as the sandbox's init with the
+descriptor of its spec, and the mounts and command that spec holds; or
 the Seatbelt profile and its parameters. Nothing is created or run. A
 launch passes bwrap's arguments through a file descriptor (--args FD);
 they are shown inline here, and the seccomp program it passes the same
@@ -48,9 +51,6 @@ type profileOpts struct {
 }
 
 func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
-	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to render"); bad {
-		return code
-	}
 	comp, err := o.pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
@@ -112,6 +112,12 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
+	if r.Backend == "native" {
+		fmt.Fprintf(w, "  (cordon itself as the sandbox's init, started as /proc/self/exe and named cordon-init;\n"+
+			"  descriptor %s holds its spec: the mounts above, the filter and the command)\n", r.Argv[len(r.Argv)-1])
+		fmt.Fprintln(w, "command:")
+		fmt.Fprintf(w, "  %s\n", shellJoin(r.Command))
+	}
 	if r.SBPL != "" {
 		// The parameters are the -D flags of argv above.
 		fmt.Fprintf(w, "sbpl (written to PROFILE_FILE at launch):\n%s\n", r.SBPL)

@@ -32,9 +32,9 @@ var runCommand = &command{
 	},
 }
 
-const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: bubblewrap on Linux,
-Seatbelt on macOS. With no usable backend it refuses to run (exit 125)
-unless you pass --backend none.
+const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: on Linux cordon's own
+(native) where it is usable, else bubblewrap; Seatbelt on macOS. With no
+usable backend it refuses to run (exit 125) unless you pass --backend none.
 
 Examples:
   cordon run --workspace . -- sh -c 'make test'
@@ -92,10 +92,10 @@ type runOpts struct {
 func (o *runOpts) register(fs *flag.FlagSet) {
 	o.pf.register(fs)
 	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
-	fs.Var(&o.network, "network", "network access: `on` (the host's whole network) or off; see --allow-domain for a list of hosts")
+	fs.Var(&o.network, "network", "network access: `on|off`, on being the host's whole network; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
-	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE`, read-only inside the sandbox")
+	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE` (in a directory that exists), read-only inside the sandbox")
 	fs.BoolVar(&o.cleanEnv, "clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
 	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
 		if s == "" || s[0] == '=' {
@@ -109,6 +109,9 @@ func (o *runOpts) register(fs *flag.FlagSet) {
 func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	if o.tty && o.noTty {
 		return usageError(e, "--tty and --no-tty: pick one")
+	}
+	if args[0] == "" {
+		return usageError(e, "the command is empty: name the program to run after --")
 	}
 	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;
@@ -149,7 +152,10 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 	var protect []string
 	if o.auditPath != "" {
 		var err error
-		if log, err = audit.OpenUser(o.auditPath, ""); err != nil {
+		if log, err = audit.OpenUser(o.auditPath, ""); err == nil {
+			err = log.Check()
+		}
+		if err != nil {
 			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
 		}
 		protect = log.Protect()

@@ -88,7 +88,9 @@ func TestRunBadInput(t *testing.T) {
 		{"not found in PATH", []string{"--workspace", ws, "--", "no-such-command-xyz"}, 127, "no-such-command-xyz"},
 		{"no such file", []string{"--workspace", ws, "--", filepath.Join(ws, "nope")}, 127, filepath.Join(ws, "nope")},
 		{"not executable", []string{"--workspace", ws, "--", filepath.Join(ws, "noexec.sh")}, 126, "noexec.sh"},
-		{"directory", []string{"--workspace", ws, "--", ws}, 126, ws},
+		{"directory", []string{"--workspace", ws, "--", ws}, 126, ws + ": cannot execute: is a directory"},
+		{"empty command", []string{"--workspace", ws, "--", ""}, exitUsage, "cordon run: the command is empty"},
+		{"agents root without agent", []string{"--agents-root", ws}, 125, "an agent id (--agent ID) is required"},
 		{"denied command", []string{"--deny", "/usr/bin", "--", "/usr/bin/true"}, 126, "/usr/bin/true"},
 		{"empty domain pattern", []string{"--workspace", ws, "--allow-domain", ""}, 125, `--allow-domain: bad network pattern "": empty pattern`},
 		{"star alone", []string{"--workspace", ws, "--allow-domain", "*"}, 125, `"*": * alone`},
@@ -248,6 +250,7 @@ func TestRunAudit(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
 	log := filepath.Join(ws, ".cordon", "run.jsonl")
+	require.NoError(t, os.Mkdir(filepath.Dir(log), 0o700))
 	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--audit", log, "--", "sh", "-c",
 		`echo x >> "$0" && echo APPENDED; (: > "$0.head") && echo TRUNCATED; rm -f "$0" && echo REMOVED; echo work > "$1/w.txt"`, log, ws)
 	require.Equal(t, 0, code, out+stderr)

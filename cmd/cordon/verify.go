@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/cordon-sandbox/cordon/conformance"
@@ -24,11 +25,11 @@ func init() {
 
 var verifyCommand = &command{
 	name: "verify", summary: "run the conformance suite: real escape attempts on this host",
-	usage: "[--backend B] [--run REGEXP] [--json] [--junit FILE]",
+	usage: "[--backend B] [--run REGEXP] [--json] [--junit FILE] [--workers N] [--quiet]",
 	help:  verifyHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &verifyOpts{}
-		backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to verify")
 		fs.StringVar(&o.runRE, "run", "", "run only cases whose name matches `REGEXP`")
 		fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON on stdout instead of the table")
 		fs.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")
@@ -46,6 +47,10 @@ user (` + conformance.UnprivName + `, created with useradd -M -r if missing).
 
 Progress goes to stderr, one line per case; then a table and a summary.
 Cases that cannot apply to this backend or host are "n/a", never passed.
+When the backend is not usable here, the report (table, --json, --junit)
+holds one failed case, backend-usable, whose detail says why. The --junit
+file's directory is checked before the suite starts.
+
 Exit status: 0 when every applicable case passed, 1 otherwise (also when
 the backend is not usable here), 2 bad usage, 125 a cordon error.
 
@@ -65,9 +70,6 @@ type verifyOpts struct {
 }
 
 func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
-	if code, bad := refuseNone(e, o.backend, "none is no sandbox, so there is nothing to verify"); bad {
-		return code
-	}
 	cases, err := conformance.Filter(conformance.Catalogue(), o.runRE)
 	if err != nil {
 		return usageError(e, "%v", err)
@@ -75,15 +77,30 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	if len(cases) == 0 {
 		return usageError(e, "--run %q matches no case", o.runRE)
 	}
+	// The JUnit file's directory is checked before the suite runs: a bad
+	// path must not throw a run of minutes away.
+	junit, err := o.openJUnit()
+	if err != nil {
+		return errorf(e, exitCordonError, "%v", err)
+	}
+	defer junit.discard()
 	res := detect.Detect(ctx, string(o.backend))
 	if !res.Usable || res.Nested {
-		return errorf(e, exitFail, "backend %s is not usable here: %s", o.backend, res.Reason)
+		backend := res.Backend
+		if backend == "" || res.Nested {
+			backend = string(o.backend)
+		}
+		why := fmt.Sprintf("backend %s is not usable here: %s", o.backend, res.Reason)
+		errorf(e, exitFail, "%s", why)
+		return o.report(e, notRun(backend, "backend-usable", why), junit)
 	}
 	users := []conformance.User{conformance.Invoker()}
 	if os.Getuid() == 0 && runtime.GOOS == "linux" {
 		u, err := conformance.Unprivileged()
 		if err != nil {
-			return errorf(e, exitFail, "running as root, the suite also runs every case as an unprivileged user: %v", err)
+			why := fmt.Sprintf("running as root, the suite also runs every case as an unprivileged user: %v", err)
+			errorf(e, exitFail, "%s", why)
+			return o.report(e, notRun(res.Backend, "unprivileged-user", why), junit)
 		}
 		users = append(users, u)
 	}
@@ -96,7 +113,76 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
-	return o.report(e, rep)
+	return o.report(e, rep, junit)
+}
+
+// notRun is the report of a suite that could not start: one failed
+// pseudo-case named what was missing, whose detail says why, so that a
+// reader of the JSON or the JUnit file sees the failure and its reason
+// rather than nothing.
+func notRun(backend, name, why string) *conformance.Report {
+	u := conformance.Invoker().Name
+	return &conformance.Report{
+		Backend: backend, Executor: (&conformance.Binary{}).Name(), Users: []string{u},
+		Results: []conformance.Result{{Case: name, Class: "setup", User: u, Outcome: conformance.Fail, Detail: why}},
+		Failed:  1,
+	}
+}
+
+// junitFile is the --junit file being written: a temporary file in the
+// same directory, renamed over the name once the report is complete, so
+// an existing report survives a run that ends in an error.
+type junitFile struct {
+	name string
+	tmp  *os.File // nil: no --junit
+}
+
+// openJUnit creates the temporary file for --junit, which proves the
+// directory writable.
+func (o *verifyOpts) openJUnit() (*junitFile, error) {
+	j := &junitFile{name: o.junit}
+	if o.junit == "" {
+		return j, nil
+	}
+	if fi, err := os.Stat(o.junit); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("--junit %s: is a directory", o.junit)
+	}
+	f, err := os.CreateTemp(filepath.Dir(o.junit), "."+filepath.Base(o.junit)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("--junit %s: %w", o.junit, err)
+	}
+	j.tmp = f
+	return j, nil
+}
+
+// write writes rep to the file and gives it its name.
+func (j *junitFile) write(rep *conformance.Report) error {
+	if j.tmp == nil {
+		return nil
+	}
+	err := rep.WriteJUnit(j.tmp)
+	if err == nil {
+		err = j.tmp.Chmod(0o644) // CreateTemp's 0600 would be a surprise for a report
+	}
+	if cerr := j.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(j.tmp.Name(), j.name)
+	}
+	if err != nil {
+		return fmt.Errorf("--junit %s: %w", j.name, err)
+	}
+	j.tmp = nil
+	return nil
+}
+
+// discard removes the temporary file of a report never written.
+func (j *junitFile) discard() {
+	if j.tmp != nil {
+		j.tmp.Close()
+		os.Remove(j.tmp.Name())
+	}
 }
 
 // suite runs cases as users, with fixtures under base.
@@ -124,18 +210,9 @@ func (o *verifyOpts) suite(ctx context.Context, e *env, backend string, users []
 }
 
 // report writes rep as asked and returns verify's exit status.
-func (o *verifyOpts) report(e *env, rep *conformance.Report) int {
-	if o.junit != "" {
-		f, err := os.Create(o.junit)
-		if err == nil {
-			err = rep.WriteJUnit(f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return errorf(e, exitCordonError, "--junit %s: %v", o.junit, err)
-		}
+func (o *verifyOpts) report(e *env, rep *conformance.Report, junit *junitFile) int {
+	if err := junit.write(rep); err != nil {
+		return errorf(e, exitCordonError, "%v", err)
 	}
 	if o.asJSON {
 		if err := rep.WriteJSON(e.stdout); err != nil {

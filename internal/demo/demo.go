@@ -107,6 +107,14 @@ func openLog(path string, keep bool) (*audit.Key, *audit.Log, error) {
 		return nil, nil, err
 	}
 	log, err := audit.Open(path, key)
+	if err == nil && keep {
+		// A log that cannot be written stops the demo here, before any
+		// step, rather than blocking every one of them.
+		err = log.Check()
+	}
+	if err != nil && keep {
+		err = fmt.Errorf("--audit %s: %w", path, err)
+	}
 	return key, log, err
 }
 
@@ -144,7 +152,9 @@ func play(ctx context.Context, w io.Writer, r *runner.Runner, steps []step, back
 	for i, s := range steps {
 		fmt.Fprintf(w, "\n── %d/%d  %s\n", i+1, len(steps), s.title)
 		fmt.Fprintf(w, "   %s\n", s.explain)
-		if s.req.Name == permission.ToolBash && !sandbox.Usable {
+		// Without a sandbox a shell command the rules let through fails
+		// closed; one they deny is blocked before any sandbox is needed.
+		if s.req.Name == permission.ToolBash && !sandbox.Usable && s.want != runner.Blocked {
 			fmt.Fprintf(w, "   NO SANDBOX: no usable sandbox backend on this host (%s).\n", sandbox.Reason)
 			fmt.Fprintln(w, "   cordon never runs a shell command unconfined, so this call will fail closed.")
 			s.want = runner.Failed

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -65,4 +67,39 @@ func TestRunCatchesAnEscape(t *testing.T) {
 	require.False(t, ok, out.String())
 	require.Contains(t, out.String(), "escaped.txt exists: the shell command escaped the sandbox")
 	require.True(t, strings.HasSuffix(strings.TrimSpace(out.String()), "Some steps did not go as scripted (marked !!)."), out.String())
+}
+
+// unusableBackend is a backend that cannot work on this OS.
+func unusableBackend() string {
+	if runtime.GOOS == "darwin" {
+		return "bwrap"
+	}
+	return "seatbelt"
+}
+
+// With no sandbox, a shell command the rules deny is still blocked before
+// any sandbox is needed; only the approved one fails closed.
+func TestRunWithoutASandbox(t *testing.T) {
+	var out bytes.Buffer
+	ok, err := Run(context.Background(), &out, Options{Backend: unusableBackend(), Spawn: refusing})
+	require.NoError(t, err)
+	require.True(t, ok, out.String())
+	require.NotContains(t, out.String(), "!!")
+	require.Equal(t, 1, strings.Count(out.String(), "NO SANDBOX"), out.String())
+}
+
+// A kept log that cannot be written stops the demo before any step.
+func TestRunBadAuditStopsAtOnce(t *testing.T) {
+	t.Setenv(state.EnvDir, filepath.Join(t.TempDir(), "state"))
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "real.jsonl"), nil, 0o600))
+	require.NoError(t, os.Symlink("real.jsonl", link))
+	var out bytes.Buffer
+	ok, err := Run(context.Background(), &out, Options{AuditPath: link, Backend: "auto", Spawn: refusing})
+	require.False(t, ok)
+	require.ErrorIs(t, err, audit.ErrSymlink)
+	require.ErrorContains(t, err, "--audit "+link)
+	require.Empty(t, out.String(), "no step may be played")
 }
