@@ -20,6 +20,9 @@ type base struct {
 	hidden   int
 }
 
+// An unexported field is no key ("unexported is no key" below).
+var _ = base{}.hidden
+
 type doc struct {
 	base
 	Network *inner          `json:"network,omitempty"`
