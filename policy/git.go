@@ -567,3 +567,23 @@ func submodulePaths(dir string) []string {
 	}
 	return out
 }
+
+// enclosingTop is the work tree top of the repository git's discovery
+// finds from root when root has no .git of its own: the nearest ancestor
+// holding a .git. "" when root has one, or none is found up to /.
+// Discovery's ceilings (GIT_CEILING_DIRECTORIES, file system boundaries)
+// are the user's shell's and are not known here: the walk goes to /,
+// which only ever protects more.
+func enclosingTop(root string) string {
+	if root == "/" || testhook.NoEnclosingRepo || exists(filepath.Join(root, ".git")) || unknown(filepath.Join(root, ".git")) {
+		return ""
+	}
+	for a := filepath.Dir(root); ; a = filepath.Dir(a) {
+		if exists(filepath.Join(a, ".git")) {
+			return a
+		}
+		if a == "/" {
+			return ""
+		}
+	}
+}

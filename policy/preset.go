@@ -189,6 +189,14 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 		g.cache = loadGuardCache(root, opt.ScanCache)
 	}
 	g.workTree(root)
+	if top := enclosingTop(root); top != "" {
+		// Git run in root on the host finds the repository above it
+		// (root has no .git of its own, and cannot get one): what that
+		// repository's config and .gitmodules name inside root is
+		// protected as in a repository of root's own. Its metadata lies
+		// outside root, where a derived root restricts nothing.
+		g.workTree(top)
+	}
 	places, cut := cachedScan(root, opt.ScanCache)
 	g.places(places)
 	g.cache.store()
