@@ -20,9 +20,10 @@ import (
 // the sandbox (docs/threat-model.md, class 6). They are protected whether or not they exist:
 // a file that does not exist yet is the easiest one to plant.
 var (
-	// AutoExecNames are protected at the top of every writable root and of
-	// every git work tree found in one: files and directories that git,
-	// direnv, editors and agents read and obey.
+	// AutoExecNames are protected at the top of every writable root (a
+	// missing one as a stub) and, where they exist, in every git work tree
+	// found in one: files and directories that git, direnv, editors and
+	// agents read and obey.
 	AutoExecNames = []string{
 		".gitmodules", ".envrc", ".mcp.json",
 		".vscode", ".idea", ".claude", ".codex", ".gemini",
