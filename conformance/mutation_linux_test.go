@@ -88,6 +88,7 @@ import (
 //	config-refs     host-git-hookspath-in-worktree(-git-writes)
 //	submodule-dotgit  host-git-submodule-gitfile(-git-writes)
 //	scan-memory     cross-launch-scan-bound
+//	enclosing-repo  host-git-enclosing-repository(-git-writes)
 //	closed-dirs     cross-launch-closed-dir, cross-launch-closed-top,
 //	                cross-launch-closed-home (as the unprivileged user:
 //	                root reads a closed directory anyway)
@@ -244,6 +245,10 @@ var mutations = []mutation{
 		onlyCatchers: true,
 		unprivileged: true,
 		catchers:     []string{"cross-launch-closed-dir", "cross-launch-closed-top", "cross-launch-closed-home"}},
+	{name: "enclosing-repo", step: "what the repository above a workspace without .git names inside it, protected",
+		hooks:        func() { testhook.NoEnclosingRepo = true },
+		onlyCatchers: true,
+		catchers:     []string{"host-git-enclosing-repository", "host-git-enclosing-repository-git-writes"}},
 	{name: "top-head", step: "HEAD protected at the top of a workspace without .git",
 		hooks:        func() { testhook.NoTopHEAD = true },
 		onlyCatchers: true,

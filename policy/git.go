@@ -351,7 +351,22 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 			g.roots = append(g.roots, filepath.Join(dir, n))
 		}
 	}
+	// What direnv, editors and agents obey, in a nested repository as at
+	// the top: those it holds. A missing one is not made a stub (hundreds
+	// of repositories would take thousands of mount points): it can be
+	// created (docs/threat-model.md, class 6).
+	if dir != g.root {
+		for _, n := range nestedAutoExecNames {
+			if has(h, dir, n) {
+				g.roots = append(g.roots, filepath.Join(dir, n))
+			}
+		}
+	}
 }
+
+// nestedAutoExecNames are AutoExecNames but .gitmodules (which the guard
+// protects whether or not it exists).
+var nestedAutoExecNames = slices.DeleteFunc(slices.Clone(AutoExecNames), func(n string) bool { return n == ".gitmodules" })
 
 // HookConfigNames are work tree files that common hook managers, once
 // installed in .git/hooks, read to decide what to run on the user's next
@@ -566,4 +581,24 @@ func submodulePaths(dir string) []string {
 		}
 	}
 	return out
+}
+
+// enclosingTop is the work tree top of the repository git's discovery
+// finds from root when root has no .git of its own: the nearest ancestor
+// holding a .git. "" when root has one, or none is found up to /.
+// Discovery's ceilings (GIT_CEILING_DIRECTORIES, file system boundaries)
+// are the user's shell's and are not known here: the walk goes to /,
+// which only ever protects more.
+func enclosingTop(root string) string {
+	if root == "/" || testhook.NoEnclosingRepo || exists(filepath.Join(root, ".git")) || unknown(filepath.Join(root, ".git")) {
+		return ""
+	}
+	for a := filepath.Dir(root); ; a = filepath.Dir(a) {
+		if exists(filepath.Join(a, ".git")) {
+			return a
+		}
+		if a == "/" {
+			return ""
+		}
+	}
 }

@@ -20,9 +20,10 @@ import (
 // the sandbox (docs/threat-model.md, class 6). They are protected whether or not they exist:
 // a file that does not exist yet is the easiest one to plant.
 var (
-	// AutoExecNames are protected at the top of every writable root and of
-	// every git work tree found in one: files and directories that git,
-	// direnv, editors and agents read and obey.
+	// AutoExecNames are protected at the top of every writable root (a
+	// missing one as a stub) and, where they exist, in every git work tree
+	// found in one: files and directories that git, direnv, editors and
+	// agents read and obey.
 	AutoExecNames = []string{
 		".gitmodules", ".envrc", ".mcp.json",
 		".vscode", ".idea", ".claude", ".codex", ".gemini",
@@ -189,6 +190,14 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 		g.cache = loadGuardCache(root, opt.ScanCache)
 	}
 	g.workTree(root)
+	if top := enclosingTop(root); top != "" {
+		// Git run in root on the host finds the repository above it
+		// (root has no .git of its own, and cannot get one): what that
+		// repository's config and .gitmodules name inside root is
+		// protected as in a repository of root's own. Its metadata lies
+		// outside root, where a derived root restricts nothing.
+		g.workTree(top)
+	}
 	places, cut := cachedScan(root, opt.ScanCache)
 	g.places(places)
 	g.cache.store()

@@ -202,7 +202,7 @@ type dirRecord struct {
 // (bit i of dirRecord.Has and gitPlace.Has: workTreeNames[i] is there).
 // hasKnown marks a gitPlace.Has that answers: one read by this scan or
 // unchanged since the scan that read it.
-var workTreeNames = append([]string{".gitmodules"}, HookConfigNames...)
+var workTreeNames = append(append([]string{".gitmodules"}, HookConfigNames...), nestedAutoExecNames...)
 
 const hasKnown = 1 << 15
 

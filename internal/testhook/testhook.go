@@ -119,6 +119,10 @@ var (
 	NoSubmoduleDotGit bool
 	// ScanForgets drops the repositories earlier scans found.
 	ScanForgets bool
+	// NoEnclosingRepo leaves what the repository above a writable root
+	// without .git names inside that root (its hooksPath, includes,
+	// submodule paths) unprotected.
+	NoEnclosingRepo bool
 	// ClosedUnchecked takes what cannot be looked up for a closed
 	// directory (no permission) as absent: the scan skips it, and a root
 	// below it is dropped with a note instead of failing the launch.
