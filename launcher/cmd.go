@@ -508,3 +508,7 @@ func (c *Cmd) CombinedOutput() ([]byte, error) {
 	err := c.Run()
 	return b.Bytes(), err
 }
+
+// DefaultStubLinger is how long mount stubs stay after the last sandbox
+// holding them exits, unless CORDON_STUB_LINGER says otherwise.
+const DefaultStubLinger = time.Second

@@ -50,10 +50,6 @@ type stubRecord struct {
 	Root string `json:"root,omitempty"`
 }
 
-// DefaultStubLinger is how long mount stubs stay after the last sandbox
-// holding them exits, unless CORDON_STUB_LINGER says otherwise.
-const DefaultStubLinger = time.Second
-
 // stubLinger is Cmd.StubLinger's meaning: d when set, else
 // CORDON_STUB_LINGER (a Go duration, e.g. "0", "500ms"), else the default.
 func stubLinger(d time.Duration) time.Duration {

@@ -210,6 +210,7 @@ func Compose(s Spec) (*Composed, error) {
 	if err := s.checkPolicyLinks(r, c); err != nil {
 		return nil, err
 	}
+	c.notes = append(c.notes, s.offPath(r)...)
 	out.Canonical = c
 	out.Policy = c.Policy()
 	return out, nil
@@ -337,6 +338,26 @@ func (s *Spec) namedExecutables() []string {
 		}
 	}
 	return cand
+}
+
+// offPath notes each of Spec.WritablePathDirs that is no directory of
+// Spec.Path: it opts nothing out.
+func (s *Spec) offPath(r resolver) []string {
+	on := map[string]bool{}
+	for _, d := range filepath.SplitList(s.Path) {
+		if filepath.IsAbs(d) {
+			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil {
+				on[rd] = true
+			}
+		}
+	}
+	var notes []string
+	for _, d := range s.WritablePathDirs {
+		if rd, err := resolveCached(r, d); err != nil || !on[rd] {
+			notes = append(notes, fmt.Sprintf("--writable-path-dir %s changes nothing: it is not a directory of PATH, whose directories are read-only in the sandbox", d))
+		}
+	}
+	return notes
 }
 
 // pathDirs are the absolute directories of Spec.Path, resolved, but those

@@ -126,6 +126,7 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 		if p.DeniedRoots, err = credentials(r, home, ws, opt.AllowRead); err != nil {
 			return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 		}
+		p.notes = append(p.notes, notStores(r, home, opt.AllowRead)...)
 		if within(home, ws) {
 			// A store reached through a link in a writable HOME is denied
 			// at its target, but the link could be swapped for a real
@@ -331,6 +332,24 @@ func credentials(r resolver, home, ws string, allow []string) ([]string, error) 
 		}
 	}
 	return out, nil
+}
+
+// notStores notes each of allow that names no credential store under
+// home: --allow-read opens only those, so it changes nothing there.
+func notStores(r resolver, home string, allow []string) []string {
+	stores := map[string]bool{}
+	for _, n := range CredentialStores {
+		if p, err := resolveCached(r, filepath.Join(home, n)); err == nil {
+			stores[p] = true
+		}
+	}
+	var notes []string
+	for _, a := range allow {
+		if p, err := resolveCached(r, a); err != nil || !stores[p] {
+			notes = append(notes, fmt.Sprintf("--allow-read %s changes nothing: it opens only the credential stores cordon denies (%s, under %s)", a, strings.Join(CredentialStores, ", "), home))
+		}
+	}
+	return notes
 }
 
 // within reports whether p equals root or lies below it.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
@@ -112,6 +113,11 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	}
 	if args[0] == "" {
 		return usageError(e, "the command is empty: name the program to run after --")
+	}
+	if v := os.Getenv("CORDON_STUB_LINGER"); v != "" {
+		if d, err := time.ParseDuration(v); v != "0" && (err != nil || d < 0) {
+			fmt.Fprintf(e.stderr, "cordon run: warning: CORDON_STUB_LINGER=%s is not a duration like 0, 500ms or 2s; the stubs linger %v\n", v, launcher.DefaultStubLinger)
+		}
 	}
 	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;

@@ -286,3 +286,18 @@ func TestLeanBinary(t *testing.T) {
 		require.NotContains(t, []string{"net/http", "crypto/tls", "crypto/x509"}, p, "cordon links %s", p)
 	}
 }
+
+// Flags and settings that change nothing are said so, not taken silently.
+func TestRunSaysWhatChangesNothing(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("CORDON_STUB_LINGER", "abc")
+	code, _, stderr := runCLI(t, "", "run", "--backend", "none", "--workspace", ws,
+		"--allow-read", filepath.Join(ws, "notes.txt"), "--writable-path-dir", "/nonexistent-dir", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "--allow-read "+filepath.Join(ws, "notes.txt")+" changes nothing")
+	require.Contains(t, stderr, "--writable-path-dir /nonexistent-dir changes nothing")
+	require.Contains(t, stderr, "CORDON_STUB_LINGER=abc is not a duration")
+	code, _, stderr = runCLI(t, "", "verify", "--workers", "0")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "--workers 0: give 1 or more")
+}

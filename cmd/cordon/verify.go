@@ -70,6 +70,9 @@ type verifyOpts struct {
 }
 
 func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
+	if o.workers < 1 {
+		return usageError(e, "--workers %d: give 1 or more", o.workers)
+	}
 	cases, err := conformance.Filter(conformance.Catalogue(), o.runRE)
 	if err != nil {
 		return usageError(e, "%v", err)
