@@ -52,7 +52,7 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 			Run: func(h *H) {
 				sd := state.PathFor(h.User.Uid)
 				if filepath.Dir(sd) == "/tmp" {
-					h.NotApplicable("%s has no home directory, so its state lives in %s; a writable /tmp is open mode, which cross-state-dir-open-mode covers", h.User.Name, sd)
+					h.NotApplicable("%s's state directory is %s, right in /tmp (no home directory, or CORDON_STATE_DIR says so); a writable /tmp is open mode, which cross-state-dir-open-mode covers", h.User.Name, sd)
 				}
 				_, p := h.ws()
 				p.Writable = []string{filepath.Dir(sd)}
@@ -87,7 +87,7 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 				}
 				squat := filepath.Join("/tmp", "cordon-"+strconv.Itoa(h.User.Uid))
 				if state.PathFor(h.User.Uid) == squat {
-					h.NotApplicable("%s has no home directory, so its state lives in %s, where a squat is refused with the fix (docs/threat-model.md)", h.User.Name, squat)
+					h.NotApplicable("%s's state directory is %s, right in /tmp (no home directory, or CORDON_STATE_DIR says so), where a squat is refused with the fix (docs/threat-model.md)", h.User.Name, squat)
 				}
 				if err := os.Mkdir(squat, 0o755); err != nil {
 					h.NotApplicable("%s exists already (%v); the case needs to create it", squat, err)

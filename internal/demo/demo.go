@@ -75,6 +75,7 @@ func Run(ctx context.Context, w io.Writer, o Options) (ok bool, err error) {
 	fmt.Fprintf(w, "  outside    %s  (secret.txt: the agent must never see or touch it)\n", outside)
 	fmt.Fprintln(w, "Each call is decided (ALLOW, ASK or DENY, by a named rule); only an ASK is put")
 	fmt.Fprintln(w, "to a person, here a script that answers for them; then the call runs or is blocked.")
+	prior, _ := audit.Verify(logPath, key) // a kept log may hold earlier runs
 	ok = play(ctx, w, r, steps, o.Backend, outside)
 	r.Stop(ctx)
 
@@ -83,7 +84,10 @@ func Run(ctx context.Context, w io.Writer, o Options) (ok bool, err error) {
 		fmt.Fprintf(w, "\nAudit: %v\n", err)
 		return false, nil
 	}
-	fmt.Fprintf(w, "\nAudit: %d records (request, permission, result for each call), hash chain intact.\n", len(recs))
+	fmt.Fprintf(w, "\nAudit: %d records (request, permission, result for each call), hash chain intact.\n", len(recs)-len(prior))
+	if len(prior) > 0 {
+		fmt.Fprintf(w, "  The log holds %d records in all, with earlier runs'.\n", len(recs))
+	}
 	if keepAudit {
 		fmt.Fprintf(w, "  Check it yourself: cordon audit verify %s\n", logPath)
 	}
