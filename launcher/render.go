@@ -42,6 +42,10 @@ type Rendered struct {
 	// Network is the network allowlist and how it is enforced, when
 	// there is one.
 	Network *RenderedNet `json:"network,omitempty"`
+	// Nested says this process runs inside a cordon sandbox already: a
+	// launch runs Argv (the command) directly under the outer sandbox,
+	// which confines it, and Backend names the outer sandbox's.
+	Nested bool `json:"nested,omitempty"`
 }
 
 // RenderedNet is a launch's network allowlist for 'cordon profile'.
@@ -61,6 +65,15 @@ type RenderedNet struct {
 func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	if np != nil && network {
 		return nil, fmt.Errorf("network: a domain allowlist and the host's full network cannot be combined")
+	}
+	if res := detect.Detect(ctx, backend); res.Nested {
+		// As Start does: the outer sandbox confines the command, and its
+		// own state directory (cordon's, masked) is not this launch's.
+		canon, err := policy.Canonicalize(p)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		return &Rendered{Policy: canon.Policy(), Backend: res.Backend, Argv: cmd, Nested: true}, nil
 	}
 	canon, err := canonicalize(p, nil)
 	if err != nil {

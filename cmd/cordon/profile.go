@@ -76,6 +76,9 @@ func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
 // printProfile prints r for people.
 func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	fmt.Fprintf(w, "backend: %s\nrestrictWrites: %v\n", r.Backend, r.Policy.RestrictWrites)
+	if r.Nested {
+		fmt.Fprintf(w, "nested: this runs inside a cordon sandbox (%s) already; 'cordon run' runs the command directly under it, which confines it, and applies nothing below\n", r.Backend)
+	}
 	for _, f := range []struct {
 		name  string
 		paths []string
@@ -112,7 +115,7 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
-	if r.Backend == "native" {
+	if r.Backend == "native" && !r.Nested && len(r.Argv) > 0 {
 		fmt.Fprintf(w, "  (cordon itself as the sandbox's init, started as /proc/self/exe and named cordon-init;\n"+
 			"  descriptor %s holds its spec: the mounts above, the filter and the command)\n", r.Argv[len(r.Argv)-1])
 		fmt.Fprintln(w, "command:")

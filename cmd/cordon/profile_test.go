@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // TestProfileNativeArgv: the native backend's argv is what its launch
@@ -43,4 +46,37 @@ func TestProfileNativeArgv(t *testing.T) {
 	require.Contains(t, out, "argv:\n  "+exe+" __cordon-init 3\n")
 	require.Contains(t, out, "descriptor 3 holds its spec")
 	require.True(t, strings.Contains(out, "command:\n  echo hi\n"), out)
+}
+
+// Inside a sandbox, 'cordon profile' says the command would run directly
+// under the outer sandbox, as 'cordon run' does there, and does not try to
+// fix up cordon's state directory, which the outer sandbox masks.
+func TestProfileNestedForReal(t *testing.T) {
+	testenv.RequireBwrap(t)
+	var out, errb bytes.Buffer
+	argv, env := testenv.SubprocessArgs("TestHelperProfileInside", "")
+	args := []string{"run", "--workspace", t.TempDir()}
+	for _, e := range env {
+		args = append(args, "--env", e)
+	}
+	args = append(append(args, "--"), argv...)
+	code := run(context.Background(), args, nil, &out, &errb)
+	require.Equal(t, 0, code, out.String()+errb.String())
+	require.Contains(t, out.String(), "nested: this runs inside a cordon sandbox")
+	require.Contains(t, out.String(), "argv:\n  make test\n")
+	require.Contains(t, out.String(), "PROFILE-OK")
+}
+
+// TestHelperProfileInside runs 'cordon profile' inside a sandbox.
+func TestHelperProfileInside(t *testing.T) {
+	testenv.InSubprocess(t) // for TestProfileNestedForReal
+	ws, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"profile", "--workspace", ws, "--", "make", "test"}, nil, &out, os.Stderr); code == 0 {
+		out.WriteString("PROFILE-OK\n")
+	}
+	os.Stdout.Write(out.Bytes())
 }
