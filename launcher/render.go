@@ -51,7 +51,7 @@ type Rendered struct {
 // RenderedNet is a launch's network allowlist for 'cordon profile'.
 type RenderedNet struct {
 	AllowDomains []string `json:"allowDomains"`
-	DenyDomains  []string `json:"denyDomains,omitempty"`
+	DenyDomains  []string `json:"denyDomains"` // [] when none
 	// Proxy is the proxy's URL inside the sandbox (HTTP_PROXY).
 	Proxy string `json:"proxy"`
 	// Enforcement says how the sandbox is kept to the proxy.
@@ -124,7 +124,7 @@ func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, ne
 			exe = "CORDON (" + err.Error() + ")"
 		}
 		cmd = append([]string{exe, netExecArg, "FD", strconv.Itoa(ProxyPort)}, cmd...)
-		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: append([]string{}, np.DenyText()...),
 			Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
 			Enforcement: bwrapNetEnforcement}
 	}
@@ -153,7 +153,7 @@ func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netp
 	if np != nil {
 		s := bwrap.SocketsProxy()
 		opts.Sockets = &s
-		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: np.DenyText(),
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: append([]string{}, np.DenyText()...),
 			Proxy:       "http://127.0.0.1:" + strconv.Itoa(ProxyPort),
 			Enforcement: nativeNetEnforcement}
 	}
