@@ -43,6 +43,7 @@ const (
 	bpfJa     = 0x05 // BPF_JMP | BPF_JA
 	bpfJeqK   = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
 	bpfJgeK   = 0x35 // BPF_JMP | BPF_JGE | BPF_K
+	bpfJsetK  = 0x45 // BPF_JMP | BPF_JSET | BPF_K
 	bpfRetK   = 0x06 // BPF_RET | BPF_K
 
 	retAllow = 0x7fff0000
@@ -60,6 +61,13 @@ const (
 	offArg0 = 16 // low 32 bits (little endian): the kernel reads an int
 	offArg1 = 24
 	offArg2 = 32
+	offArg3 = 40
+
+	// modeSetID are the mode bits a sandbox may not give a file: a
+	// set-user-ID or set-group-ID program made inside (as root: a root
+	// shell) runs with its owner's rights on the host, for any local user
+	// who can reach it, once the sandbox is gone.
+	modeSetID = 0o6000
 )
 
 // Errnos, the same on x86_64 and aarch64 (asm-generic/errno*.h).
@@ -206,14 +214,34 @@ var archs = []arch{
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"add_key": 248, "request_key": 249, "keyctl": 250,
 		"bpf": 321, "userfaultfd": 323, "syslog": 103,
+		"chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+		"open": 2, "openat": 257, "creat": 85, "openat2": 437, "mknod": 133, "mknodat": 259,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"add_key": 217, "request_key": 218, "keyctl": 219,
 		"bpf": 280, "userfaultfd": 282, "syslog": 116,
+		"fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "openat2": 437, "mknodat": 33,
 	}},
 }
+
+// modeCalls are the calls that give a file its mode, where the mode is
+// and, for the opens, where the flags are (the mode counts only with
+// O_CREAT or O_TMPFILE: without them it is whatever the caller left
+// there): setuid and setgid bits in it are refused (EPERM).
+var modeCalls = []struct {
+	name        string
+	mode, flags uint32 // flags 0: the call always makes the file
+}{
+	{"chmod", offArg1, 0}, {"fchmod", offArg1, 0}, {"fchmodat", offArg2, 0}, {"fchmodat2", offArg2, 0},
+	{"open", offArg2, offArg1}, {"openat", offArg3, offArg2}, {"creat", offArg1, 0},
+	{"mknod", offArg1, 0}, {"mknodat", offArg2, 0},
+}
+
+// openCreates are the open flags with which the mode argument is used:
+// O_CREAT and O_TMPFILE's own bit (the same on x86_64 and aarch64).
+const openCreates = 0o100 | 0o20000000
 
 // Seccomp returns the filter program for a sandbox whose sockets follow
 // s, in the binary form bwrap's --seccomp reads.
@@ -262,7 +290,29 @@ func (a *asm) arch(ar arch, r Rules) {
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
+	// openat2's mode is behind a pointer the filter cannot read: ENOSYS,
+	// and callers fall back to openat.
+	a.emit(insn{code: bpfJeqK, k: nr("openat2"), jf: 1})
+	ret(retErrno | enosys)
+	for _, mc := range modeCalls {
+		if n, ok := ar.nr[mc.name]; ok {
+			a.emit(insn{code: bpfJeqK, k: n, t: l("mode" + mc.name)})
+		}
+	}
 	ret(retAllow)
+	for _, mc := range modeCalls {
+		if _, ok := ar.nr[mc.name]; ok {
+			a.label(l("mode" + mc.name))
+			if mc.flags != 0 {
+				a.emit(insn{code: bpfLdWAbs, k: mc.flags})
+				a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
+				ret(retAllow)
+			}
+			a.emit(insn{code: bpfLdWAbs, k: mc.mode})
+			a.emit(insn{code: bpfJsetK, k: modeSetID, t: l("eperm")})
+			ret(retAllow)
+		}
+	}
 
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
 	a.label(l("ioctl"))

@@ -19,6 +19,14 @@ func TestSyscallNumbers(t *testing.T) {
 		"io_uring_register": unix.SYS_IO_URING_REGISTER,
 		"add_key":           unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY, "keyctl": unix.SYS_KEYCTL,
 		"bpf": unix.SYS_BPF, "userfaultfd": unix.SYS_USERFAULTFD, "syslog": unix.SYS_SYSLOG,
+		"fchmod": unix.SYS_FCHMOD, "fchmodat": unix.SYS_FCHMODAT, "fchmodat2": 452,
+		"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2, "mknodat": unix.SYS_MKNODAT,
+	}
+	if runtime.GOARCH == "amd64" {
+		// The calls aarch64 has only the *at forms of.
+		for n, nr := range map[string]uint32{"chmod": 90, "open": 2, "creat": 85, "mknod": 133} {
+			want[n] = nr
+		}
 	}
 	name := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
 	for _, ar := range archs {

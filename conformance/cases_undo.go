@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,30 @@ func undoCases() []Case {
 				h.NoSecret(o)
 				h.Want("ws/ro.txt", "original\n")
 				h.Refuse(o, "USERNS")
+			}},
+		{Name: "undo-plant-setuid", Class: 7, Summary: "give a copy of a shell in the workspace the set-user-ID or set-group-ID bit (chmod 4755, u+s, g+s, install -m 4755, open and mknod with the mode, fchmod): after the sandbox, any local user would run it as the file's owner (as root: a root shell)",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `cp /bin/sh s1 && ok COPY
+chmod 4755 s1 && ok CHMOD; chmod u+s s1 && ok CHMOD_U; chmod g+s s1 && ok CHMOD_G
+install -m 4755 /bin/sh s2 2>/dev/null && ok INSTALL
+if command -v python3 >/dev/null; then
+python3 -c 'import os; os.close(os.open("s3", os.O_CREAT|os.O_WRONLY, 0o4755))' 2>/dev/null && ok OPEN
+python3 -c 'import os, stat; os.mknod("s4", stat.S_IFREG|0o6755)' 2>/dev/null && ok MKNOD
+python3 -c 'import os; f=os.open("s1", os.O_RDONLY); os.fchmod(f, 0o4755)' 2>/dev/null && ok FCHMOD
+fi
+chmod 700 s1 && ok PLAIN`)
+				h.Expect(o, "COPY", "PLAIN")
+				h.Refuse(o, "CHMOD", "CHMOD_U", "CHMOD_G", "INSTALL", "OPEN", "MKNOD", "FCHMOD")
+				filepath.WalkDir(h.Path("ws"), func(p string, d fs.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return nil
+					}
+					if fi, err := os.Lstat(p); err == nil && fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+						h.Errorf("host: %s is %v: a set-user-ID or set-group-ID file the sandbox made", p, fi.Mode())
+					}
+					return nil
+				})
 			}},
 		{Name: "undo-nested-userns-syscall", Class: 7, Backends: linuxOnly, Summary: "clone a nested user+mount namespace mapped to root (cordon __attack userns), then unmount",
 			Run: func(h *H) {

@@ -114,7 +114,9 @@
 // Events (osascript driving Terminal) and mounts. The profile ends by
 // denying job-creation, lsopen, appleevent-send, file-mount and
 // file-unmount, user-preference-write (cfprefsd writes plists for the
-// caller, outside every path rule), and executing launchctl, open and
+// caller, outside every path rule), file-write-setugid (a set-user-ID
+// program made inside would run as its owner for anyone later; last, so no
+// path rule allows it again), and executing launchctl, open and
 // osascript. The service operations carry no path filter: they are checked
 // for the caller whatever program asks, so a renamed copy of open or
 // osascript meets the same deny; the exec denies only turn the common case
@@ -184,6 +186,7 @@
 //	file-mount             operation  yes  yes  yes  yes
 //	file-unmount           operation  yes  yes  yes  yes
 //	user-preference-write  operation  yes  yes  yes  yes
+//	file-write-setugid     operation  ?    ?    ?    ?    one of Seatbelt's file-write operations; in the probe
 //	subpath                filter     yes  yes  yes  yes
 //	literal                filter     yes  yes  yes  yes
 //	regex                  filter     yes  yes  yes  yes  #"^/dev/ttys[0-9]+$" only

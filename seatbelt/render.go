@@ -262,6 +262,10 @@ func (r *renderer) noWayOut() {
 	// cfprefsd writes a preference domain's plist on the caller's behalf,
 	// outside every path rule (login items, Terminal startup commands).
 	w.WriteString("(deny user-preference-write)\n")
+	// A set-user-ID or set-group-ID file made inside would run with its
+	// owner's rights for any user who reaches it later (docs/threat-model.md,
+	// class 11). Last, so that no path rule allows it again.
+	w.WriteString("(deny file-write-setugid)\n")
 	w.WriteString("(deny process-exec\n")
 	for _, p := range launchers {
 		fmt.Fprintf(w, "  (literal %q)\n", p)
