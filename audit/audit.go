@@ -215,10 +215,11 @@ func (l *Log) Append(kind, toolUseID string, data any) error {
 		return fmt.Errorf("append %s record to audit log %s: %w", kind, l.path, err)
 	}
 	defer f.Close()
-	if err := lock(f, true); err != nil {
+	lk, err := lock(l.path, true)
+	if err != nil {
 		return fmt.Errorf("append %s record: lock %s: %w", kind, l.path, err)
 	}
-	defer unlock(f)
+	defer unlock(lk)
 	if err := l.append(dir, f, kind, toolUseID, raw); err != nil {
 		return fmt.Errorf("append %s record to audit log %s: %w", kind, l.path, err)
 	}

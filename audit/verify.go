@@ -109,11 +109,12 @@ func readLocked(path, abs string) (head Head, data []byte, release func(), err e
 	if err := checkFile(f, false); err != nil {
 		return fail(fmt.Errorf("verify: %w", err))
 	}
-	if err := lock(f, false); err != nil {
+	lk, err := lock(abs, false)
+	if err != nil {
 		return fail(fmt.Errorf("verify: lock %s: %w", path, err))
 	}
 	release = func() {
-		unlock(f)
+		unlock(lk)
 		f.Close()
 	}
 	if head, data, err = readBoth(path, dir, f, abs); err != nil {
