@@ -333,10 +333,26 @@ func (p Pattern) matches(host string, port int, deny bool) bool {
 	return host == p.Host
 }
 
+// ValidHost reports whether h, a Normalize'd host, is something a
+// pattern can name: an IP literal without a zone, or a DNS name of
+// letters, digits, '-' and '_'. Anything else ("::ffff:1.2.3.4%x.example.com",
+// an IPv6 literal whose zone happens to end in an allowed suffix) must
+// match no pattern: it is neither the name a wildcard means nor an
+// address a pattern names.
+func ValidHost(h string) bool {
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Zone() == ""
+	}
+	if strings.Contains(h, "%") {
+		return false
+	}
+	return checkName(h) == nil
+}
+
 // Decide is the verdict on host:port, host as the client asked for it.
 func (p *Policy) Decide(host string, port int) Decision {
 	h := Normalize(host)
-	if p == nil {
+	if p == nil || !ValidHost(h) {
 		return Decision{}
 	}
 	for i := range p.Deny {

@@ -168,3 +168,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestZonedLiteralMatchesNoWildcard(t *testing.T) {
+	p, err := New([]string{"*.example.com", "*.example.com:8443", "example.com"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"::ffff:1.2.3.4%x.example.com", "[2a00::1%x.example.com]", "fe80::1%a.example.com", "a%b.example.com", "a/b.example.com"} {
+		for _, port := range []int{80, 443, 8443} {
+			if d := p.Decide(h, port); d.Allowed {
+				t.Errorf("Decide(%q, %d) allowed by %s", h, port, d.Rule())
+			}
+		}
+	}
+	if d := p.Decide("A.Example.com.", 443); !d.Allowed {
+		t.Errorf("a plain subdomain is refused")
+	}
+}

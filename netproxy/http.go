@@ -57,11 +57,13 @@ func (r *request) wantsClose() bool {
 
 // http serves HTTP proxy requests on c until the client or the
 // destination closes.
-func (s *Server) http(c net.Conn, br *bufio.Reader) {
+func (s *Server) http(c net.Conn, br *bufio.Reader, cr *capReader) {
 	ctx := context.Background()
 	tp := textproto.NewReader(br)
 	for {
+		cr.left = maxHead
 		req, err := readRequest(tp)
+		cr.left = -1
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				httpError(c, 400, "cordon proxy: bad request: "+err.Error())

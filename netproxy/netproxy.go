@@ -194,7 +194,8 @@ func (s *Server) serveConn(c net.Conn) {
 	if s.Credential != "" {
 		c.SetReadDeadline(time.Now().Add(authDeadline)) // cleared once authorized
 	}
-	br := bufio.NewReader(c)
+	cr := &capReader{r: c, left: -1}
+	br := bufio.NewReader(cr)
 	b, err := br.Peek(1)
 	if err != nil {
 		return
@@ -203,7 +204,34 @@ func (s *Server) serveConn(c net.Conn) {
 		s.socks(c, br)
 		return
 	}
-	s.http(c, br)
+	s.http(c, br, cr)
+}
+
+// maxHead bounds a request's line and header: the proxy holds them in
+// its memory, outside the sandbox, and must not let a client without a
+// newline grow it without end.
+const maxHead = 1 << 20
+
+// capReader reads from r at most left more bytes, when left >= 0.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+var errHeadTooLarge = errors.New("request head larger than 1 MiB")
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if c.left > 0 && int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	if c.left > 0 {
+		c.left -= int64(n)
+	}
+	return n, err
 }
 
 // refusal is a request the proxy does not connect, with the event that
@@ -248,9 +276,14 @@ func (s *Server) connect(ctx context.Context, proto, host string, port int) (net
 	}
 	var usable []netip.Addr
 	var internal []string
+	own := hostAddrs()
 	for _, a := range addrs {
 		a = a.Unmap()
-		if name, ok := netpolicy.Internal(a); ok && !d.Literal && !testhook.NetNoInternalGuard {
+		name, ok := netpolicy.Internal(a)
+		if !ok && own[a.WithZone("")] {
+			name, ok = "this host's own address", true
+		}
+		if ok && !d.Literal && !testhook.NetNoInternalGuard {
 			internal = append(internal, a.String()+" ("+name+")")
 			continue
 		}
@@ -283,8 +316,27 @@ func (s *Server) connect(ctx context.Context, proto, host string, port int) (net
 	return refuse("connect failed: "+lastErr.Error(), "")
 }
 
+// hostAddrs are the addresses of this host's interfaces: a public
+// address of the host reaches its services as loopback does, so a name
+// only a wildcard or a preset allows must not lead there either.
+func hostAddrs() map[netip.Addr]bool {
+	own := map[netip.Addr]bool{}
+	ifas, _ := net.InterfaceAddrs()
+	for _, ifa := range ifas {
+		if n, ok := ifa.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok {
+				own[a.Unmap()] = true
+			}
+		}
+	}
+	return own
+}
+
 func (s *Server) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" {
+			return nil, errors.New("an IPv6 zone is not a destination")
+		}
 		return []netip.Addr{a}, nil
 	}
 	if netpolicy.IsLocalhost(host) {

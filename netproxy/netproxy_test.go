@@ -2,9 +2,11 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -407,4 +410,35 @@ func TestHostHeaderFromTarget(t *testing.T) {
 	fmt.Fprintf(c, "GET http://s.test:%d/ HTTP/1.1\r\nHost: forbidden.test\r\nConnection: close\r\n\r\n", p)
 	b, _ := io.ReadAll(c)
 	require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("s.test:%d", p)), "%s", b)
+}
+
+// A zoned IPv6 literal whose zone ends in an allowed suffix is no name
+// under a wildcard: it once reached any address through *.corp.test.
+// And a request head without end is cut, not held in the proxy's memory.
+func TestZonedLiteralAndLongHead(t *testing.T) {
+	f := newFixture(t, []string{"*.corp.test"}, nil, nil)
+	c, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT [::ffff:203.0.113.7%%x.corp.test]:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "403")
+
+	c2, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer c2.Close()
+	fmt.Fprintf(c2, "GET http://a.corp.test/ HTTP/1.1\r\nX-A: ")
+	chunk := bytes.Repeat([]byte("A"), 64<<10)
+	for i := 0; i < 32; i++ { // 2 MiB, past the 1 MiB bound
+		if _, err := c2.Write(chunk); err != nil {
+			break // the proxy has closed the connection already
+		}
+	}
+	// The proxy has given up on the head: the connection ends, where it
+	// would otherwise wait for the rest of it.
+	c2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.ReadAll(c2)
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the proxy still waits for the rest of a head past its bound")
 }
