@@ -15,6 +15,34 @@ import (
 // nothing legitimate nests that far and the cost must stay bounded.
 const maxDepth = 8
 
+// maxScript bounds a shell string's length: keywords (if, while, case)
+// nest without brackets, and the parser recurses once per level, so
+// length is what bounds their depth (12 MB of nested ifs overflowed the
+// stack, a fatal error).
+const maxScript = 1 << 20
+
+// maxNesting bounds how deeply brackets, braces and parentheses may nest
+// in one shell string, counted without regard to quoting (an
+// overestimate): the parser recurses once per level.
+const maxNesting = 512
+
+// nesting is the deepest run of opening (, { and [ not yet closed in src.
+func nesting(src string) int {
+	depth, most := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '[':
+			depth++
+			most = max(most, depth)
+		case ')', '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return most
+}
+
 // maxBraceWords bounds brace expansion of one word ({1..100000} is cheap to
 // write and expensive to enumerate); beyond it the word counts as dynamic.
 const maxBraceWords = 64
@@ -78,6 +106,19 @@ func (c *classifier) deny(cmd, via, format string, a ...any) {
 func (c *classifier) script(src string, depth int, via string) {
 	if depth > maxDepth {
 		c.deny("", via, "shell strings nested more than %d deep", maxDepth)
+		return
+	}
+	if len(src) > maxScript {
+		c.deny("", via, "the command is %d bytes long (more than %d); a command cordon cannot read is denied", len(src), maxScript)
+		c.v.Unparsable = true
+		return
+	}
+	if n := nesting(src); n > maxNesting {
+		// The parser and brace expansion recurse once per level: a few
+		// hundred thousand levels overflow the stack (a fatal error no
+		// recover catches) and thousands of nested braces take seconds.
+		c.deny("", via, "the command nests brackets or braces %d deep (more than %d); a command cordon cannot read is denied", n, maxNesting)
+		c.v.Unparsable = true
 		return
 	}
 	p := parsers.Get().(*syntax.Parser)

@@ -190,6 +190,30 @@ func TestClassifyShellDepth(t *testing.T) {
 	require.True(t, v.Deny)
 }
 
+// Commands nested or long enough to overflow the parser's stack (a fatal
+// error, which no recover catches) or to take seconds in brace expansion
+// are denied as unreadable before they are parsed.
+func TestClassifyShellNestingBound(t *testing.T) {
+	for name, src := range map[string]string{
+		"subshells":      strings.Repeat("(", 400000) + "true" + strings.Repeat(")", 400000),
+		"substitutions":  strings.Repeat("echo $(", 200000) + "true" + strings.Repeat(")", 200000),
+		"braces":         strings.Repeat("{", 12000) + "a,b" + strings.Repeat("}", 12000),
+		"keywords":       strings.Repeat("if true; then ", 100000) + "true" + strings.Repeat("; fi", 100000),
+		"just below":     strings.Repeat("(", maxNesting) + "true" + strings.Repeat(")", maxNesting),
+		"a long command": "echo " + strings.Repeat("a", maxScript),
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := ClassifyShell(src)
+			if name == "just below" {
+				require.False(t, v.Unparsable, "%+v", v.Reason)
+				return
+			}
+			require.True(t, v.Deny, name)
+			require.True(t, v.Unparsable, "%s: %s", name, v.Reason)
+		})
+	}
+}
+
 func TestClassifyShellPaths(t *testing.T) {
 	v := ClassifyShell("cat ../x/secret && find /agents -name '*.key' && ls /agents/*/ > out/list")
 	require.False(t, v.Deny)

@@ -234,6 +234,9 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if c.Err != nil {
 		return nil, nil, c.Err
 	}
+	if len(c.Args) == 0 && c.Path != "" {
+		c.Args = []string{c.Path} // as os/exec takes a Cmd without Args
+	}
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()

@@ -283,3 +283,14 @@ func TestIdentityCheckOnComposedView(t *testing.T) {
 	_, err = os.Stat(filepath.Join(ws+".real", "f"))
 	require.NoError(t, err, "the first launch wrote its own workspace")
 }
+
+// A Cmd made as a literal, with Path and no Args, runs Path with no
+// arguments, as os/exec does (it panicked).
+func TestCmdLiteralWithoutArgs(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := &Cmd{Path: "/bin/true", Policy: p, StubLinger: -1}
+	require.NoError(t, c.Run())
+}

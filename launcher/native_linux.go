@@ -121,6 +121,7 @@ func (c *Cmd) nativeSpec(canon *policy.Canonical, plan *bwrap.Plan, argv []strin
 		Path:          argv[0],
 		Argv:          argv,
 		Files:         files,
+		Closed:        nilFiles(c.ExtraFiles),
 		ProxyFd:       3 + files,
 		Ctty:          ctty,
 		CttyFd:        c.ttyCtty(),
@@ -175,4 +176,16 @@ func weakenMounts(weaken string, mounts []native.Mount) []native.Mount {
 var mountWhat = map[bwrap.MountKind]string{
 	bwrap.MountPin: "pin", bwrap.MountBind: "bind", bwrap.MountReadonly: "read-only bind",
 	bwrap.MountMaskDir: "mask", bwrap.MountMaskFile: "mask",
+}
+
+// nilFiles are the descriptors the caller's nil ExtraFiles entries stand
+// for, which the command must get closed.
+func nilFiles(extra []*os.File) []int {
+	var fds []int
+	for i, f := range extra {
+		if f == nil {
+			fds = append(fds, 3+i)
+		}
+	}
+	return fds
 }

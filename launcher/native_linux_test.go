@@ -173,3 +173,26 @@ func TestExecNativeReportsStatusEarly(t *testing.T) {
 	require.NotNil(t, c.ProcessState)
 	require.Equal(t, "copied\n", buf.String())
 }
+
+// A nil entry of ExtraFiles is a closed descriptor in the command, as
+// os/exec makes it, through the native init too: the init's own runtime
+// may hold a file at that number (the cgroup CPU limit), which the
+// command must not inherit.
+func TestNativeNilExtraFileIsClosed(t *testing.T) {
+	testenv.RequireNative(t)
+	ws := t.TempDir()
+	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	require.NoError(t, err)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	fmt.Fprintln(w, "from-fd-4")
+	w.Close()
+	c := Command(p, "sh", "-c", `if [ -e /proc/self/fd/3 ]; then echo "OPEN3 $(readlink /proc/self/fd/3)"; else echo CLOSED3; fi; cat <&4`)
+	c.Backend = BackendNative
+	c.StubLinger = -1
+	c.ExtraFiles = []*os.File{nil, r}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "CLOSED3\nfrom-fd-4\n", string(out))
+}

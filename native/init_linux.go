@@ -389,6 +389,11 @@ func run(s *Spec) int {
 	for i := range files {
 		files[i] = uintptr(i)
 	}
+	for _, fd := range s.Closed {
+		if fd >= 3 && fd < len(files) {
+			files[fd] = ^uintptr(0) // -1: closed in the child
+		}
+	}
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,

@@ -70,6 +70,12 @@ type Spec struct {
 	// Files is how many descriptors from 3 on the command inherits (the
 	// caller's ExtraFiles).
 	Files int `json:"files,omitempty"`
+	// Closed are the descriptors among 3..3+Files that the caller left
+	// nil in ExtraFiles: closed in the command, as os/exec closes them.
+	// The init's own runtime may have opened a file there (the Go
+	// runtime keeps the cgroup CPU limit file open), which the command
+	// must not inherit.
+	Closed []int `json:"closed,omitempty"`
 	// ProxyPort, when set, is the port of the network allowlist's proxy
 	// inside: the init listens on 127.0.0.1:ProxyPort in the sandbox's
 	// network namespace and hands the listener to the launcher over the

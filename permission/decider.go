@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/guards"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -77,7 +78,13 @@ func New(cfg Config) (*Decider, error) {
 		}
 		p = &lp
 	}
-	if d.kernel, err = policy.Canonicalize(*p); err != nil {
+	// The launcher denies cordon's state directory (audit key and log,
+	// detection cache, stub registry) inside every sandbox, whatever the
+	// policy (launcher.canonicalize); the file tools, which run outside
+	// it, must not be given more. With HOME as the workspace the state
+	// directory (~/.local/state/cordon) lies inside it.
+	q := withStateDenied(*p)
+	if d.kernel, err = policy.Canonicalize(q); err != nil {
 		return nil, fmt.Errorf("new decider: launched policy: %w", err)
 	}
 	for _, r := range d.kernel.Roots() {
@@ -333,4 +340,22 @@ func short(s string) string {
 		return string(r[:77]) + "..."
 	}
 	return s
+}
+
+// withStateDenied adds cordon's state directory to p's denied roots, as
+// the launcher does for every launch, unless p names it already.
+func withStateDenied(p policy.FsSandboxPolicy) policy.FsSandboxPolicy {
+	sd, err := policy.Resolve(state.Path())
+	if err != nil {
+		return p
+	}
+	for _, l := range [][]string{p.BaseWritableRoots, p.DeniedRoots, p.ReadonlyRoots, p.WritableRoots} {
+		for _, r := range l {
+			if rr, err := policy.Resolve(r); err == nil && rr == sd {
+				return p
+			}
+		}
+	}
+	p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
+	return p
 }

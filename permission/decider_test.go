@@ -222,3 +222,26 @@ func TestProtectedWritesAreDenied(t *testing.T) {
 	d = f.d.Decide(req("write_file", map[string]string{"path": "src/.vscode-notes", "content": "x"}))
 	require.Equal(t, Ask, d.Action, d.Reason)
 }
+
+// cordon's state directory inside the workspace (HOME as the workspace
+// holds ~/.local/state/cordon) is denied to the file tools as it is to
+// the sandbox: its audit key would let the agent forge the audit log.
+func TestStateDirectoryInWorkspaceIsDenied(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	sd := filepath.Join(ws, ".local", "state", "cordon")
+	require.NoError(t, os.MkdirAll(filepath.Join(sd, "audit"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(sd, "audit", "key"), []byte("k"), 0o600))
+	t.Setenv("CORDON_STATE_DIR", sd)
+	d, err := New(Config{Workspace: ws})
+	require.NoError(t, err)
+	for _, r := range []Request{
+		req("Read", map[string]string{"file_path": filepath.Join(sd, "audit", "key")}),
+		req("Write", map[string]string{"file_path": filepath.Join(sd, "detect-native.json"), "content": "{}"}),
+		req("Grep", map[string]string{"pattern": "x", "path": sd}),
+	} {
+		got := d.Decide(r)
+		require.Equal(t, Deny, got.Action, "%s: %s", r.Name, got.Reason)
+	}
+	require.Equal(t, Allow, d.Decide(req("Read", map[string]string{"file_path": filepath.Join(ws, "a.txt")})).Action)
+}
