@@ -69,6 +69,10 @@ var ErrDenied = errors.New("command is in a denied root")
 type Cmd struct {
 	// Path, Args, Env, Dir, Stdin, Stdout, Stderr and ExtraFiles mean what
 	// they mean in os/exec. Env nil means the launcher's environment.
+	// No other descriptor of the caller reaches the sandbox, but through
+	// bwrap one opened without close-on-exec while Start runs may: open
+	// such descriptors under syscall.ForkLock, as os/exec asks too
+	// (docs/threat-model.md, class 9).
 	Path       string
 	Args       []string
 	Env        []string
