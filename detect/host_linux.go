@@ -2,8 +2,11 @@ package detect
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/native"
 )
 
@@ -31,7 +34,7 @@ func osProductVersion() string { return "" }
 // where bwrap itself is pid 1; a host's pid 1 is an init system.
 var insideBwrap = func() bool {
 	b, err := os.ReadFile("/proc/1/comm")
-	return err == nil && strings.TrimSpace(string(b)) == "bwrap"
+	return err == nil && strings.TrimSpace(string(b)) == "bwrap" && cordonMarked()
 }
 
 // insideNative reports whether this process runs in a sandbox of the
@@ -39,5 +42,57 @@ var insideBwrap = func() bool {
 // inside can rename it, as only a process itself may set its name.
 var insideNative = func() bool {
 	b, err := os.ReadFile("/proc/1/comm")
-	return err == nil && strings.TrimSpace(string(b)) == native.InitName
+	return err == nil && strings.TrimSpace(string(b)) == native.InitName && cordonMarked()
+}
+
+// cordonMarked reports whether cordon's state directory is masked here as
+// every sandbox cordon launches masks it (launcher: the state directory is
+// denied whatever the policy): a mount at its path whose source lies among
+// cordon's masks. pid 1's name alone does not say whose sandbox this is:
+// bubblewrap is pid 1 in every sandbox made with it (Flatpak's, other
+// tools'), which may confine far less than the policy asks.
+func cordonMarked() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	sd := state.Path()
+	alt, _ := filepath.EvalSymlinks(sd)
+	return maskedIn(string(b), sd, alt)
+}
+
+// maskedIn reports whether mountinfo has a mount at dir (or alt) whose
+// root, the directory bound there, is one of cordon's masks.
+func maskedIn(mountinfo, dir, alt string) bool {
+	marker := "/" + state.Run + "/masks/"
+	for _, line := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		root, at := unescapeMount(f[3]), unescapeMount(f[4])
+		if (at == dir || alt != "" && at == alt) && strings.Contains(root, marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
