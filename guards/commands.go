@@ -1,8 +1,10 @@
 package guards
 
 import (
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -35,7 +37,7 @@ type wrapper struct {
 }
 
 var wrappers = map[string]wrapper{
-	"env":     {argOpts: []string{"-u", "--unset", "-C", "--chdir"}, assigns: true},
+	"env":     {argOpts: []string{"-u", "--unset", "-C", "--chdir", "-a", "--argv0"}, assigns: true},
 	"command": {},
 	"builtin": {},
 	"exec":    {argOpts: []string{"-a"}},
@@ -65,12 +67,13 @@ func (c *classifier) named(name string, ws []word, depth int, via string) {
 	args := ws[1:]
 	switch {
 	case name == "eval":
-		if s, ok := joined(args); ok {
-			c.script(s, depth+1, via+" (inside eval)")
-		}
+		c.script(joined(args), depth+1, via+" (inside eval)")
 		return
 	case shells[name]:
 		c.shell(name, args, depth, via)
+		return
+	case name == "trap":
+		c.trap(args, depth, via)
 		return
 	case name == "rm":
 		c.rm(args, via)
@@ -126,6 +129,10 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.static {
+			if operands > 0 { // timeout "$T" CMD: an operand, whatever its value
+				operands--
+				continue
+			}
 			return
 		}
 		if name == "env" {
@@ -143,7 +150,7 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 		case name == "command" && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "vV"):
 			return // command -v only looks the name up
 		case strings.HasPrefix(a.val, "-") && len(a.val) > 1:
-			if slices.Contains(w.argOpts, a.val) {
+			if slices.Contains(w.argOpts, a.val) || takesValueNext(w.argOpts, a.val) {
 				i++
 			}
 		case w.assigns && isAssign(a.val):
@@ -156,21 +163,36 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 	}
 }
 
+// takesValueNext reports a cluster of short options (-iu) whose last
+// letter takes a value, which is then the next word; a value-taking letter
+// before the last takes the rest of the word as its value (-oL).
+func takesValueNext(argOpts []string, v string) bool {
+	if strings.HasPrefix(v, "--") {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if slices.Contains(argOpts, "-"+v[i:i+1]) {
+			return i == len(v)-1
+		}
+	}
+	return false
+}
+
 // splitString reports whether args starts with env's -S (--split-string),
 // which runs its operand as a command line, and returns that script when it
-// is known before run time.
+// is known before run time, with placeholders for what is not.
 func splitString(args []word) (script string, known, found bool) {
 	a := args[0]
 	switch {
 	case a.val == "-S" || a.val == "--split-string":
-		if len(args) > 1 && args[1].static {
-			return args[1].val, true, true
+		if len(args) > 1 {
+			return args[1].tmpl, true, true
 		}
 		return "", false, true
 	case strings.HasPrefix(a.val, "--split-string="):
-		return strings.TrimPrefix(a.val, "--split-string="), true, true
+		return strings.TrimPrefix(a.tmpl, "--split-string="), true, true
 	case strings.HasPrefix(a.val, "-S"):
-		return strings.TrimPrefix(a.val, "-S"), true, true
+		return strings.TrimPrefix(a.tmpl, "-S"), true, true
 	}
 	return "", false, false
 }
@@ -187,12 +209,15 @@ func (c *classifier) shell(name string, args []word, depth int, via string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.static {
+			if hasC { // the string, with placeholders for what is dynamic
+				c.script(a.tmpl, depth+1, " (inside "+name+" -c)"+via)
+			}
 			return
 		}
 		switch {
 		case a.val == "--":
-			if hasC && i+1 < len(args) && args[i+1].static {
-				c.script(args[i+1].val, depth+1, " (inside "+name+" -c)"+via)
+			if hasC && i+1 < len(args) {
+				c.script(args[i+1].tmpl, depth+1, " (inside "+name+" -c)"+via)
 			}
 			return
 		case a.val == "-o" || a.val == "+o" || a.val == "-O" || a.val == "+O" ||
@@ -212,20 +237,174 @@ func (c *classifier) shell(name string, args []word, depth int, via string) {
 	}
 }
 
-// readsScriptFromStdin reports a bare shell: no -c and no script operand.
-func readsScriptFromStdin(ws []word) bool {
-	if len(ws) == 0 || !ws[0].static || !shells[strings.ToLower(filepath.Base(ws[0].val))] {
-		return false
+// scriptOperand finds where a shell or source reads its script from: 0 for
+// stdin (a shell with neither -c nor a script operand, or with -s), the
+// index in ws of the script file operand, or -1 for neither (sh -c, not a
+// shell).
+func scriptOperand(ws []word) int {
+	if len(ws) == 0 || !ws[0].static {
+		return -1
 	}
-	for _, a := range ws[1:] {
-		if !a.static || !strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "+") {
-			return false
+	name := strings.ToLower(path.Base(ws[0].val))
+	if name == "source" || name == "." {
+		// bash's source takes -p PATH (5.3) and --.
+		for i := 1; i < len(ws); i++ {
+			switch {
+			case ws[i].static && ws[i].val == "--":
+			case ws[i].static && ws[i].val == "-p":
+				i++
+			default:
+				return i
+			}
 		}
-		if a.val != "--" && a.val[0] == '-' && strings.ContainsRune(a.val[1:], 'c') && !strings.HasPrefix(a.val, "--") {
-			return false
+		return -1
+	}
+	if !shells[name] {
+		return -1
+	}
+	for i := 1; i < len(ws); i++ {
+		a := ws[i]
+		switch {
+		case !a.static:
+			return i
+		case a.val == "--" || a.val == "-":
+			if i+1 < len(ws) {
+				return i + 1
+			}
+			return 0
+		case a.val == "-o" || a.val == "+o" || a.val == "-O" || a.val == "+O" ||
+			a.val == "--rcfile" || a.val == "--init-file":
+			i++
+		case strings.HasPrefix(a.val, "--"):
+		case len(a.val) > 1 && (a.val[0] == '-' || a.val[0] == '+'):
+			if a.val[0] == '-' && strings.ContainsRune(a.val[1:], 'c') {
+				return -1
+			}
+			if strings.ContainsRune(a.val[1:], 's') {
+				return 0 // the rest are the script's arguments
+			}
+		default:
+			return i
 		}
 	}
-	return true
+	return 0
+}
+
+// scriptFD is the descriptor a shell or source reads its script from: 0
+// for stdin, N for a script operand /dev/stdin, /dev/fd/N or
+// /proc/self/fd/N; -1 for anything else.
+func scriptFD(ws []word) int {
+	i := scriptOperand(ws)
+	switch {
+	case i == 0:
+		return 0
+	case i < 0 || !ws[i].static:
+		return -1
+	}
+	p := filepath.Clean(ws[i].val)
+	if p == "/dev/stdin" {
+		return 0
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(p, dir); ok {
+			return descriptor(n)
+		}
+	}
+	return -1
+}
+
+// descriptor is the file descriptor number s spells, or -1.
+func descriptor(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || strings.HasPrefix(s, "+") {
+		return -1
+	}
+	return n
+}
+
+// echoOutput is what bash's echo writes for args: leading -n, -e and -E
+// are options, and -e decodes backslash escapes.
+func echoOutput(args []word) string {
+	escapes := false
+	for len(args) > 0 && isEchoOpts(args[0].val) {
+		escapes = strings.LastIndexByte(args[0].val, 'e') > strings.LastIndexByte(args[0].val, 'E')
+		args = args[1:]
+	}
+	s := joined(args)
+	if escapes {
+		s = ansiC(s)
+	}
+	return s + "\n"
+}
+
+func isEchoOpts(s string) bool {
+	return len(s) > 1 && s[0] == '-' && strings.Trim(s[1:], "neE") == ""
+}
+
+// printfOutput is what printf writes for args: the format, with its
+// escapes decoded, applied again while arguments remain. Conversions are
+// filled with their argument as written (%b with its escapes decoded).
+// printf -v writes to a variable, not to stdout.
+func printfOutput(args []word) (string, bool) {
+	if len(args) > 0 && args[0].val == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0].val, "-v") {
+		return "", false
+	}
+	format, rest := args[0].tmpl, args[1:]
+	var sb strings.Builder
+	for {
+		used := false
+		for i := 0; i < len(format); i++ {
+			if sb.Len() > maxScript {
+				return sb.String(), true
+			}
+			ch := format[i]
+			switch {
+			case ch == '\\' && i+1 < len(format):
+				i = ansiCEscape(&sb, format, i+1)
+			case ch == '%' && i+1 < len(format) && format[i+1] == '%':
+				sb.WriteByte('%')
+				i++
+			case ch == '%':
+				j := i + 1
+				for j < len(format) && strings.IndexByte("-+ #0123456789.*", format[j]) >= 0 {
+					j++
+				}
+				if j == len(format) {
+					sb.WriteString(format[i:])
+					i = j
+					continue
+				}
+				arg := ""
+				if len(rest) > 0 {
+					arg, rest, used = rest[0].tmpl, rest[1:], true
+				}
+				if format[j] == 'b' {
+					arg = ansiC(arg)
+				}
+				sb.WriteString(arg)
+				i = j
+			default:
+				sb.WriteByte(ch)
+			}
+		}
+		if !used || len(rest) == 0 {
+			return sb.String(), true
+		}
+	}
+}
+
+// trap runs its action string when the signal comes.
+func (c *classifier) trap(args []word, depth int, via string) {
+	if len(args) > 0 && args[0].val == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || strings.HasPrefix(args[0].val, "-") {
+		return // trap -p, trap -l, trap - SIG: no action
+	}
+	c.script(args[0].tmpl, depth+1, " (in a trap action)"+via)
 }
 
 // rm is denied when both recursive and forced, in any spelling: -rf, -fr,
@@ -327,14 +506,12 @@ func isDevice(p string) bool {
 	return true
 }
 
-// joined is the words eval would join into a script.
-func joined(args []word) (string, bool) {
+// joined is the script eval would join from args, each part known only at
+// run time standing in as placeholder.
+func joined(args []word) string {
 	parts := make([]string, len(args))
 	for i, a := range args {
-		if !a.static {
-			return "", false
-		}
-		parts[i] = a.val
+		parts[i] = a.tmpl
 	}
-	return strings.Join(parts, " "), true
+	return strings.Join(parts, " ")
 }

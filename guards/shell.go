@@ -93,6 +93,9 @@ type word struct {
 	val    string
 	static bool // fully known before run time (no expansion): see literal
 	glob   bool // contains an unquoted glob
+	// tmpl is val with each part known only at run time as placeholder,
+	// for a word that is a shell string parsed in turn.
+	tmpl string
 }
 
 func (c *classifier) deny(cmd, via, format string, a ...any) {
@@ -140,6 +143,7 @@ func (c *classifier) script(src string, depth int, via string) {
 			c.pipeToShell(n, depth, via)
 		case *syntax.CallExpr:
 			c.command(c.words(n.Args), depth, via)
+			c.procSubst(n, depth, via)
 		}
 		return true
 	})
@@ -164,7 +168,14 @@ func (c *classifier) stmt(s *syntax.Stmt, depth int, via string) {
 			}
 		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			call, isCall := s.Cmd.(*syntax.CallExpr)
-			if !isCall || !readsScriptFromStdin(c.words(call.Args)) {
+			if !isCall {
+				continue
+			}
+			fd := 0
+			if r.N != nil {
+				fd = descriptor(r.N.Value)
+			}
+			if fd < 0 || scriptFD(c.words(call.Args)) != fd {
 				continue
 			}
 			body := r.Hdoc
@@ -174,35 +185,70 @@ func (c *classifier) stmt(s *syntax.Stmt, depth int, via string) {
 			if body == nil {
 				continue
 			}
-			if text, ok, _ := literal(body); ok {
-				c.script(text, depth+1, via+" (in a script fed to a shell)")
-			}
+			c.script(template(body), depth+1, via+" (in a script fed to a shell)")
 		}
 	}
 }
 
-// pipeToShell unpacks "echo 'cmd' | sh" and "printf 'cmd' | bash".
+// pipeToShell unpacks "echo 'cmd' | sh", "printf '%s\n' 'cmd' | bash" and
+// "echo 'cmd' | source /dev/stdin".
 func (c *classifier) pipeToShell(b *syntax.BinaryCmd, depth int, via string) {
 	if b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
 		return
 	}
-	left, ok1 := b.X.Cmd.(*syntax.CallExpr)
-	right, ok2 := b.Y.Cmd.(*syntax.CallExpr)
-	if !ok1 || !ok2 || !readsScriptFromStdin(c.words(right.Args)) {
+	right, ok := b.Y.Cmd.(*syntax.CallExpr)
+	if !ok || scriptFD(c.words(right.Args)) != 0 {
 		return
 	}
-	ws := c.words(left.Args)
-	if len(ws) < 2 || !ws[0].static || (ws[0].val != "echo" && ws[0].val != "printf") {
+	if out, ok := c.output(b.X); ok {
+		c.script(out, depth+1, via+" (piped into a shell)")
+	}
+}
+
+// procSubst unpacks a script a shell or source reads from a process
+// substitution: ". <(echo cmd)", "bash <(printf cmd)".
+func (c *classifier) procSubst(call *syntax.CallExpr, depth int, via string) {
+	// Operands are counted on the words as written (no brace expansion),
+	// so the index names the syntax word.
+	ws := make([]word, len(call.Args))
+	for i, a := range call.Args {
+		v, tmpl, ok, g := expandWord(a)
+		ws[i] = word{v, ok, g, tmpl}
+	}
+	i := scriptOperand(ws)
+	if i <= 0 || len(call.Args[i].Parts) != 1 {
 		return
 	}
-	var parts []string
-	for _, w := range ws[1:] {
-		if !w.static {
-			return
-		}
-		parts = append(parts, w.val)
+	ps, ok := call.Args[i].Parts[0].(*syntax.ProcSubst)
+	if !ok || ps.Op != syntax.CmdIn || len(ps.Stmts) != 1 {
+		return
 	}
-	c.script(strings.Join(parts, " "), depth+1, via+" (piped into a shell)")
+	if out, ok := c.output(ps.Stmts[0]); ok {
+		c.script(out, depth+1, via+" (in a script read from a process substitution)")
+	}
+}
+
+// output is what s writes when it is an echo or printf, with each part
+// known only at run time as placeholder; ok is false for anything else.
+func (c *classifier) output(s *syntax.Stmt) (string, bool) {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || s.Negated || s.Background {
+		return "", false
+	}
+	ws := c.words(call.Args)
+	for len(ws) > 0 && ws[0].static && (ws[0].val == "builtin" || ws[0].val == "command") {
+		ws = ws[1:]
+	}
+	if len(ws) == 0 || !ws[0].static {
+		return "", false
+	}
+	switch path.Base(ws[0].val) {
+	case "echo":
+		return echoOutput(ws[1:]), true
+	case "printf":
+		return printfOutput(ws[1:])
+	}
+	return "", false
 }
 
 // words expands braces and removes quotes.
@@ -213,19 +259,19 @@ func (c *classifier) words(args []*syntax.Word) []word {
 		// tree is still being walked.
 		cp := *a
 		if !syntax.SplitBraces(&cp) {
-			v, ok, g := literal(a)
-			out = append(out, word{v, ok, g})
+			v, tmpl, ok, g := expandWord(a)
+			out = append(out, word{v, ok, g, tmpl})
 			continue
 		}
 		n := 0
 		for w, err := range expand.BracesSeq(nil, &cp) {
 			n++
 			if err != nil || n > maxBraceWords {
-				out = append(out, word{})
+				out = append(out, word{tmpl: placeholder})
 				break
 			}
-			v, ok, g := literal(w)
-			out = append(out, word{v, ok, g})
+			v, tmpl, ok, g := expandWord(w)
+			out = append(out, word{v, ok, g, tmpl})
 		}
 	}
 	return out

@@ -7,12 +7,32 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// placeholder stands, in a shell string parsed in turn, for each part of it
+// known only at run time. It is a parameter expansion there too, so the
+// word it lands in stays dynamic: a static command word around it is
+// judged, a dynamic one is not.
+const placeholder = "${_cordon_runtime_}"
+
 // literal returns a word's value after quote removal and whether it is fully
 // known before run time. Parameter, command and arithmetic expansions make a
 // word dynamic; glob reports an unquoted * ? or [ that the shell would
 // expand against the filesystem.
 func literal(w *syntax.Word) (val string, ok, glob bool) {
-	var sb strings.Builder
+	val, _, ok, glob = expandWord(w)
+	return val, ok, glob
+}
+
+// template is a word's value after quote removal with each part known only
+// at run time replaced by placeholder: the text of a shell string to parse
+// in turn.
+func template(w *syntax.Word) string {
+	_, tmpl, _, _ := expandWord(w)
+	return tmpl
+}
+
+func expandWord(w *syntax.Word) (val, tmpl string, ok, glob bool) {
+	var sb, tb strings.Builder
+	both := func(s string) { sb.WriteString(s); tb.WriteString(s) }
 	ok = true
 	for _, part := range w.Parts {
 		switch p := part.(type) {
@@ -20,26 +40,28 @@ func literal(w *syntax.Word) (val string, ok, glob bool) {
 			if strings.ContainsAny(p.Value, "*?[") {
 				glob = true
 			}
-			sb.WriteString(unescape(p.Value, false))
+			both(unescape(p.Value, false))
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				sb.WriteString(ansiC(p.Value))
+				both(ansiC(p.Value))
 			} else {
-				sb.WriteString(p.Value)
+				both(p.Value)
 			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if l, isLit := q.(*syntax.Lit); isLit {
-					sb.WriteString(unescape(l.Value, true))
+					both(unescape(l.Value, true))
 				} else {
 					ok = false
+					tb.WriteString(placeholder)
 				}
 			}
 		default:
 			ok = false
+			tb.WriteString(placeholder)
 		}
 	}
-	return sb.String(), ok, glob
+	return sb.String(), tb.String(), ok, glob
 }
 
 // unescape removes the backslashes the shell removes: any escaped character
