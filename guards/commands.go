@@ -11,6 +11,7 @@ import (
 // privileged commands run something as another user.
 var privileged = map[string]bool{
 	"sudo": true, "sudoedit": true, "doas": true, "su": true, "pkexec": true, "run0": true,
+	"runuser": true,
 }
 
 var stoppers = map[string]bool{"shutdown": true, "reboot": true, "halt": true, "poweroff": true}
@@ -19,6 +20,7 @@ var stoppers = map[string]bool{"shutdown": true, "reboot": true, "halt": true, "
 var globbable = []string{
 	"sudo", "sudoedit", "doas", "su", "pkexec", "run0", "rm", "dd", "mkfs",
 	"mke2fs", "shutdown", "reboot", "halt", "poweroff", "sh", "bash", "env",
+	"runuser", "systemd-run", "systemctl", "loginctl", "mkswap", "wipefs", "blkdiscard",
 }
 
 // shells take a script with -c or on stdin.
@@ -29,11 +31,19 @@ var shells = map[string]bool{
 
 // wrapper describes a command that runs another one: which of its options
 // take a separate value, how many operands precede the command (timeout's
-// duration), and whether NAME=VALUE words may precede it (env).
+// duration, chroot's new root, flock's lock file), and whether NAME=VALUE
+// words may precede it (env).
 type wrapper struct {
 	argOpts  []string
 	operands int
 	assigns  bool
+	// scriptOpts take a shell string as their value (flock -c, script -c).
+	scriptOpts []string
+	// noCommand: the operands are not a command (script's log file).
+	noCommand bool
+	// joins: the command words are joined into a shell string (watch,
+	// parallel), as eval does.
+	joins bool
 }
 
 var wrappers = map[string]wrapper{
@@ -51,6 +61,37 @@ var wrappers = map[string]wrapper{
 		"-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}},
 	"busybox": {},
 	"ionice":  {argOpts: []string{"-c", "--class", "-n", "--classdata"}},
+	"taskset": {operands: 1},
+	"chrt": {argOpts: []string{"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"},
+		operands: 1},
+	"chroot": {argOpts: []string{"--userspec", "--groups"}, operands: 1},
+	"unshare": {argOpts: []string{"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd",
+		"--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--setgroups",
+		"--monotonic", "--boottime", "-l", "--load-interp"}},
+	"nsenter": {argOpts: []string{"-t", "--target", "-S", "--setuid", "-G", "--setgid"}},
+	"flock": {argOpts: []string{"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+		scriptOpts: []string{"-c", "--command"}, operands: 1},
+	"script": {argOpts: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io",
+		"-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit"},
+		scriptOpts: []string{"-c", "--command"}, noCommand: true},
+	"strace": {argOpts: []string{"-a", "-b", "-e", "-E", "-I", "-o", "-O", "-p", "-P", "-s", "-S",
+		"-u", "-U", "-X", "--output", "--attach", "--user", "--env", "--trace", "--trace-path",
+		"--string-limit", "--signal", "--status", "--columns", "--summary-sort-by", "--inject", "--fault"}},
+	"ltrace": {argOpts: []string{"-a", "-A", "-D", "-e", "-F", "-l", "-n", "-o", "-p", "-s", "-u",
+		"-w", "-x", "--output", "--library"}},
+	"watch": {argOpts: []string{"-n", "--interval", "-q", "--equexit"}, joins: true},
+	"parallel": {argOpts: []string{"-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-N",
+		"-n", "--max-args", "-L", "--max-lines", "-I", "-E", "-C", "--colsep", "-d", "--delimiter",
+		"--tmpdir", "--joblog", "--results", "--env", "--timeout", "--halt", "--delay",
+		"--retries", "--workdir", "--wd", "--tag-string", "--sshloginfile", "-P", "--max-procs"},
+		joins: true},
+	// systemd-run without --user is denied in machine; with it, the
+	// command runs as the same user.
+	"systemd-run": {argOpts: []string{"-u", "--unit", "-p", "--property", "-E", "--setenv",
+		"--description", "--slice", "--uid", "--gid", "--nice", "--working-directory", "-M",
+		"--machine", "-H", "--host", "--service-type", "--on-active", "--on-boot",
+		"--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar",
+		"--timer-property", "--path-property", "--socket-property"}},
 }
 
 // alwaysRecursive commands descend into the directories they are given.
@@ -99,6 +140,8 @@ func (c *classifier) machine(name string, args []word, via string) {
 	switch {
 	case privileged[name]:
 		c.deny(name, via, "%s runs commands with another user's privileges", name)
+	case name == "systemd-run" && !slices.ContainsFunc(args, func(a word) bool { return a.val == "--user" }):
+		c.deny(name, via, "systemd-run without --user runs commands through the system manager, as root unless told otherwise")
 	case stoppers[name]:
 		c.deny(name, via, "%s stops the machine", name)
 	case strings.HasPrefix(name, "mkfs") || name == "mke2fs":
@@ -143,9 +186,15 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 				return
 			}
 		}
+		if s, found := optionValue(w.scriptOpts, args[i:]); found {
+			if s != nil {
+				c.script(s.tmpl, depth+1, via)
+			}
+			return
+		}
 		switch {
-		case a.val == "--":
-			c.command(args[i+1:], depth, via)
+		case a.val == "--" && !w.noCommand:
+			c.run(name, w, args[i+1:], depth, via)
 			return
 		case name == "command" && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "vV"):
 			return // command -v only looks the name up
@@ -156,11 +205,73 @@ func (c *classifier) wrapped(name string, w wrapper, args []word, depth int, via
 		case w.assigns && isAssign(a.val):
 		case operands > 0:
 			operands--
+		case w.noCommand:
 		default:
-			c.command(args[i:], depth, via)
+			c.run(name, w, args[i:], depth, via)
 			return
 		}
 	}
+}
+
+// run classifies the command a wrapper runs: its words, or for watch and
+// parallel the shell string they join them into. parallel stops at its
+// argument separators and, with no command before them, runs each
+// argument as a command line.
+func (c *classifier) run(name string, w wrapper, args []word, depth int, via string) {
+	if !w.joins {
+		c.command(args, depth, via)
+		return
+	}
+	end := slices.IndexFunc(args, func(a word) bool { return name == "parallel" && strings.HasPrefix(a.val, ":::") })
+	if end < 0 {
+		c.script(joined(args), depth+1, via)
+		return
+	}
+	if end > 0 {
+		c.script(joined(args[:end]), depth+1, via)
+		return
+	}
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a.val, ":::") {
+			break
+		}
+		c.script(a.tmpl, depth+1, via)
+	}
+}
+
+// optionValue reports whether args starts with one of opts (short options
+// also last in a cluster, -qc STRING, or with the value attached, -cSTRING;
+// long ones also as --opt=STRING) and returns its value, nil when missing.
+func optionValue(opts []string, args []word) (*word, bool) {
+	a := args[0]
+	if len(opts) == 0 || !strings.HasPrefix(a.val, "-") || a.val == "-" || a.val == "--" {
+		return nil, false
+	}
+	next := func() (*word, bool) {
+		if len(args) > 1 {
+			return &args[1], true
+		}
+		return nil, true
+	}
+	if strings.HasPrefix(a.val, "--") {
+		long, _, hasValue := strings.Cut(a.val, "=")
+		if !slices.Contains(opts, long) {
+			return nil, false
+		}
+		if hasValue {
+			return &word{tmpl: strings.TrimPrefix(a.tmpl, long+"=")}, true
+		}
+		return next()
+	}
+	for i := 1; i < len(a.val); i++ {
+		if slices.Contains(opts, "-"+a.val[i:i+1]) {
+			if i == len(a.val)-1 {
+				return next()
+			}
+			return &word{tmpl: a.tmpl[i+1:]}, true
+		}
+	}
+	return nil, false
 }
 
 // takesValueNext reports a cluster of short options (-iu) whose last
