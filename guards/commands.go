@@ -144,22 +144,102 @@ func (c *classifier) machine(name string, args []word, via string) {
 		c.deny(name, via, "systemd-run without --user runs commands through the system manager, as root unless told otherwise")
 	case stoppers[name]:
 		c.deny(name, via, "%s stops the machine", name)
-	case strings.HasPrefix(name, "mkfs") || name == "mke2fs":
+	case strings.HasPrefix(name, "mkfs") || name == "mke2fs" || name == "mkswap":
 		c.deny(name, via, "%s creates a filesystem, erasing the device", name)
-	case name == "systemctl" || name == "init" || name == "telinit":
+	case name == "blkdiscard":
+		c.deny(name, via, "blkdiscard discards every block of the device")
+	case name == "wipefs":
 		for _, a := range args {
-			switch a.val {
-			case "poweroff", "reboot", "halt", "kexec", "0", "6":
+			if a.val == "--all" || a.val == "--offset" || strings.HasPrefix(a.val, "--offset=") ||
+				!strings.HasPrefix(a.val, "--") && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "ao") {
+				c.deny(name, via, "wipefs %s erases filesystem signatures", a.val)
+				return
+			}
+		}
+	case name == "init" || name == "telinit":
+		for _, a := range args {
+			if a.val == "0" || a.val == "6" {
 				c.deny(name, via, "%s %s stops the machine", name, a.val)
 				return
 			}
 		}
+	case name == "systemctl" || name == "loginctl":
+		c.systemctl(name, args, via)
 	case name == "dd":
 		for _, a := range args {
-			if dev, ok := strings.CutPrefix(a.val, "of="); ok && a.static && isDevice(dev) {
-				c.deny(name, via, "dd writes to device %s", filepath.Clean(dev))
+			if dst, ok := strings.CutPrefix(a.val, "of="); ok && a.static {
+				if what, raw := rawTarget(dst); raw {
+					c.deny(name, via, "dd writes to %s", what)
+					return
+				}
+			}
+		}
+	case name == "tee" || name == "shred":
+		for _, a := range args {
+			if what, raw := rawTarget(a.val); raw && a.static {
+				c.deny(name, via, "%s writes to %s", name, what)
 				return
 			}
+		}
+	case name == "cp" || name == "install":
+		// The destination is the last operand (or -t DIR, a directory).
+		if n := len(args); n > 1 && args[n-1].static {
+			if what, raw := rawTarget(args[n-1].val); raw {
+				c.deny(name, via, "%s writes to %s", name, what)
+			}
+		}
+	}
+}
+
+// stopVerbs stop the machine or take it down to a rescue shell as
+// systemctl verbs; with start, isolate and the like, their targets do.
+var stopVerbs = map[string]bool{
+	"poweroff": true, "reboot": true, "halt": true, "kexec": true, "soft-reboot": true,
+	"rescue": true, "emergency": true,
+}
+
+var startVerbs = map[string]bool{
+	"start": true, "restart": true, "try-restart": true, "reload-or-restart": true,
+	"try-reload-or-restart": true, "isolate": true,
+}
+
+// systemctlArgOpts are the options of systemctl and loginctl that take a
+// separate value, so the verb is found after them.
+var systemctlArgOpts = []string{"-t", "--type", "-p", "--property", "-s", "--signal", "-n",
+	"--lines", "-o", "--output", "-H", "--host", "-M", "--machine", "--root", "--image",
+	"--state", "--kill-whom", "--kill-value", "--job-mode", "--when", "--what", "--message",
+	"--reboot-argument", "--boot-loader-entry", "--boot-loader-menu", "--timestamp",
+	"--preset-mode", "--drop-in", "--check-inhibitors"}
+
+// systemctl denies a verb that stops the machine (systemctl reboot,
+// loginctl poweroff) and starting or isolating a target that does
+// (systemctl isolate poweroff.target, systemctl start reboot.target).
+func (c *classifier) systemctl(name string, args []word, via string) {
+	var operands []string
+	for i := 0; i < len(args); i++ {
+		switch v := args[i].val; {
+		case slices.Contains(systemctlArgOpts, v):
+			i++
+		case strings.HasPrefix(v, "-"):
+		default:
+			operands = append(operands, v)
+		}
+	}
+	if len(operands) == 0 {
+		return
+	}
+	verb := operands[0]
+	if stopVerbs[verb] {
+		c.deny(name, via, "%s %s stops the machine", name, verb)
+		return
+	}
+	if name != "systemctl" || !startVerbs[verb] {
+		return
+	}
+	for _, unit := range operands[1:] {
+		if stopVerbs[strings.TrimSuffix(unit, ".target")] || unit == "ctrl-alt-del.target" {
+			c.deny(name, via, "systemctl %s %s stops the machine", verb, unit)
+			return
 		}
 	}
 }
@@ -530,9 +610,12 @@ func (c *classifier) rm(args []word, via string) {
 		case v == "--":
 			goto done
 		case strings.HasPrefix(v, "--") && len(v) > 2:
-			long, _, _ := strings.Cut(v, "=")
+			long, value, _ := strings.Cut(v, "=")
 			recursive = recursive || strings.HasPrefix("--recursive", long)
 			force = force || strings.HasPrefix("--force", long)
+			// --interactive=never asks no more than --force does.
+			force = force || len(long) > 3 && strings.HasPrefix("--interactive", long) &&
+				(value == "never" || value == "no" || value == "none")
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			recursive = recursive || strings.ContainsAny(v, "rR")
 			force = force || strings.ContainsRune(v, 'f')
@@ -595,6 +678,33 @@ func isRecursiveFlag(name, v string) bool {
 	}
 	// ls -r and sort -r reverse; elsewhere -r means recursive.
 	return name != "ls" && name != "sort" && strings.ContainsRune(v, 'r')
+}
+
+// rawTarget reports a path whose writing wipes a disk or stops the
+// machine: a device (see isDevice) or /proc/sysrq-trigger, also spelled
+// through a process's root (/proc/self/root/dev/sda); what names it for a
+// reason.
+func rawTarget(p string) (what string, raw bool) {
+	clean := filepath.Clean(p)
+	for {
+		rest, ok := strings.CutPrefix(clean, "/proc/")
+		if !ok {
+			break
+		}
+		pid, after, _ := strings.Cut(rest, "/")
+		root, ok := strings.CutPrefix(after, "root")
+		if !ok || root != "" && root[0] != '/' || pid != "self" && pid != "thread-self" && descriptor(pid) < 0 {
+			break
+		}
+		clean = filepath.Clean("/" + root)
+	}
+	switch {
+	case clean == "/proc/sysrq-trigger":
+		return "/proc/sysrq-trigger, which can reboot or halt the machine", true
+	case isDevice(clean):
+		return "device " + clean, true
+	}
+	return "", false
 }
 
 // isDevice reports a path under /dev other than the harmless character

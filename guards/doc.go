@@ -25,9 +25,11 @@
 //
 // [ClassifyShell] parses a command with mvdan.cc/sh and looks at every
 // command it would run — through quotes, escapes, absolute paths, wrappers
-// such as env or timeout, "sh -c" strings, eval, subshells, substitutions and
-// pipelines — for the few commands that are never acceptable (privilege
-// escalation, rm -rf, mkfs, dd or redirects onto devices, shutdown). A
+// such as env or timeout, "sh -c" strings, eval, trap, scripts piped or fed
+// to a shell or to source, subshells, substitutions and pipelines — for the
+// few commands that are never acceptable (privilege escalation, rm -rf,
+// mkfs and other disk wipers, writes onto devices or /proc/sysrq-trigger,
+// stopping the machine). A
 // command that does not parse is reported as such, so callers can deny it.
 // Words that are only arguments (an echo, a grep pattern, a commit message)
 // are not commands and are never matched.

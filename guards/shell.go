@@ -74,10 +74,13 @@ var parsers = sync.Pool{New: func() any {
 
 // ClassifyShell reports whether src runs a hard-denied command anywhere:
 // in a pipeline, list, subshell, substitution, function body, behind a
-// wrapper (env, command, builtin, exec, nohup, nice, timeout, time, stdbuf,
-// setsid, xargs, busybox, ionice, find -exec) or inside a string handed to
-// another shell (sh -c, bash -c, eval, env -S, a heredoc or echo piped into
-// sh). Only words in command position are matched.
+// wrapper (the wrappers table: env, timeout, xargs, chroot, flock, ...,
+// find -exec) or inside a string handed to another shell (sh -c, bash -c,
+// eval, env -S, trap, flock -c, script -c, watch; a heredoc, here-string,
+// echo or printf piped into sh, or into source /dev/stdin; a process
+// substitution sourced). Parts of such a string known only at run time
+// stand in as a placeholder word (docs/design.md §6). Only words in
+// command position are matched.
 func ClassifyShell(src string) ShellVerdict {
 	c := &classifier{}
 	c.script(src, 0, "")
@@ -159,9 +162,11 @@ func (c *classifier) stmt(s *syntax.Stmt, depth int, via string) {
 			if r.Word == nil {
 				continue
 			}
-			if w, ok, _ := literal(r.Word); ok && isDevice(w) {
-				c.deny(w, via, "redirect %s writes onto device %s", r.Op, w)
-				return
+			if w, ok, _ := literal(r.Word); ok {
+				if what, raw := rawTarget(w); raw {
+					c.deny(w, via, "redirect %s writes onto %s", r.Op, what)
+					return
+				}
 			}
 			if w, ok, _ := literal(r.Word); ok && strings.Contains(w, "/") {
 				c.v.Paths = append(c.v.Paths, PathArg{Word: w})
