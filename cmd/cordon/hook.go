@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/claudecode"
@@ -87,7 +88,9 @@ A malformed payload (not a JSON object, or one of Claude Code's keys
 such as tool_name in another case or given twice; other keys are
 ignored), an unknown event, a bad flag or any internal error exits 2 with
 the reason on stderr, which Claude Code treats as a block: cordon never
-answers allow by accident.
+answers allow by accident. So does a call cordon cannot answer within 30
+seconds ($CORDON_HOOK_TIMEOUT, a Go duration, sets another bound): Claude
+Code lets a call through when its hook is killed or times out.
 
 Example (.claude/settings.json):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
@@ -104,6 +107,7 @@ Try it:
 const exitHookBlock = exitUsage
 
 func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
+	defer watchHook(e)()
 	p, raw, err := claudecode.ReadPayload(e.stdin)
 	if err != nil {
 		return hookFail(e, "%v", err)
@@ -186,4 +190,31 @@ func hookPreToolUse(e *env, p *claudecode.Payload, df decideFlags, sandboxBash b
 	}
 	fmt.Fprintf(e.stdout, "%s\n", answer)
 	return exitOK
+}
+
+// hookTimeout is how long a hook call may take before it blocks the call
+// itself: Claude Code lets a call through when its hook is killed or
+// times out (60 s by default), so a hook that waits on something a
+// sandbox holds must not be what decides.
+const hookTimeout = 30 * time.Second
+
+// exitProcess ends the process when the hook runs out of time.
+var exitProcess = os.Exit
+
+// watchHook starts the bound of one hook call ($CORDON_HOOK_TIMEOUT, else
+// hookTimeout) and returns what stops it.
+func watchHook(e *env) (stop func()) {
+	d := hookTimeout
+	if v := os.Getenv("CORDON_HOOK_TIMEOUT"); v != "" {
+		if t, err := time.ParseDuration(v); err == nil && t > 0 {
+			d = t
+		} else {
+			fmt.Fprintf(e.stderr, "cordon hook claude-code: CORDON_HOOK_TIMEOUT=%s is not a positive duration like 10s; the bound is %v\n", v, d)
+		}
+	}
+	t := time.AfterFunc(d, func() {
+		fmt.Fprintf(e.stderr, "cordon hook claude-code: no decision within %v; blocking the call\n", d)
+		exitProcess(exitHookBlock)
+	})
+	return func() { t.Stop() }
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -488,4 +489,43 @@ func TestHookAuditLogIsProtectedFromFileTools(t *testing.T) {
 		require.Equal(t, "deny", a.PermissionDecision, a.PermissionDecisionReason)
 		require.True(t, strings.HasPrefix(a.PermissionDecisionReason, "cordon guard.protected_path: "), a.PermissionDecisionReason)
 	}
+}
+
+// A hook call that cannot decide within its bound blocks the call (exit
+// 2): here the audit log's lock is held, as a sandboxed process could once
+// hold it, and Claude Code lets a call through when its hook is killed.
+func TestHookBlocksWhenItCannotDecideInTime(t *testing.T) {
+	ws := t.TempDir()
+	sd := filepath.Join(t.TempDir(), "state")
+	t.Setenv("CORDON_STATE_DIR", sd)
+	t.Setenv("CORDON_HOOK_TIMEOUT", "200ms")
+	payload := `{"hook_event_name":"PreToolUse","cwd":"` + ws + `","tool_name":"Read","tool_input":{"file_path":"` + ws + `/a.txt"},"tool_use_id":"t1"}`
+	code, _, stderr := runCLI(t, payload, "hook", "claude-code", "--workspace", ws)
+	require.Equal(t, 0, code, stderr)
+	locks, err := filepath.Glob(filepath.Join(sd, "audit", "locks", "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, locks)
+	var held []*os.File
+	for _, l := range locks {
+		f, err := os.OpenFile(l, os.O_RDWR, 0)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+		held = append(held, f)
+	}
+	release := func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}
+	exited := make(chan int, 1)
+	exitProcess = func(code int) { exited <- code; release() }
+	t.Cleanup(func() { exitProcess = os.Exit; release() })
+	_, _, stderr = runCLI(t, payload, "hook", "claude-code", "--workspace", ws)
+	select {
+	case c := <-exited:
+		require.Equal(t, exitHookBlock, c)
+	default:
+		t.Fatal("the hook waited on the lock without its bound")
+	}
+	require.Contains(t, stderr, "no decision within 200ms; blocking the call")
 }
