@@ -26,15 +26,15 @@
 // shallow to deep, each root deciding file-read*, file-write* and
 // process-exec for its whole subtree (subpath):
 //
-//	denied        (deny  file-read* file-write* process-exec (subpath R))
+//	denied        (deny  file-read* file-write* file-link file-clone process-exec (subpath R))
 //	readonly      (allow file-read* process-exec (subpath R))
-//	              (deny  file-write* (subpath R))   ; in every write mode
-//	writable,     (allow file-read* file-write* process-exec (subpath R))
+//	              (deny  file-write* file-link (subpath R))   ; in every write mode
+//	writable,     (allow file-read* file-write* file-link process-exec (subpath R))
 //	baseWritable
 //
 // so the last matching root rule is the deepest root containing the path,
 // which is the model's "most specific root wins" (policy.Canonical.Access).
-// With restrictWrites a (deny file-write*) comes before the roots and
+// With restrictWrites a (deny file-write* file-link) comes before the roots and
 // decides every path no root contains. Executing a file counts as reading
 // it: a binary under a denied root cannot be run.
 //
@@ -180,6 +180,8 @@
 //	file-write*            operation  yes  yes  yes  yes
 //	file-write-create      operation  yes  yes  yes  yes
 //	file-write-unlink      operation  yes  yes  yes  yes
+//	file-link              operation  ?    ?    ?    ?    link(2) on the source; outside file-write*
+//	file-clone             operation  ?    ?    ?    ?    clonefile(2) on the source; outside file-read*
 //	job-creation           operation  yes  yes  yes  yes
 //	lsopen                 operation  yes  yes  yes  yes
 //	appleevent-send        operation  yes  yes  yes  yes

@@ -192,19 +192,19 @@ func (r *renderer) filesystem(m *model) {
 	w.WriteString("\n;; filesystem: roots shallow to deep; the last matching rule, the deepest root, wins\n")
 	if m.restrict {
 		w.WriteString(";; restrictWrites: no writes outside writable roots\n")
-		w.WriteString("(deny file-write*)\n")
+		w.WriteString("(deny file-write* file-link)\n")
 	}
 	for _, root := range m.roots {
 		sub := r.spellings("subpath", root.Path)
 		fmt.Fprintf(w, ";; %s %s\n", r.names[root.Path], root.Kind.Field())
 		switch root.Kind {
 		case policy.Denied:
-			fmt.Fprintf(w, "(deny file-read* file-write* process-exec %s)\n", sub)
+			fmt.Fprintf(w, "(deny file-read* file-write* file-link file-clone process-exec %s)\n", sub)
 		case policy.Readonly:
 			fmt.Fprintf(w, "(allow file-read* process-exec %s)\n", sub)
-			fmt.Fprintf(w, "(deny file-write* %s)\n", sub)
+			fmt.Fprintf(w, "(deny file-write* file-link %s)\n", sub)
 		default: // Writable, BaseWritable
-			fmt.Fprintf(w, "(allow file-read* file-write* process-exec %s)\n", sub)
+			fmt.Fprintf(w, "(allow file-read* file-write* file-link process-exec %s)\n", sub)
 		}
 	}
 	if trav := m.traversal(); len(trav) > 0 {

@@ -214,3 +214,34 @@ func TestSameFieldTwiceAfterFirmlinks(t *testing.T) {
 	require.Len(t, prof.Params, 1)
 	require.Equal(t, "/private/tmp/cordon-same", prof.Params[0].Value)
 }
+
+// A hard link or a clone of a protected file is a new name for it that no
+// path rule protects (Seatbelt checks paths, not files): link(2) and
+// clonefile(2) are checked on the source, and refused where the model
+// refuses writing (link) or reading (clone) it.
+func TestLinkAndCloneFollowTheModel(t *testing.T) {
+	p := policy.FsSandboxPolicy{
+		WritableRoots:  []string{"/w"},
+		DeniedRoots:    []string{"/w/secret"},
+		ReadonlyRoots:  []string{"/w/ro"},
+		RestrictWrites: true,
+	}
+	_, prof := mustRender(t, p, Options{})
+	sb := evalProfile(t, prof.SBPL, prof.ParamMap())
+	for _, tt := range []struct {
+		op, path string
+		want     bool
+	}{
+		{"file-link", "/w/file", true},
+		{"file-link", "/w/ro/file", false},
+		{"file-link", "/w/secret/id", false},
+		{"file-link", "/elsewhere/file", false}, // restrictWrites: not writable
+		{"file-clone", "/w/secret/id", false},
+		{"file-clone", "/w/ro/file", true},
+		{"file-clone", "/w/file", true},
+	} {
+		got, _, err := sb.allowed(sbQuery{op: tt.op, path: tt.path})
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got, "%s %s", tt.op, tt.path)
+	}
+}

@@ -193,6 +193,7 @@ var knownOps = map[string]bool{
 	"file-write*": true, "file-write-data": true, "file-write-create": true, "file-write-unlink": true,
 	"file-write-mode": true, "file-write-owner": true, "file-write-times": true, "file-write-xattr": true,
 	"file-write-flags": true, "file-write-setugid": true, "file-ioctl": true,
+	"file-link": true, "file-clone": true,
 	"network*": true, "network-outbound": true, "network-inbound": true, "network-bind": true,
 	"process*": true, "process-exec": true, "process-fork": true, "process-info*": true,
 	"signal": true, "mach-priv-task-port": true, "mach-lookup": true,
