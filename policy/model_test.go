@@ -313,3 +313,19 @@ func TestWorkspacePresetRefusesLinkedCredentialStoreInWritableHome(t *testing.T)
 	_, err = Workspace(t.TempDir(), WorkspaceOptions{Home: home})
 	require.NoError(t, err, "outside the workspace the link cannot be touched: its target is denied")
 }
+
+// A ".." that climbs from a missing component back into what exists looks
+// the rest up again: a link met after it is followed, so the canonical
+// path holds no symbolic link.
+func TestResolveDotDotAfterMissing(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(d, "real"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(d, "real"), filepath.Join(d, "link")))
+	got, err := Resolve(filepath.Join(d, "missing") + "/../link/secret")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(d, "real", "secret"), got)
+	got, err = Resolve(filepath.Join(d, "missing", "deeper") + "/../x")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(d, "missing", "x"), got, "still missing: lexical")
+}

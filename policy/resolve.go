@@ -168,6 +168,7 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 	resolved := "/"
 	rest := path
 	missing := false // once a component is missing, the tail is lexical
+	base := ""       // the last existing directory, while missing
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -176,6 +177,11 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 			continue
 		case "..":
 			resolved = filepath.Dir(resolved)
+			if missing && len(resolved) <= len(base) {
+				// back in what exists: look the rest up again, or a
+				// link met from here on would stay in the root
+				missing = false
+			}
 			continue
 		}
 		next := child(resolved, c, orig) // c is one clean component, resolved is clean
@@ -191,7 +197,7 @@ func resolveVia(path string, r resolver) (string, []string, error) {
 			lookupHook(next)
 		}
 		if !li.exists {
-			missing = true
+			missing, base = true, resolved
 			resolved = next
 			continue
 		}
