@@ -23,6 +23,10 @@ const (
 	MaxGlobMatches = 1000
 )
 
+// maxGlobVisits bounds the entries one glob looks at, matched or not: the
+// walk runs outside the sandbox, over a tree a sandbox may have filled.
+var maxGlobVisits = 1_000_000
+
 // FileHandlers returns the read_file, write_file, edit_file and glob
 // handlers. They act on call.Resolved, the symlink-free path the decision
 // was made on, opened beneath the workspace by the kernel at the moment of
@@ -244,9 +248,13 @@ func globHandler(d *permission.Decider) Handler {
 		}
 		defer root.Close()
 		var matches []string
+		visits := 0
 		err = root.Walk(start, func(p string, _ fs.FileMode) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if visits++; visits > maxGlobVisits {
+				return fmt.Errorf("it looked at more than %d entries; name a narrower directory or pattern", maxGlobVisits)
 			}
 			rel := "."
 			if p != start {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -279,4 +280,21 @@ func TestBashHandler(t *testing.T) {
 	require.ErrorContains(t, err, "timed out")
 	_, err = Bash{}.Handler()(context.Background(), c)
 	require.ErrorContains(t, err, "no sandbox")
+}
+
+// A glob looks at a bounded number of entries, matched or not: the tree
+// it walks, outside the sandbox, may have been filled by one.
+func TestGlobVisitsAreBounded(t *testing.T) {
+	r, ws, _ := newRunner(t)
+	for i := range 30 {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), nil, 0o644))
+	}
+	defer func(n int) { maxGlobVisits = n }(maxGlobVisits)
+	maxGlobVisits = 20
+	res := r.Run(context.Background(), call("glob", map[string]any{"pattern": "**/*.go"}))
+	require.Equal(t, Failed, res.Outcome, res.Output)
+	require.Contains(t, res.Error, "more than 20 entries")
+	maxGlobVisits = 100
+	res = r.Run(context.Background(), call("glob", map[string]any{"pattern": "*.txt"}))
+	require.Equal(t, Succeeded, res.Outcome, res.Error)
 }

@@ -74,7 +74,7 @@ func (r *Root) open(op, rel string, flags int, mode uint32) (int, string, error)
 // Open opens rel for reading (a file or a directory). It does not block
 // on a FIFO a sandbox put in the file's place.
 func (r *Root) Open(rel string) (*os.File, error) {
-	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	fd, c, err := r.open("open", rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}
