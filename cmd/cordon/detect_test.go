@@ -66,6 +66,23 @@ func TestDetectCLI(t *testing.T) {
 	}
 }
 
+// runInside runs the helper test function name of this binary, with arg,
+// inside a sandbox that 'cordon run --workspace' launches, and returns
+// what it printed; the launch must succeed.
+func runInside(t *testing.T, name, arg string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	argv, env := testenv.SubprocessArgs(name, arg)
+	args := []string{"run", "--workspace", t.TempDir()}
+	for _, e := range env {
+		args = append(args, "--env", e)
+	}
+	args = append(append(args, "--"), argv...)
+	code := run(context.Background(), args, nil, &out, &errb)
+	require.Equal(t, 0, code, out.String()+errb.String())
+	return out.String()
+}
+
 func TestDetectCLINestedForReal(t *testing.T) {
 	testenv.RequireBwrap(t)
 	for _, tc := range []struct {
@@ -75,17 +92,9 @@ func TestDetectCLINestedForReal(t *testing.T) {
 		{"--json", []string{`"usable":true`, "already inside a cordon sandbox"}},
 		{"--human", []string{"nested:  yes"}},
 	} {
-		var out, errb bytes.Buffer
-		argv, env := testenv.SubprocessArgs("TestHelperDetectInside", tc.args)
-		args := []string{"run", "--workspace", t.TempDir()}
-		for _, e := range env {
-			args = append(args, "--env", e)
-		}
-		args = append(append(args, "--"), argv...)
-		code := run(context.Background(), args, nil, &out, &errb)
-		require.Equal(t, 0, code, out.String()+errb.String())
+		out := runInside(t, "TestHelperDetectInside", tc.args)
 		for _, w := range tc.want {
-			require.Contains(t, out.String(), w)
+			require.Contains(t, out, w)
 		}
 	}
 }

@@ -53,18 +53,10 @@ func TestProfileNativeArgv(t *testing.T) {
 // fix up cordon's state directory, which the outer sandbox masks.
 func TestProfileNestedForReal(t *testing.T) {
 	testenv.RequireBwrap(t)
-	var out, errb bytes.Buffer
-	argv, env := testenv.SubprocessArgs("TestHelperProfileInside", "")
-	args := []string{"run", "--workspace", t.TempDir()}
-	for _, e := range env {
-		args = append(args, "--env", e)
-	}
-	args = append(append(args, "--"), argv...)
-	code := run(context.Background(), args, nil, &out, &errb)
-	require.Equal(t, 0, code, out.String()+errb.String())
-	require.Contains(t, out.String(), "nested: this runs inside a cordon sandbox")
-	require.Contains(t, out.String(), "argv:\n  make test\n")
-	require.Contains(t, out.String(), "PROFILE-OK")
+	out := runInside(t, "TestHelperProfileInside", "")
+	require.Contains(t, out, "nested: this runs inside a cordon sandbox")
+	require.Contains(t, out, "argv:\n  make test\n")
+	require.Contains(t, out, "PROFILE-OK")
 }
 
 // TestHelperProfileInside runs 'cordon profile' inside a sandbox.

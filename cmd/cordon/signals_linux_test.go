@@ -71,7 +71,7 @@ func exitCode(t *testing.T, err error) int {
 func TestRunSIGINTReachesTheCommandsGroup(t *testing.T) {
 	for _, backend := range []string{"bwrap", "native"} {
 		t.Run(backend, func(t *testing.T) {
-			requireBackend(t, backend)
+			testenv.RequireBackend(t, backend)
 			ws := t.TempDir()
 			cmd, out := cli(t, "", "run", "--backend", backend, "--workspace", ws, "--", "bash", "-c", `touch started; sleep 5; echo after`)
 			cmd.Dir = ws
@@ -97,7 +97,7 @@ func TestRunNohupKeepsTheSandbox(t *testing.T) {
 	}
 	for _, backend := range []string{"bwrap", "native"} {
 		t.Run(backend, func(t *testing.T) {
-			requireBackend(t, backend)
+			testenv.RequireBackend(t, backend)
 			ws := t.TempDir()
 			cmd, out := cli(t, "nohup", "run", "--backend", backend, "--workspace", ws, "--", "sh", "-c", `touch started; sleep 1; echo ok > survived`)
 			cmd.Dir = ws
@@ -116,22 +116,11 @@ func TestRunNohupKeepsTheSandbox(t *testing.T) {
 // fault (SIGSEGV, SIGABRT, ...) does not crash the native init: the
 // command runs on, and its status is cordon's.
 func TestRunFaultSignalsToInit(t *testing.T) {
-	requireBackend(t, "native")
+	testenv.RequireBackend(t, "native")
 	ws := t.TempDir()
 	code, out, stderr := runCLI(t, "", "run", "--backend", "native", "--workspace", ws, "--", "sh", "-c",
 		`for s in SEGV ABRT BUS FPE ILL TRAP SYS; do kill -$s 1; done; sleep 0.2; echo alive; exit 4`)
 	require.Equal(t, 4, code, stderr)
 	require.Equal(t, "alive\n", out)
 	require.False(t, strings.Contains(stderr, "goroutine"), stderr)
-}
-
-// requireBackend skips (through testenv, which CI turns into a failure)
-// when backend cannot run here.
-func requireBackend(t *testing.T, backend string) {
-	t.Helper()
-	if backend == "native" {
-		testenv.RequireNative(t)
-	} else {
-		testenv.RequireBwrap(t)
-	}
 }
