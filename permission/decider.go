@@ -343,18 +343,13 @@ func short(s string) string {
 }
 
 // withStateDenied adds cordon's state directory to p's denied roots, as
-// the launcher does for every launch, unless p names it already.
+// the launcher does for every launch (launcher.canonicalize): a policy
+// that names it in another field is then refused here too, where it used
+// to leave the file tools free to write it.
 func withStateDenied(p policy.FsSandboxPolicy) policy.FsSandboxPolicy {
 	sd, err := policy.Resolve(state.Path())
 	if err != nil {
 		return p
-	}
-	for _, l := range [][]string{p.BaseWritableRoots, p.DeniedRoots, p.ReadonlyRoots, p.WritableRoots} {
-		for _, r := range l {
-			if rr, err := policy.Resolve(r); err == nil && rr == sd {
-				return p
-			}
-		}
 	}
 	p.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
 	return p

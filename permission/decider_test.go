@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 type fixture struct {
@@ -267,4 +269,7 @@ func TestStateDirectoryInWorkspaceIsDenied(t *testing.T) {
 		require.Equal(t, Deny, got.Action, "%s: %s", r.Name, got.Reason)
 	}
 	require.Equal(t, Allow, d.Decide(req("Read", map[string]string{"file_path": filepath.Join(ws, "a.txt")})).Action)
+	// A policy naming it writable is refused, as the launcher refuses it.
+	_, err = New(Config{Workspace: ws, Policy: &policy.FsSandboxPolicy{WritableRoots: []string{ws, sd}}})
+	require.Error(t, err)
 }
