@@ -31,6 +31,7 @@ const (
 	Kernel      Class = 13 // kernel objects shared with the host
 	DoS         Class = 14 // making later launches fail
 	Network     Class = 15 // the network allowlist
+	Boundary    Class = 16 // what crosses into a sandbox, and what runs on the host for it
 
 	// Model cases compare the sandbox with policy.Access path by path.
 	Model Class = 99
@@ -53,6 +54,7 @@ var classNames = map[Class]string{
 	Kernel:      "13 kernel",
 	DoS:         "14 dos",
 	Network:     "15 network",
+	Boundary:    "16 boundary",
 	Model:       "model",
 }
 
