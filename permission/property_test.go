@@ -198,6 +198,16 @@ func (w *world) genRequest(rng *rand.Rand) Request {
 			args[tl.pathKey] = w.genPath(rng, false)
 		}
 	}
+	if p, ok := args[tl.pathKey]; ok && tl.pathKey != "" && rng.Intn(4) == 0 {
+		// The agent trims what cordon might read as a relative name.
+		blank := []string{" ", "\t", "\n", "\u00a0", "\u2028", "\ufeff", "\u3000"}[rng.Intn(7)]
+		if rng.Intn(2) == 0 {
+			p = blank + p
+		} else {
+			p += blank
+		}
+		args[tl.pathKey] = p
+	}
 	if name == "Grep" {
 		args["pattern"] = "KEY"
 	}
@@ -289,6 +299,12 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 		return "arguments not decodable", false
 	}
 	target := args[tl.pathKey]
+	if tl.spell == spellClaudeCode {
+		target = jsTrim(target)
+		if target == "~" || strings.HasPrefix(target, "~/") {
+			target = w.home + target[1:]
+		}
+	}
 	if tl.globKey != "" {
 		full := args[tl.globKey]
 		if !strings.HasPrefix(full, "/") && target != "" {
@@ -297,6 +313,11 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 		var climbs bool
 		if target, climbs = staticPrefix(full); climbs {
 			return "a glob that climbs after a wildcard is not denied", false
+		}
+		if tl.walk && !strings.ContainsAny(full, "*?[{\\") {
+			// ripgrep walks the directory above and matches the last
+			// name at any depth.
+			target = filepath.Dir(target)
 		}
 	}
 	if target == "" {
@@ -433,6 +454,8 @@ func TestPropertyCatchesMutations(t *testing.T) {
 		{"no cleaned reading of ..", &mutation.noCleaned},
 		{"no denied roots below a descending tool", &mutation.noBelow},
 		{"~ taken from the cwd", &mutation.noTilde},
+		{"a Glob without a wildcard decided on its name, not the walk", &mutation.noWalk},
+		{"paths decided as spelled, not as Claude Code trims them", &mutation.noSpelling},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			*m.set = true
@@ -490,5 +513,19 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		if why, _ := w.violation(cwd, r, dec); why != "" {
 			t.Fatalf("%s %s (cwd %q) -> %s %s: %s\nreason: %s", name, raw, cwd, dec.Action, dec.RuleID, why, dec.Reason)
 		}
+	})
+}
+
+// jsTrim is JavaScript's String.prototype.trim, written from the
+// specification's tables (WhiteSpace: TAB, VT, FF, SP, NBSP, ZWNBSP and
+// category Zs; LineTerminator: LF, CR, LS, PS) rather than from Go's.
+func jsTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		switch r {
+		case 0x09, 0x0B, 0x0C, 0x20, 0xA0, 0xFEFF, 0x0A, 0x0D, 0x2028, 0x2029,
+			0x1680, 0x202F, 0x205F, 0x3000:
+			return true
+		}
+		return r >= 0x2000 && r <= 0x200A
 	})
 }
