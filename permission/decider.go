@@ -229,8 +229,13 @@ func (s *subject) pickTarget() {
 		// ripgrep matches a glob without a wildcard (and, without a
 		// slash, at any depth) among what it finds walking the directory
 		// above: "id_ed25519" lists ~/.ssh/id_ed25519. That directory is
-		// what the tool descends into.
-		s.target = filepath.Dir(s.target)
+		// what the tool descends into (Node's dirname: trailing slashes
+		// do not count).
+		if t := strings.TrimRight(s.target, "/"); t == "" {
+			s.target = "/"
+		} else {
+			s.target = filepath.Dir(t)
+		}
 	}
 }
 
