@@ -202,3 +202,139 @@ func TestHookMonitorIsBash(t *testing.T) {
 		require.Nil(t, a.UpdatedInput)
 	}
 }
+
+// claudeOpens is the path Claude Code opens for a path argument, written
+// from its documented behaviour (docs/claude-code.md) rather than from
+// cordon's code: trimmed as JavaScript trims, "~" and "~/" are home, a
+// relative path is resolved against cwd and cleaned, as Node does.
+func claudeOpens(p, home, cwd string) string {
+	p = strings.TrimFunc(p, func(r rune) bool {
+		switch r {
+		case 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+			return true
+		}
+		return r >= 0x2000 && r <= 0x200A
+	})
+	switch {
+	case p == "":
+		return cwd
+	case p == "~":
+		return home
+	case strings.HasPrefix(p, "~/"):
+		return filepath.Join(home, p[2:])
+	case filepath.IsAbs(p):
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
+// claudeGets is what Claude Code hands the model for an allowed call:
+// Read's file, or every file (its name and contents) that a ripgrep walk
+// from Grep's or Glob's root reaches and the filter matches.
+func claudeGets(t *testing.T, tool string, input map[string]any, home, cwd string) string {
+	t.Helper()
+	str := func(k string) string { s, _ := input[k].(string); return s }
+	var root, filter string
+	switch tool {
+	case "Read":
+		b, _ := os.ReadFile(claudeOpens(str("file_path"), home, cwd))
+		return string(b)
+	case "Grep":
+		root = cwd
+		if str("path") != "" {
+			root = claudeOpens(str("path"), home, cwd)
+		}
+	case "Glob":
+		root, filter = cwd, str("pattern")
+		if str("path") != "" {
+			root = claudeOpens(str("path"), home, cwd)
+		}
+		if filepath.IsAbs(filter) {
+			i := strings.IndexAny(filter, "*?[{")
+			if i < 0 {
+				root, filter = filepath.Dir(filter), filepath.Base(filter)
+			} else if j := strings.LastIndex(filter[:i], "/"); j >= 0 {
+				root, filter = filter[:max(j, 1)], filter[j+1:]
+			}
+		}
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real // ripgrep follows the root it is given, not the links below it
+	}
+	var got strings.Builder
+	_ = filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if filter != "" {
+			name := rel
+			if !strings.Contains(filter, "/") {
+				name = filepath.Base(rel) // ripgrep: a glob without a slash matches at any depth
+			}
+			if ok, _ := filepath.Match(filter, name); !ok {
+				return nil
+			}
+			got.WriteString(p + "\n") // Glob returns names
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		got.WriteString(p + "\n" + string(b))
+		return nil
+	})
+	return got.String()
+}
+
+// Judged by what Claude Code would hand the model: for every spelling of
+// every path to the key or to cordon's audit key that cordon allows,
+// Claude Code opening it as it does gets neither key (nor, from Glob, the
+// key's name).
+func TestHookAllowedSpellingsNeverReachAKey(t *testing.T) {
+	home, _ := homeHookFixture(t)
+	auditKey, err := os.ReadFile(home + "/.local/state/cordon/audit/key")
+	require.NoError(t, err)
+	secrets := []string{"KEY", string(auditKey), "id_ed25519", "/audit/key"}
+	blanks := []string{"", " ", "\t", "\u00a0", "\ufeff", "\u3000"}
+	paths := []string{home + "/.ssh", "~/.ssh", ".ssh", ".local/state/cordon/audit", "src/../.ssh", home, "~", ".", "src"}
+	var inputs []struct {
+		tool  string
+		input map[string]any
+	}
+	add := func(tool string, input map[string]any) {
+		inputs = append(inputs, struct {
+			tool  string
+			input map[string]any
+		}{tool, input})
+	}
+	for _, b := range blanks {
+		for _, p := range paths {
+			for _, s := range []string{b + p, p + b} {
+				add("Read", map[string]any{"file_path": s + "/id_ed25519"})
+				add("Read", map[string]any{"file_path": s + "/key"})
+				add("Grep", map[string]any{"pattern": ".", "path": s})
+				add("Glob", map[string]any{"pattern": "*", "path": s})
+				add("Glob", map[string]any{"pattern": "id_ed25519", "path": s})
+				add("Glob", map[string]any{"pattern": "key", "path": s})
+			}
+		}
+	}
+	for _, pat := range []string{"id_ed25519", "key", "*", home + "/id_ed25519", home + "/.ssh/*", home + "/key"} {
+		add("Glob", map[string]any{"pattern": pat})
+	}
+	allowed := 0
+	for _, c := range inputs {
+		code, out, errs := runCLI(t, payload(home, c.tool, c.input), "hook", "claude-code", "--no-audit")
+		require.Equal(t, exitOK, code, errs)
+		a := decodeAnswer(t, out).HookSpecificOutput
+		if a.PermissionDecision != "allow" {
+			continue
+		}
+		allowed++
+		got := claudeGets(t, c.tool, c.input, home, home)
+		for _, s := range secrets {
+			require.NotContains(t, got, s, "%s %q allowed (%s), and Claude Code hands the model a key", c.tool, c.input, a.PermissionDecisionReason)
+		}
+	}
+	require.Positive(t, allowed, "nothing was allowed: the test checks nothing")
+	t.Logf("%d calls, %d allowed, none of them reaching a key", len(inputs), allowed)
+}
