@@ -225,16 +225,34 @@ func (s *subject) pickTarget() {
 	if climbs {
 		s.resErr = fmt.Errorf("pattern %q climbs out with \"..\" after a wildcard", s.call.Pattern)
 	}
-	if s.tool.walk && !dynamic && !mutation.noWalk {
-		// ripgrep matches a glob without a wildcard (and, without a
-		// slash, at any depth) among what it finds walking the directory
-		// above: "id_ed25519" lists ~/.ssh/id_ed25519. That directory is
-		// what the tool descends into (Node's dirname: trailing slashes
-		// do not count).
-		if t := strings.TrimRight(s.target, "/"); t == "" {
+	if s.tool.walk && !mutation.noWalk {
+		s.walkRoot(dynamic)
+	}
+}
+
+// walkRoot bounds what a pattern can match when it filters a ripgrep walk
+// (Claude Code's Glob). The walk starts at an absolute pattern's fixed
+// directory (for a pattern without a wildcard, the directory above it, by
+// Node's dirname) or else at the path argument (the cwd when absent); a
+// filter without a slash, other than at its end, matches at any depth
+// below that root: "id_ed25519" lists ~/.ssh/id_ed25519. Such a pattern
+// is decided on the root.
+func (s *subject) walkRoot(dynamic bool) {
+	p := s.call.Pattern
+	switch {
+	case strings.HasPrefix(p, "/"):
+		if dynamic {
+			return // the fixed prefix is the root, and the filter's first component is matched there
+		}
+		if t := strings.TrimRight(p, "/"); t == "" {
 			s.target = "/"
 		} else {
 			s.target = filepath.Dir(t)
+		}
+	case !strings.Contains(strings.TrimRight(p, "/"), "/"):
+		s.target = s.call.Path
+		if s.target == "" {
+			s.target = "."
 		}
 	}
 }

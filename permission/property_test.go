@@ -314,10 +314,19 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 		if target, climbs = staticPrefix(full); climbs {
 			return "a glob that climbs after a wildcard is not denied", false
 		}
-		if tl.walk && !strings.ContainsAny(full, "*?[{\\") {
-			// ripgrep walks the directory above and matches the last
-			// name at any depth.
-			target = filepath.Dir(target)
+		if pat := args[tl.globKey]; tl.walk {
+			// ripgrep walks from the path (or an absolute pattern's
+			// directory) and matches a filter without a slash at any
+			// depth below it.
+			switch {
+			case strings.HasPrefix(pat, "/") && !strings.ContainsAny(pat, "*?[{\\"):
+				target = "/" // Node's dirname, which ignores trailing slashes
+				if t := strings.TrimRight(pat, "/"); t != "" {
+					target = filepath.Dir(t)
+				}
+			case !strings.HasPrefix(pat, "/") && !strings.Contains(strings.TrimRight(pat, "/"), "/"):
+				target = args[tl.pathKey]
+			}
 		}
 	}
 	if target == "" {
@@ -477,8 +486,11 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		cwd  uint8
 	}{
 		{0, ".ssh/id_ed25519", 0}, {1, ".aws/../l2", 0}, {2, "l1/../../outside/secret", 0},
-		{3, "deep/a/l4/../../x", 1}, {3, "l5/../../../outside/secret", 0}, {4, "hooks/pre-commit", 2}, {5, "../outside/*", 3},
-		{6, "{src,.ssh}/*", 0}, {7, ".git/config", 0}, {8, "src/../.bashrc", 4},
+		{3, "deep/a/l4/../../x", 1}, {3, "l5/../../../outside/secret", 0}, {4, "hooks/pre-commit", 2}, {6, "../outside/*", 3},
+		{7, "{src,.ssh}/*", 0}, {8, ".git/config", 0}, {9, "src/../.bashrc", 4},
+		// Claude Code's spelling: a blank it trims, a Glob ripgrep matches
+		// at any depth, one that names only a parent.
+		{3, "\t../outside", 0}, {3, "\u3000.ssh", 0}, {2, "id_ed25519", 0}, {2, "../", 2}, {8, "~/.ssh/id_ed25519", 0},
 	} {
 		f.Add(seed.tool, seed.path, seed.cwd)
 	}
