@@ -26,9 +26,9 @@ type tool struct {
 	globKey   string // a glob pattern whose static prefix is checked
 	recursive bool
 	spell     spelling
-	// walk: the pattern filters a walk of its base directory (ripgrep's
-	// --glob), so a last component without a wildcard matches at any
-	// depth: the walk starts at the directory above it.
+	// walk: the pattern filters a ripgrep walk (--glob), where a filter
+	// without a slash matches at any depth: such a pattern is decided on
+	// where the walk starts (subject.walkRoot).
 	walk bool
 }
 
