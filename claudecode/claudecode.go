@@ -12,8 +12,11 @@
 //	req, dec, out, err := claudecode.Answer(d, p, note, nil)
 //	b, err := claudecode.Encode(out)
 //
-// An answer is about the paths as they are at that instant: Claude Code
-// does the file I/O afterwards. What the kernel holds is the sandbox
+// Each path is decided as Claude Code will open it (trimmed, "~" and "~/"
+// expanded, relative to the payload's cwd): permission's rows for Claude
+// Code's tools carry that spelling, and refuse a path that trimming would
+// change. An answer is about the paths as they are at that instant:
+// Claude Code does the file I/O afterwards. What the kernel holds is the sandbox
 // around Bash (Rewrite).
 package claudecode
 

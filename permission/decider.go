@@ -23,6 +23,11 @@ type Config struct {
 	// workspace); "" means the workspace. The scope is the workspace
 	// either way: a relative path that leaves it is outside.
 	Cwd string
+	// Home is the agent's HOME, where its tools expand "~" and "~/" (an
+	// agent's row in the tool table says whether they do); "" is $HOME,
+	// which a hook inherits from the agent. Without an absolute HOME such
+	// a path is refused.
+	Home string
 	// Policy is the filesystem policy the agent's sandbox is launched
 	// with. File tools run outside that sandbox, so the decider never
 	// allows what it denies (docs/design.md §5). Nil means what
@@ -37,6 +42,7 @@ type Config struct {
 type Decider struct {
 	scope  *guards.Scope
 	cwd    string             // resolved base of relative paths
+	home   string             // where agents' tools expand "~"
 	agents *guards.CrossAgent // nil without an agents root
 	// kernel is the launched policy: a read it denies is never allowed and
 	// a write it denies is never allowed nor asked, since the handlers of
@@ -53,7 +59,10 @@ func New(cfg Config) (*Decider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new decider: %w", err)
 	}
-	d := &Decider{scope: scope, cwd: scope.Dir()}
+	d := &Decider{scope: scope, cwd: scope.Dir(), home: cfg.Home}
+	if d.home == "" {
+		d.home = os.Getenv("HOME")
+	}
 	if cfg.Cwd != "" {
 		if !filepath.IsAbs(cfg.Cwd) {
 			return nil, fmt.Errorf("new decider: cwd %q is not absolute", cfg.Cwd)
@@ -171,7 +180,7 @@ func (d *Decider) prepare(req Request) *subject {
 	if !s.known {
 		return s
 	}
-	s.call, s.parseErr = parse(req, s.tool)
+	s.call, s.parseErr = parse(req, s.tool, d.home)
 	if s.parseErr != nil {
 		s.call = nil
 		return s
@@ -211,10 +220,40 @@ func (s *subject) pickTarget() {
 	if !strings.HasPrefix(full, "/") && s.call.Path != "" {
 		full = strings.TrimSuffix(s.call.Path, "/") + "/" + full
 	}
-	var climbs bool
-	s.target, _, climbs = guards.GlobPrefix(full)
+	var climbs, dynamic bool
+	s.target, dynamic, climbs = guards.GlobPrefix(full)
 	if climbs {
 		s.resErr = fmt.Errorf("pattern %q climbs out with \"..\" after a wildcard", s.call.Pattern)
+	}
+	if s.tool.walk && !mutation.noWalk {
+		s.walkRoot(dynamic)
+	}
+}
+
+// walkRoot bounds what a pattern can match when it filters a ripgrep walk
+// (Claude Code's Glob). The walk starts at an absolute pattern's fixed
+// directory (for a pattern without a wildcard, the directory above it, by
+// Node's dirname) or else at the path argument (the cwd when absent); a
+// filter without a slash, other than at its end, matches at any depth
+// below that root: "id_ed25519" lists ~/.ssh/id_ed25519. Such a pattern
+// is decided on the root.
+func (s *subject) walkRoot(dynamic bool) {
+	p := s.call.Pattern
+	switch {
+	case strings.HasPrefix(p, "/"):
+		if dynamic {
+			return // the fixed prefix is the root, and the filter's first component is matched there
+		}
+		if t := strings.TrimRight(p, "/"); t == "" {
+			s.target = "/"
+		} else {
+			s.target = filepath.Dir(t)
+		}
+	case !strings.Contains(strings.TrimRight(p, "/"), "/"):
+		s.target = s.call.Path
+		if s.target == "" {
+			s.target = "."
+		}
 	}
 }
 
@@ -250,7 +289,7 @@ func (d *Decider) inspect(s *subject, resolved, from string) {
 
 // mutation removes one defence at a time, for the test that proves the
 // property test notices; every field is false outside that test.
-var mutation struct{ noKernel, noCleaned, noBelow, noTilde bool }
+var mutation struct{ noKernel, noCleaned, noBelow, noTilde, noWalk, noSpelling bool }
 
 // alsoCleaned checks the other reading of a path with "..": a tool that
 // cleans a path before opening it (as Node's path.resolve does) drops the

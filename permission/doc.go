@@ -7,7 +7,10 @@
 // First match wins; each id has one action:
 //
 //	guard.cross_agent            DENY  another agent's directory under the agents root
-//	request.invalid_arguments    DENY  arguments not an object, empty command, path not a string
+//	request.invalid_arguments    DENY  arguments not an object, empty command, path not a string,
+//	                                   a path the agent would read otherwise than spelled (for
+//	                                   Claude Code: white space at an edge, which it trims), a
+//	                                   control or text-direction character in a path
 //	path.outside_workspace       DENY  a path (read, write, glob prefix) that resolves outside the
 //	                                   workspace, or that cannot be resolved
 //	guard.protected_path         DENY  a write inside the workspace to a path the launched policy
@@ -20,7 +23,7 @@
 //	bash.hard_deny               DENY  sudo, rm -rf, mkfs, dd/redirect onto a device, shutdown, unparsable
 //	path.read_allow              ALLOW read_file, glob (and Read, Glob, Grep, LS)
 //	path.write_requires_approval ASK   write_file, edit_file (and Write, Edit, MultiEdit, NotebookEdit)
-//	bash.requires_approval       ASK   any other bash command
+//	bash.requires_approval       ASK   any other bash command (Bash, and Claude Code's Monitor)
 //	default.deny                 DENY  everything else, such as unknown or MCP tools
 //
 // The guards cannot be outranked. Arguments are checked before the
@@ -37,7 +40,10 @@
 // when they run under `cordon run`.
 //
 // A path is judged the way the tool will open it, in every reading that
-// differs: relative to [Config].Cwd; with symlinks followed and ".."
+// differs: as the agent reads the string (each agent's tools are rows of
+// the tool table with that agent's spelling: Claude Code expands "~" and
+// "~/" to [Config].Home, and trims, so cordon refuses what trimming would
+// change); relative to [Config].Cwd; with symlinks followed and ".."
 // applied after them (the kernel), and also with ".." removed first (a tool
 // that cleans paths); and, where names may fold case (macOS), under the
 // root it matches ignoring case. Each reading must be inside the workspace

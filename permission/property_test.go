@@ -198,6 +198,16 @@ func (w *world) genRequest(rng *rand.Rand) Request {
 			args[tl.pathKey] = w.genPath(rng, false)
 		}
 	}
+	if p, ok := args[tl.pathKey]; ok && tl.pathKey != "" && rng.Intn(4) == 0 {
+		// The agent trims what cordon might read as a relative name.
+		blank := []string{" ", "\t", "\n", "\u00a0", "\u2028", "\ufeff", "\u3000"}[rng.Intn(7)]
+		if rng.Intn(2) == 0 {
+			p = blank + p
+		} else {
+			p += blank
+		}
+		args[tl.pathKey] = p
+	}
 	if name == "Grep" {
 		args["pattern"] = "KEY"
 	}
@@ -289,6 +299,12 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 		return "arguments not decodable", false
 	}
 	target := args[tl.pathKey]
+	if tl.spell == spellClaudeCode {
+		target = jsTrim(target)
+		if target == "~" || strings.HasPrefix(target, "~/") {
+			target = w.home + target[1:]
+		}
+	}
 	if tl.globKey != "" {
 		full := args[tl.globKey]
 		if !strings.HasPrefix(full, "/") && target != "" {
@@ -297,6 +313,20 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 		var climbs bool
 		if target, climbs = staticPrefix(full); climbs {
 			return "a glob that climbs after a wildcard is not denied", false
+		}
+		if pat := args[tl.globKey]; tl.walk {
+			// ripgrep walks from the path (or an absolute pattern's
+			// directory) and matches a filter without a slash at any
+			// depth below it.
+			switch {
+			case strings.HasPrefix(pat, "/") && !strings.ContainsAny(pat, "*?[{\\"):
+				target = "/" // Node's dirname, which ignores trailing slashes
+				if t := strings.TrimRight(pat, "/"); t != "" {
+					target = filepath.Dir(t)
+				}
+			case !strings.HasPrefix(pat, "/") && !strings.Contains(strings.TrimRight(pat, "/"), "/"):
+				target = args[tl.pathKey]
+			}
 		}
 	}
 	if target == "" {
@@ -433,6 +463,8 @@ func TestPropertyCatchesMutations(t *testing.T) {
 		{"no cleaned reading of ..", &mutation.noCleaned},
 		{"no denied roots below a descending tool", &mutation.noBelow},
 		{"~ taken from the cwd", &mutation.noTilde},
+		{"a Glob without a wildcard decided on its name, not the walk", &mutation.noWalk},
+		{"paths decided as spelled, not as Claude Code trims them", &mutation.noSpelling},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			*m.set = true
@@ -454,8 +486,11 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		cwd  uint8
 	}{
 		{0, ".ssh/id_ed25519", 0}, {1, ".aws/../l2", 0}, {2, "l1/../../outside/secret", 0},
-		{3, "deep/a/l4/../../x", 1}, {3, "l5/../../../outside/secret", 0}, {4, "hooks/pre-commit", 2}, {5, "../outside/*", 3},
-		{6, "{src,.ssh}/*", 0}, {7, ".git/config", 0}, {8, "src/../.bashrc", 4},
+		{3, "deep/a/l4/../../x", 1}, {3, "l5/../../../outside/secret", 0}, {4, "hooks/pre-commit", 2}, {6, "../outside/*", 3},
+		{7, "{src,.ssh}/*", 0}, {8, ".git/config", 0}, {9, "src/../.bashrc", 4},
+		// Claude Code's spelling: a blank it trims, a Glob ripgrep matches
+		// at any depth, one that names only a parent.
+		{3, "\t../outside", 0}, {3, "\u3000.ssh", 0}, {2, "id_ed25519", 0}, {2, "../", 2}, {8, "~/.ssh/id_ed25519", 0},
 	} {
 		f.Add(seed.tool, seed.path, seed.cwd)
 	}
@@ -490,5 +525,19 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		if why, _ := w.violation(cwd, r, dec); why != "" {
 			t.Fatalf("%s %s (cwd %q) -> %s %s: %s\nreason: %s", name, raw, cwd, dec.Action, dec.RuleID, why, dec.Reason)
 		}
+	})
+}
+
+// jsTrim is JavaScript's String.prototype.trim, written from the
+// specification's tables (WhiteSpace: TAB, VT, FF, SP, NBSP, ZWNBSP and
+// category Zs; LineTerminator: LF, CR, LS, PS) rather than from Go's.
+func jsTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		switch r {
+		case 0x09, 0x0B, 0x0C, 0x20, 0xA0, 0xFEFF, 0x0A, 0x0D, 0x2028, 0x2029,
+			0x1680, 0x202F, 0x205F, 0x3000:
+			return true
+		}
+		return r >= 0x2000 && r <= 0x200A
 	})
 }

@@ -125,8 +125,14 @@ func TestCwdIsTheBaseOfRelativePaths(t *testing.T) {
 	require.NoError(t, err)
 	got = d.Decide(req("write_file", map[string]string{"path": "hooks/post-checkout"}))
 	require.Equal(t, RuleProtectedPath, got.RuleID, got.Reason)
-	for _, p := range []string{"~/.ssh/id_ed25519", "~", "~root/x"} {
+	// Claude Code expands "~" and "~/" to HOME (here the workspace), and
+	// reads "~root/x" as a name in the cwd, which cordon refuses.
+	for p, rule := range map[string]string{"~/.ssh/id_ed25519": RulePolicyDenied, "~/src/main.go": RuleReadAllow, "~root/x": RuleOutsideWorkspace} {
 		got = d.Decide(req("Read", map[string]string{"file_path": p}))
+		require.Equal(t, rule, got.RuleID, "%s: %s", p, got.Reason)
+	}
+	for _, p := range []string{"~/x", "~"} { // cordon's own tools expand nothing
+		got = d.Decide(req("read_file", map[string]string{"path": p}))
 		require.Equal(t, RuleOutsideWorkspace, got.RuleID, "%s: %s", p, got.Reason)
 	}
 	_, err = New(Config{Workspace: home, Cwd: "src"})

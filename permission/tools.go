@@ -15,18 +15,27 @@ const (
 )
 
 // tool says how to read a request's arguments: the core tool it is, which
-// argument names the path, whether the path is required, and whether the
-// tool descends into directories.
+// argument names the path, whether the path is required, whether the tool
+// descends into directories, and how the agent whose tool it is reads a
+// path (spell). A row is one tool of one agent: answering for another
+// agent is adding its rows, with its spelling.
 type tool struct {
 	core      string
 	pathKey   string // "" for tools without a path
 	optional  bool   // path may be absent: the workspace is meant
 	globKey   string // a glob pattern whose static prefix is checked
 	recursive bool
+	spell     spelling
+	// walk: the pattern filters a ripgrep walk (--glob), where a filter
+	// without a slash matches at any depth: such a pattern is decided on
+	// where the walk starts (subject.walkRoot).
+	walk bool
 }
 
 // tools maps cordon's core names and Claude Code's names onto core tools.
 // Grep and LS are reads that descend (they enumerate what is below them).
+// Claude Code's Monitor runs a shell command as Bash does (its permission
+// check is Bash's), so it is decided, and sandboxed, as Bash.
 var tools = map[string]tool{
 	ToolBash:       {core: ToolBash},
 	ToolReadFile:   {core: ToolReadFile, pathKey: "path"},
@@ -34,14 +43,15 @@ var tools = map[string]tool{
 	ToolEditFile:   {core: ToolEditFile, pathKey: "path"},
 	ToolGlob:       {core: ToolGlob, globKey: "pattern", recursive: true},
 	"Bash":         {core: ToolBash},
-	"Read":         {core: ToolReadFile, pathKey: "file_path"},
-	"Write":        {core: ToolWriteFile, pathKey: "file_path"},
-	"Edit":         {core: ToolEditFile, pathKey: "file_path"},
-	"MultiEdit":    {core: ToolEditFile, pathKey: "file_path"},
-	"NotebookEdit": {core: ToolEditFile, pathKey: "notebook_path"},
-	"Glob":         {core: ToolGlob, pathKey: "path", optional: true, globKey: "pattern", recursive: true},
-	"Grep":         {core: ToolGlob, pathKey: "path", optional: true, recursive: true},
-	"LS":           {core: ToolReadFile, pathKey: "path", recursive: true},
+	"Monitor":      {core: ToolBash},
+	"Read":         {core: ToolReadFile, pathKey: "file_path", spell: spellClaudeCode},
+	"Write":        {core: ToolWriteFile, pathKey: "file_path", spell: spellClaudeCode},
+	"Edit":         {core: ToolEditFile, pathKey: "file_path", spell: spellClaudeCode},
+	"MultiEdit":    {core: ToolEditFile, pathKey: "file_path", spell: spellClaudeCode},
+	"NotebookEdit": {core: ToolEditFile, pathKey: "notebook_path", spell: spellClaudeCode},
+	"Glob":         {core: ToolGlob, pathKey: "path", optional: true, globKey: "pattern", recursive: true, spell: spellClaudeCode, walk: true},
+	"Grep":         {core: ToolGlob, pathKey: "path", optional: true, recursive: true, spell: spellClaudeCode},
+	"LS":           {core: ToolReadFile, pathKey: "path", recursive: true, spell: spellClaudeCode},
 }
 
 // CoreName maps a tool name (core or Claude Code's) to its core name.
@@ -56,7 +66,7 @@ type Call struct {
 	Request
 	Tool     string // core name
 	Command  string // bash
-	Path     string // the path argument as given ("" when absent)
+	Path     string // the path argument as the agent reads it ("" when absent)
 	Resolved string // where Path (or the glob's static prefix) really points
 	Pattern  string // glob
 	// Args is the arguments object, for tool-specific fields (content,
@@ -77,9 +87,10 @@ func (c *Call) String(key string) (string, bool, error) {
 	return s, true, nil
 }
 
-// parse checks arguments; a non-nil error is the reason for
+// parse checks arguments and turns the path argument into the path the
+// agent opens (home is its HOME); a non-nil error is the reason for
 // request.invalid_arguments.
-func parse(req Request, t tool) (*Call, error) {
+func parse(req Request, t tool, home string) (*Call, error) {
 	c := &Call{Request: req, Tool: t.core}
 	if len(req.Arguments) == 0 {
 		return nil, fmt.Errorf("%s has no arguments; an object is required", req.Name)
@@ -106,6 +117,13 @@ func parse(req Request, t tool) (*Call, error) {
 		if (!ok || c.Path == "") && !t.optional {
 			return nil, fmt.Errorf("%s needs a non-empty %q", req.Name, t.pathKey)
 		}
+		sp := t.spell
+		if mutation.noSpelling {
+			sp = spellExact
+		}
+		if c.Path, err = sp.open(req.Name, t.pathKey, c.Path, home); err != nil {
+			return nil, err
+		}
 	}
 	if t.globKey != "" {
 		var ok bool
@@ -114,6 +132,13 @@ func parse(req Request, t tool) (*Call, error) {
 		}
 		if !ok || c.Pattern == "" {
 			return nil, fmt.Errorf("%s needs a non-empty %q", req.Name, t.globKey)
+		}
+		if t.spell != spellExact {
+			// The pattern is not trimmed (Claude Code takes its base
+			// directory from it as written), but it is shown in prompts.
+			if err := unreadable(req.Name, t.globKey, c.Pattern); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil

@@ -37,8 +37,10 @@ Request:  {"tool_use_id": "t1", "name": "bash", "arguments": {"command": "ls -la
 Decision: {"tool_use_id": "t1", "action": "ASK", "rule_id": "bash.requires_approval", "reason": "..."}
 
 Tools: bash{command} read_file{path} write_file{path,content} edit_file{path,...}
-glob{pattern}, and Claude Code's Bash, Read, Write, Edit, MultiEdit,
-NotebookEdit, Glob, Grep, LS with their own argument names.
+glob{pattern}, and Claude Code's Bash, Monitor, Read, Write, Edit, MultiEdit,
+NotebookEdit, Glob, Grep, LS with their own argument names, their paths
+read as Claude Code reads them (~ and ~/ are $HOME; white space at either
+end, which it trims, is refused).
 
 Rules, first match wins: guard.cross_agent, request.invalid_arguments,
 path.outside_workspace, guard.protected_path, policy.denied,

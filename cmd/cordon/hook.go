@@ -46,9 +46,13 @@ stdout: allow (runs without asking you), ask (Claude Code asks you) or deny
 (the call is refused and the model is told why). The reason always starts
 with the rule id, e.g. "cordon bash.hard_deny: bash: sudo runs commands...".
 
-Tools: Bash, Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, LS;
-mcp__* and any other tool are denied (default.deny), so list in the hook's
-matcher only the tools you want cordon to decide.
+Tools: Bash and Monitor (a shell command: decided as Bash), Read, Write,
+Edit, MultiEdit, NotebookEdit, Glob, Grep, LS; mcp__* and any other tool
+are denied (default.deny), so list in the hook's matcher only the tools
+you want cordon to decide. Paths are decided as Claude Code opens them:
+"~" and "~/" are HOME, relative paths are taken from the payload's cwd,
+and a path with white space at either end (which Claude Code trims) or a
+control character is refused.
 
 cordon only answers; Claude Code does the file I/O afterwards. An answer is
 about the path as it is at that instant: if a directory on the path is
@@ -93,7 +97,7 @@ seconds ($CORDON_HOOK_TIMEOUT, a Go duration, sets another bound): Claude
 Code lets a call through when its hook is killed or times out.
 
 Example (.claude/settings.json):
-  {"hooks": {"PreToolUse": [{"matcher": "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
+  {"hooks": {"PreToolUse": [{"matcher": "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
      "hooks": [{"type": "command", "command": "cordon hook claude-code --sandbox-bash"}]}]}}
 
 Try it:

@@ -1,0 +1,60 @@
+package permission
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every character JavaScript's trim removes (jsTrim, from the
+// specification's tables; Node 20 removes exactly these) is refused at
+// either edge of a Claude Code path, so no path cordon decides is one
+// Claude Code would open trimmed.
+func TestEdgeBlankCoversJavaScriptTrim(t *testing.T) {
+	n := 0
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		if jsTrim(string(r)) != "" {
+			continue
+		}
+		n++
+		require.True(t, edgeBlank(r), "%U is trimmed by JavaScript but not refused", r)
+		for _, p := range []string{string(r) + "src", "src" + string(r)} {
+			_, err := spellClaudeCode.open("Grep", "path", p, "/home/u")
+			require.Error(t, err, "%q", p)
+		}
+	}
+	require.Equal(t, 25, n, "JavaScript's trim removes 25 characters")
+}
+
+func TestClaudeCodeSpelling(t *testing.T) {
+	for _, c := range []struct{ in, home, out, err string }{
+		{in: "src/a", home: "/h", out: "src/a"},
+		{in: "/abs/a", home: "/h", out: "/abs/a"},
+		{in: "~", home: "/h", out: "/h"},
+		{in: "~/.ssh", home: "/h", out: "/h/.ssh"},
+		{in: "~user/x", home: "/h", out: "~user/x"}, // Claude Code does not expand it; the scope refuses it
+		{in: "a ~/b", home: "/h", out: "a ~/b"},
+		{in: "~/x", home: "", err: "HOME"},
+		{in: "~/x", home: "rel", err: "HOME"},
+		{in: " x", home: "/h", err: "U+0020"},
+		{in: "x\u200b", home: "/h", err: "U+200B"},    // a format character: not trimmed by JavaScript, refused anyway
+		{in: "a\u0001b", home: "/h", err: "U+0001"},   // control characters anywhere
+		{in: "a\u2067b", home: "/h", err: "U+2067"},   // text direction isolate
+		{in: "a\u0085b", home: "/h", err: "U+0085"},   // C1 control
+		{in: "a\u3000b", home: "/h", out: "a\u3000b"}, // inside a name, a space is the name's own
+	} {
+		got, err := spellClaudeCode.open("Glob", "path", c.in, c.home)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, "%q", c.in)
+			continue
+		}
+		require.NoError(t, err, "%q", c.in)
+		require.Equal(t, c.out, got, "%q", c.in)
+		exact, err := spellExact.open("glob", "path", c.in, c.home)
+		require.NoError(t, err)
+		require.Equal(t, c.in, exact, "cordon's own tools read the path as given")
+	}
+}
