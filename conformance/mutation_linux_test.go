@@ -111,7 +111,8 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
-//	identity-check       cross-launch-nested-workspace-swap
+//	identity-check  cross-launch-swap-at-resolve (bwrap),
+//	                cross-launch-swap-at-mount
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
@@ -277,14 +278,15 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-path-dir"}},
 	{name: "protect-policy-file", step: "the --policy file read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPolicyFile = true },
 		catchers: []string{"runs-next-policy-file"}},
-	// Through bwrap only: a native launch takes the composed policy's view
+	// Caught at the launcher's exact moments (its test hook), not by the
+	// racing cross-launch-nested-workspace-swap, which wins a window only
+	// now and then. A native launch takes the composed policy's view
 	// (launcher.Cmd.Canonical) and its init opens every root without
-	// following a link, which refuses this case's symlink swaps with or
-	// without the identity check; the check's own part there, a directory
-	// swapped for another, is launcher's TestIdentityCheckOnComposedView.
+	// following a link, which refuses a symlink swapped in before the
+	// launch with or without the check: there only swap-at-mount's
+	// directory exchanged for another shows it.
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
-		onlyBackend: "bwrap",
-		catchers:    []string{"cross-launch-nested-workspace-swap"}},
+		catchers: []string{"cross-launch-swap-at-resolve", "cross-launch-swap-at-mount"}},
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
 		catchers: []string{"cross-launch-steered-roots"}},
@@ -470,6 +472,7 @@ func mutantMain(name string) int {
 			m.hooks()
 		}
 	}
+	InstallLaunchHook()
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")
 	if err != nil {
