@@ -113,6 +113,8 @@ import (
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check  cross-launch-swap-at-resolve (bwrap),
 //	                cross-launch-swap-at-mount
+//	private-propagation  boundary-mount-arrives-later (native: bwrap
+//	                has no such step, FINDINGS.md F10)
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
@@ -287,6 +289,10 @@ var mutations = []mutation{
 	// directory exchanged for another shows it.
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-swap-at-resolve", "cross-launch-swap-at-mount"}},
+	// Root only: the case's host side mounts.
+	{name: "private-propagation", step: "the native sandbox's mounts made private once its tree is built (no host mount arrives later)",
+		onlyBackend: "native", rootOnly: true,
+		catchers: []string{"boundary-mount-arrives-later"}},
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
 		catchers: []string{"cross-launch-steered-roots"}},

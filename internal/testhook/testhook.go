@@ -148,6 +148,7 @@ var (
 // conformance suite's check) that a launch through the native backend
 // leaves out: "ancestor-pins", "mask-readonly", "mask-perms",
 // "depth-order", "cap-drop", "close-on-exec", "pid-namespace",
-// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns".
+// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns",
+// "private-propagation".
 // Steps the init takes reach it in its Spec (native.Spec.Weaken).
 var NativeWeaken string
