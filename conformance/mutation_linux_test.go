@@ -96,7 +96,7 @@ import (
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
 //	                cross-launch-derived-carveout-git-writes
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
-//	stubs-by-path   race-stubs
+//	stubs-by-path   stubs-swap-at-stub
 //	audit-follow    audit-log-planted-symlink (the host's append creates
 //	                the missing ~/.bash_profile the planted log points at;
 //	                the link to ~/.bashrc is still refused by the anchor's
@@ -111,8 +111,7 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
-//	identity-check  cross-launch-swap-at-resolve (bwrap),
-//	                cross-launch-swap-at-mount
+//	identity-check  cross-launch-swap-at-resolve, cross-launch-swap-at-mount
 //	private-propagation  boundary-mount-arrives-later (native: bwrap
 //	                has no such step, FINDINGS.md F10)
 //	steered-roots        cross-launch-steered-roots
@@ -215,10 +214,10 @@ var mutations = []mutation{
 		catchers: []string{"race-filetools-write", "race-filetools-read"}},
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks: func() { testhook.StubsByPath = true },
-		// race-stubs is open with bwrap (FINDINGS F8), so the step is
-		// shown through the native backend, which shares it.
+		// The launcher's step is the same for both backends; race-stubs
+		// is open with bwrap (FINDINGS F8), so it is shown through native.
 		onlyBackend: "native",
-		catchers:    []string{"race-stubs"}},
+		catchers:    []string{"stubs-swap-at-stub"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
 		hooks:        func() { testhook.GitPerPath = true },
 		onlyCatchers: true,
@@ -282,11 +281,11 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-policy-file"}},
 	// Caught at the launcher's exact moments (its test hook), not by the
 	// racing cross-launch-nested-workspace-swap, which wins a window only
-	// now and then. A native launch takes the composed policy's view
-	// (launcher.Cmd.Canonical) and its init opens every root without
-	// following a link, which refuses a symlink swapped in before the
-	// launch with or without the check: there only swap-at-mount's
-	// directory exchanged for another shows it.
+	// now and then. Through native, swap-at-mount's directory exchanged
+	// for another is the check's own part (the init opens every root
+	// without following a link, which refuses a symlink with or without
+	// it); swap-at-resolve fails there too without it, by the stubs the
+	// launcher then makes through the link.
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-swap-at-resolve", "cross-launch-swap-at-mount"}},
 	// Root only: the case's host side mounts.

@@ -11,8 +11,9 @@ package testhook
 // Launch, when non-nil, is called by the launcher at two moments of each
 // start, with the *launcher.Cmd being started (as any: this package imports
 // nothing): "resolve" just before the launcher resolves the policy it was
-// given, and "mount" once all is resolved and opened, just before the
-// sandbox starts and mounts it. A test acts there at the exact moment a
+// given, "stub" after each mount stub it makes on the host (Linux), and
+// "mount" once all is resolved and opened, just before the sandbox starts
+// and mounts it. A test acts there at the exact moment a
 // racing attacker aims at (the conformance suite's swaps), instead of
 // racing it and hoping to win.
 var Launch func(cmd any, point string)
