@@ -112,8 +112,9 @@ import (
 //	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
 //	identity-check  cross-launch-swap-at-resolve, cross-launch-swap-at-mount
-//	private-propagation  boundary-mount-arrives-later (native: bwrap
-//	                has no such step, FINDINGS.md F10)
+//	private-propagation  boundary-mount-arrives-later (native)
+//	bwrap-private-mounts boundary-mount-arrives-later (bwrap, root only:
+//	                FINDINGS.md F10)
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
@@ -291,6 +292,9 @@ var mutations = []mutation{
 	// Root only: the case's host side mounts.
 	{name: "private-propagation", step: "the native sandbox's mounts made private once its tree is built (no host mount arrives later)",
 		onlyBackend: "native", rootOnly: true,
+		catchers: []string{"boundary-mount-arrives-later"}},
+	{name: "bwrap-private-mounts", step: "bwrap started in a mount namespace of its own whose mounts are private (no host mount arrives later)",
+		hooks: func() { testhook.BwrapSharedMounts = true }, onlyBackend: "bwrap", rootOnly: true,
 		catchers: []string{"boundary-mount-arrives-later"}},
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,

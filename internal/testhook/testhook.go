@@ -26,6 +26,10 @@ var BwrapArgs func(args []string) []string
 // descriptors close-on-exec before it starts a sandbox.
 var SkipCloseOnExec bool
 
+// BwrapSharedMounts, when true, starts bwrap in the launcher's own mount
+// namespace even where it could have one whose mounts are private.
+var BwrapSharedMounts bool
+
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
