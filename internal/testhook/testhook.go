@@ -13,7 +13,7 @@ package testhook
 // nothing): "resolve" just before the launcher resolves the policy it was
 // given, "stub" after each mount stub it makes on the host (Linux), and
 // "mount" once all is resolved and opened, just before the sandbox starts
-// and mounts it. A test acts there at the exact moment a
+// and mounts it (not when Cmd.Exec hands the process over to bwrap). A test acts there at the exact moment a
 // racing attacker aims at (the conformance suite's swaps), instead of
 // racing it and hoping to win.
 var Launch func(cmd any, point string)
