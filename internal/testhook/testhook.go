@@ -8,14 +8,14 @@
 // test), not through the cordon binary.
 package testhook
 
-// Launch, when non-nil, is called by the launcher at two moments of each
-// start, with the *launcher.Cmd being started (as any: this package imports
-// nothing): "resolve" just before the launcher resolves the policy it was
-// given, "stub" after each mount stub it makes on the host (Linux), and
-// "mount" once all is resolved and opened, just before the sandbox starts
-// and mounts it (not when Cmd.Exec hands the process over to bwrap). A test acts there at the exact moment a
-// racing attacker aims at (the conformance suite's swaps), instead of
-// racing it and hoping to win.
+// Launch, when non-nil, is called by the launcher at named moments of
+// each start, with the *launcher.Cmd being started (as any: this package
+// imports nothing): "resolve" just before the launcher resolves the policy
+// it was given, "stub" after each mount stub it makes on the host (Linux),
+// and "mount" once all is resolved and opened, just before the sandbox
+// starts and mounts it (not when Cmd.Exec hands the process over to
+// bwrap). A test acts there at the exact moment a racing attacker aims at
+// (the conformance suite's swaps), instead of racing it and hoping to win.
 var Launch func(cmd any, point string)
 
 // BwrapArgs, when non-nil, rewrites bwrap's rendered options (Plan.Args)
