@@ -8,39 +8,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The swappers race cordon's work outside the sandbox (file tools, mount
-// stubs) from inside one: they exchange a directory with a symlink to
-// somewhere else (renameat2 RENAME_EXCHANGE) while the host side opens
-// paths through the directory. Both run until STOP exists (or two minutes
-// pass) and touch READY once they are under way.
+// The swapper races cordon's mount stubs from inside a sandbox: it
+// exchanges a directory with a symlink to somewhere else (renameat2
+// RENAME_EXCHANGE) while the launcher makes stubs through the directory.
+// It runs until STOP exists (or two minutes pass) and touches READY once
+// it is under way.
 const swapperLimit = 2 * time.Minute
 
 func init() {
-	attacks["swap-loop"] = func(a []string, out, errw io.Writer) int {
-		if len(a) != 4 {
-			return usage(errw, "swap-loop A B READY STOP")
-		}
-		end := time.Now().Add(swapperLimit)
-		n, fails := 0, 0
-		var last error
-		for i := 0; ; i++ {
-			if err := unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE); err != nil {
-				fails, last = fails+1, err
-				if fails > 1000 && n == 0 {
-					fmt.Fprintln(errw, "renameat2 RENAME_EXCHANGE:", err)
-					return 1
-				}
-			} else if n++; n == 1 {
-				touch(a[2])
-			}
-			if i%256 == 0 && (exists(a[3]) || time.Now().After(end)) {
-				break
-			}
-		}
-		fmt.Fprintf(out, "exchanges %d failed %d (%v)\n", n, fails, last)
-		mark(out, "SWAPPED")
-		return 0
-	}
 	attacks["swap-on-create"] = func(a []string, out, errw io.Writer) int {
 		// Exchange A and B for HOLD whenever an entry is created in the
 		// directory WATCH (inotify), then exchange them back: aimed at

@@ -173,9 +173,93 @@ echo work > out2.txt && ok WORK`)
 	return cs
 }
 
+// nestedWorkspace makes rel a workspace that holds every protected name,
+// so that its launch needs no mount stub (stubs have cases of their own).
+func nestedWorkspace(h *H, rel string) {
+	for _, n := range []string{".gitmodules", ".envrc", ".mcp.json", ".git"} {
+		h.Write(rel+"/"+n, "")
+	}
+	for _, n := range []string{".vscode", ".idea", ".claude", ".codex", ".gemini"} {
+		h.Mkdir(rel + "/" + n)
+	}
+}
+
+// swapAt launches a sandbox with workspace ws/node_modules/sub that writes
+// there, and calls swap at the launcher's moment point of that launch
+// (internal/testhook.Launch), then undo once the launch has ended. It
+// fails the case unless the moment came, and returns what the launch
+// printed and whether it wrote.
+func swapAt(h *H, point string, swap, undo func()) (Output, bool) {
+	if !h.InProcess() {
+		h.NotApplicable("the swap at the launcher's %q moment needs its test hook, in this process (the mutation check runs it); cross-launch-nested-workspace-swap races the same moments through cordon run", point)
+	}
+	sub := "ws/node_modules/sub"
+	met := false
+	o := h.Launch(Launch{Policy: Policy{Workspace: h.Path(sub)}, Dir: h.Path(sub),
+		Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/out" && echo "@@WRO""TE@@"; echo b > "$FIX/outside/direct"`},
+		At: func(p string) {
+			if p == point && !met {
+				met = true
+				swap()
+			}
+		}})
+	if met {
+		undo()
+	} else {
+		h.Fatalf("the launcher's %q moment never came:\n%s", point, o)
+	}
+	return o, Marked(o, "WROTE")
+}
+
 // launchRaceCases: a sandbox races a later launch's resolution of its policy.
 func launchRaceCases() []Case {
 	return []Case{
+		{Name: "cross-launch-swap-at-resolve", Class: CrossLaunch, Backends: linuxOnly,
+			Summary: "between the composition of B's policy (--workspace ws/node_modules/sub) and the launcher's own resolution of it, sub is swapped for a symlink to a directory outside (a test hook of the launcher acts at that moment): B may not write outside",
+			Run: func(h *H) {
+				sub := "ws/node_modules/sub"
+				nestedWorkspace(h, sub)
+				h.Mkdir("outside")
+				// A workspace there is refused (a protected name that is
+				// a symlink): a launch that writes there did not build its
+				// policy for it.
+				h.Symlink("/dev/null", "outside/.envrc")
+				snap := h.Snapshot()
+				o, _ := swapAt(h, "resolve", func() {
+					h.rename(sub, sub+".real")
+					h.Symlink(h.Path("outside"), sub)
+				}, func() {
+					h.remove(sub)
+					h.rename(sub+".real", sub)
+				})
+				h.Unchanged(snap, "ws/node_modules/sub/out")
+				if ents, err := os.ReadDir(h.Path("outside")); err != nil || len(ents) != 1 {
+					h.Errorf("host: outside holds %d entries after the launch, want only .envrc (%v):\n%s", len(ents), err, o)
+				}
+			}},
+		{Name: "cross-launch-swap-at-mount", Class: CrossLaunch, Backends: linuxOnly,
+			Summary: "once the launcher has resolved B's policy (--workspace ws/node_modules/sub) and just before the sandbox mounts it, sub is exchanged with another directory (a test hook of the launcher acts at that moment): B writes in the directory its policy was built for, or not at all",
+			Run: func(h *H) {
+				sub, other := "ws/node_modules/sub", "ws/node_modules/other"
+				nestedWorkspace(h, sub)
+				// The other directory could be a workspace too, so that
+				// nothing but identity tells it from sub.
+				nestedWorkspace(h, other)
+				h.Mkdir("outside")
+				snap := h.Snapshot()
+				exchange := func() {
+					h.rename(sub, sub+".x")
+					h.rename(other, sub)
+					h.rename(sub+".x", other)
+				}
+				o, _ := swapAt(h, "mount", exchange, exchange)
+				// Written or refused: either way, the other directory has
+				// nothing new, and neither has outside (B's policy does
+				// not let it write there).
+				if h.Unchanged(snap, "ws/node_modules/sub/out"); h.Exists("ws/node_modules/other/out") {
+					h.Errorf("host: B wrote in the directory swapped in:\n%s", o)
+				}
+			}},
 		{Name: "cross-launch-nested-workspace-swap", Class: CrossLaunch, Summary: "sandbox A (workspace ws) swaps ws/node_modules/sub with a symlink to a directory outside, in a loop, while 200 launches of B (--workspace ws/node_modules/sub) write in their workspace: none may write outside",
 			Run: func(h *H) {
 				// B's workspace holds every protected name, so its launch
@@ -183,12 +267,7 @@ func launchRaceCases() []Case {
 				// sits where A's scan for nested repositories does not look
 				// (node_modules), so A's own policy does not pin it.
 				sub := "ws/node_modules/sub"
-				for _, n := range []string{".gitmodules", ".envrc", ".mcp.json", ".git"} {
-					h.Write(sub+"/"+n, "")
-				}
-				for _, n := range []string{".vscode", ".idea", ".claude", ".codex", ".gemini"} {
-					h.Mkdir(sub + "/" + n)
-				}
+				nestedWorkspace(h, sub)
 				h.Mkdir("outside")
 				// A workspace there is refused (a protected name that is a
 				// symlink), so a launch that writes there did not build

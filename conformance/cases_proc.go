@@ -84,7 +84,7 @@ func processCases() []Case {
 				// mutation check) leaves nothing running for long.
 				o := h.Sandbox(p, `(trap '' HUP TERM INT; i=0; while [ $i -lt 4000 ]; do echo x >> "$W/alive"; sleep 0.002; i=$((i+1)); done) >/dev/null 2>&1 &
 setsid sh -c 'trap "" HUP TERM INT; i=0; while [ $i -lt 4000 ]; do echo y >> "$0/alive2"; sleep 0.002; i=$((i+1)); done' "$W" >/dev/null 2>&1 &
-n=0; while [ ! -s "$W/alive" ] || [ ! -s "$W/alive2" ]; do n=$((n+1)); [ $n -gt 200 ] && break; sleep 0.01; done
+n=0; while [ ! -s "$W/alive" ] || [ ! -s "$W/alive2" ]; do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.01; done
 [ -s "$W/alive" ] && [ -s "$W/alive2" ] && ok STARTED`, "W="+ws)
 				h.Expect(o, "STARTED")
 				size := func() (n int64) {

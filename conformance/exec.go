@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/internal/spawn"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -127,6 +129,11 @@ type Launch struct {
 	// refuse this launch (exit 125): a refusal that says it passes
 	// Launch's checks, where the script's end is otherwise required.
 	Refusable string
+	// At, when set, is called at the launcher's named moments of this
+	// launch (internal/testhook.Launch: "resolve", "mount"), so that a
+	// case acts exactly there instead of racing for it. Only the
+	// in-process executor reaches them (see H.InProcess).
+	At func(point string)
 }
 
 // LeakFile is a descriptor the harness leaks on purpose.
@@ -276,6 +283,14 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		return Output{}, err
 	}
 	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
+	if l.At != nil {
+		if testhook.Launch == nil {
+			closeFds()
+			return Output{}, errors.New("launcher executor: a case acts at the launcher's moments, but its test hook is not installed (InstallLaunchHook)")
+		}
+		launchHooks.Store(any(cmd), l.At)
+		defer launchHooks.Delete(any(cmd))
+	}
 	o, err := finish(cmd.Start, cmd.Wait, closeFds, &out, &errb)
 	if err != nil {
 		// As 'cordon run' reports a launch it refused.
@@ -283,6 +298,21 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		o.Stderr += "\nlaunch: " + err.Error()
 	}
 	return o, nil
+}
+
+// launchHooks maps each in-process launch (its *launcher.Cmd) that acts
+// at the launcher's moments to its Launch.At.
+var launchHooks sync.Map
+
+// InstallLaunchHook routes the launcher's test hook (testhook.Launch) to
+// the Launch.At of the launch it is called for. Only a test calls it,
+// before any launch: the hook is a switch of the launcher's.
+func InstallLaunchHook() {
+	testhook.Launch = func(cmd any, point string) {
+		if f, ok := launchHooks.Load(cmd); ok {
+			f.(func(string))(point)
+		}
+	}
 }
 
 // cordon is the cordon binary that launches l when the executor's is def.

@@ -75,6 +75,13 @@ func (h *H) Cleanup(f func()) { h.cleanups = append(h.cleanups, f) }
 // Backend is the backend the case runs under.
 func (h *H) Backend() string { return h.x.Backend() }
 
+// InProcess reports whether launches go through the launcher in this
+// process, where a Launch's At reaches the launcher's moments.
+func (h *H) InProcess() bool {
+	_, ok := h.x.(*Launcher)
+	return ok
+}
+
 // Attack is the path of the cordon binary that runs 'cordon __attack'.
 func (h *H) Attack() string { return h.x.Helper() }
 
@@ -443,4 +450,20 @@ func (h *H) stateOverride() string {
 		return os.Getenv(state.EnvDir)
 	}
 	return ""
+}
+
+// rename renames rel to newRel on the host; a failure is the case's (and
+// does not stop it: a launcher's test hook calls it).
+func (h *H) rename(rel, newRel string) {
+	if err := os.Rename(h.Path(rel), h.Path(newRel)); err != nil {
+		h.Errorf("fixture: %v", err)
+	}
+}
+
+// remove removes rel (a file, a link or an empty directory) on the host,
+// as rename reports failure.
+func (h *H) remove(rel string) {
+	if err := os.Remove(h.Path(rel)); err != nil {
+		h.Errorf("fixture: %v", err)
+	}
 }

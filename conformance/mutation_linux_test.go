@@ -96,7 +96,7 @@ import (
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
 //	                cross-launch-derived-carveout-git-writes
 //	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
-//	stubs-by-path   race-stubs
+//	stubs-by-path   stubs-swap-at-stub
 //	audit-follow    audit-log-planted-symlink (the host's append creates
 //	                the missing ~/.bash_profile the planted log points at;
 //	                the link to ~/.bashrc is still refused by the anchor's
@@ -111,7 +111,10 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
-//	identity-check       cross-launch-nested-workspace-swap
+//	identity-check  cross-launch-swap-at-resolve, cross-launch-swap-at-mount
+//	private-propagation  boundary-mount-arrives-later (native)
+//	bwrap-private-mounts boundary-mount-arrives-later (bwrap, root only:
+//	                FINDINGS.md F10)
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
@@ -212,10 +215,10 @@ var mutations = []mutation{
 		catchers: []string{"race-filetools-write", "race-filetools-read"}},
 	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
 		hooks: func() { testhook.StubsByPath = true },
-		// race-stubs is open with bwrap (FINDINGS F8), so the step is
-		// shown through the native backend, which shares it.
+		// The launcher's step is the same for both backends; race-stubs
+		// is open with bwrap (FINDINGS F8), so it is shown through native.
 		onlyBackend: "native",
-		catchers:    []string{"race-stubs"}},
+		catchers:    []string{"stubs-swap-at-stub"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
 		hooks:        func() { testhook.GitPerPath = true },
 		onlyCatchers: true,
@@ -277,14 +280,22 @@ var mutations = []mutation{
 		catchers: []string{"runs-next-path-dir"}},
 	{name: "protect-policy-file", step: "the --policy file read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPolicyFile = true },
 		catchers: []string{"runs-next-policy-file"}},
-	// Through bwrap only: a native launch takes the composed policy's view
-	// (launcher.Cmd.Canonical) and its init opens every root without
-	// following a link, which refuses this case's symlink swaps with or
-	// without the identity check; the check's own part there, a directory
-	// swapped for another, is launcher's TestIdentityCheckOnComposedView.
+	// Caught at the launcher's exact moments (its test hook), not by the
+	// racing cross-launch-nested-workspace-swap, which wins a window only
+	// now and then. Through native, swap-at-mount's directory exchanged
+	// for another is the check's own part (the init opens every root
+	// without following a link, which refuses a symlink with or without
+	// it); swap-at-resolve fails there too without it, by the stubs the
+	// launcher then makes through the link.
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
-		onlyBackend: "bwrap",
-		catchers:    []string{"cross-launch-nested-workspace-swap"}},
+		catchers: []string{"cross-launch-swap-at-resolve", "cross-launch-swap-at-mount"}},
+	// Root only: the case's host side mounts.
+	{name: "private-propagation", step: "the native sandbox's mounts made private once its tree is built (no host mount arrives later)",
+		onlyBackend: "native", rootOnly: true,
+		catchers: []string{"boundary-mount-arrives-later"}},
+	{name: "bwrap-private-mounts", step: "bwrap started in a mount namespace of its own whose mounts are private (no host mount arrives later)",
+		hooks: func() { testhook.BwrapSharedMounts = true }, onlyBackend: "bwrap", rootOnly: true,
+		catchers: []string{"boundary-mount-arrives-later"}},
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
 		catchers: []string{"cross-launch-steered-roots"}},
@@ -470,6 +481,7 @@ func mutantMain(name string) int {
 			m.hooks()
 		}
 	}
+	InstallLaunchHook()
 	us := []User{Invoker()}
 	base, err := os.MkdirTemp("", "cordon-mutant-")
 	if err != nil {

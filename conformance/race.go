@@ -21,7 +21,8 @@ import (
 // the launcher's mount stubs, each raced by a swapper running inside a
 // sandbox of the same workspace (attack_race_linux.go).
 
-// raceAttempt is one file tool call of a race, as the runner returned it.
+// raceAttempt is one file tool call of a race, as the runner returned it,
+// and whether it met the swap.
 type raceAttempt struct {
 	Tool     string `json:"tool"`
 	Action   string `json:"action"`
@@ -29,6 +30,7 @@ type raceAttempt struct {
 	Output   string `json:"output,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Approval string `json:"approval"`
+	Swapped  bool   `json:"swapped,omitempty"`
 }
 
 // raceRequests are the calls of a race, in turn: mode "write" goes
@@ -55,43 +57,52 @@ func raceRequests(mode string, i int) permission.Request {
 
 // raceFileTools runs n calls of mode through the runner's file handlers in
 // workspace ws, approving every ASK as a user who trusts the call would.
+// Every other allowed call meets the swap at the exact moment: a hook
+// between the decision and the I/O (where a real loop asks the user, writes
+// the audit trail and runs hooks) exchanges ws/dir with ws/link, a symlink
+// to elsewhere, as a sandbox of the workspace could; they are exchanged
+// back once the call returns. The calls in between must simply work.
 func raceFileTools(ctx context.Context, ws, mode string, n int) ([]raceAttempt, error) {
 	d, err := permission.New(permission.Config{Workspace: ws})
 	if err != nil {
 		return nil, err
 	}
-	// Between the decision and the I/O a real loop asks the user, writes
-	// the audit trail and runs hooks; here a hook waits (5ms at most) for
-	// the swapper to have put the link in place, so that most allowed
-	// calls are decided on the directory and opened through the link,
-	// however busy the machine.
-	dir := filepath.Join(ws, "dir")
-	wait := func(_ context.Context, ev runner.HookEvent) {
-		if ev.Event != runner.PermissionDecision || ev.Decision.Action == permission.Deny {
-			return
-		}
-		for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Microsecond) {
-			if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				return
+	dir, link := filepath.Join(ws, "dir"), filepath.Join(ws, "link")
+	exchange := func() error {
+		for _, mv := range [][2]string{{dir, dir + ".x"}, {link, dir}, {dir + ".x", link}} {
+			if err := os.Rename(mv[0], mv[1]); err != nil {
+				return err
 			}
 		}
+		return nil
 	}
-	r := &runner.Runner{Decider: d, Handlers: runner.FileHandlers(d), Hooks: []runner.Hook{wait},
+	swap, swapped := false, false
+	var swapErr error
+	at := func(_ context.Context, ev runner.HookEvent) {
+		if ev.Event != runner.PermissionDecision || ev.Decision.Action == permission.Deny || !swap || swapped {
+			return
+		}
+		if swapErr = exchange(); swapErr == nil {
+			swapped = true
+		}
+	}
+	r := &runner.Runner{Decider: d, Handlers: runner.FileHandlers(d), Hooks: []runner.Hook{at},
 		Approver: runner.ApproverFunc(func(context.Context, *permission.Call, permission.Decision) (bool, error) { return true, nil })}
 	out := make([]raceAttempt, 0, n)
 	for i := range n {
-		// Start each call with the directory in place, so that the
-		// decision is made on it (else most calls are decided on the link
-		// and denied, which shows nothing).
-		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Microsecond) {
-			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
-				break
+		req := raceRequests(mode, i)
+		swap, swapped = i%2 == 0, false
+		res := r.Run(ctx, req)
+		if swapped {
+			if err := exchange(); err != nil {
+				return out, fmt.Errorf("exchange back: %w", err)
 			}
 		}
-		req := raceRequests(mode, i)
-		res := r.Run(ctx, req)
+		if swapErr != nil {
+			return out, fmt.Errorf("exchange: %w", swapErr)
+		}
 		out = append(out, raceAttempt{Tool: req.Name, Action: string(res.Decision.Action), Outcome: string(res.Outcome),
-			Output: res.Output, Error: res.Error, Approval: string(res.Approval)})
+			Output: res.Output, Error: res.Error, Approval: string(res.Approval), Swapped: swapped})
 	}
 	return out, nil
 }
@@ -119,16 +130,16 @@ func init() {
 
 // raceStats counts a race's attempts.
 type raceStats struct {
-	attempts, denied, succeeded, raced, failed int
+	attempts, denied, swapped, succeeded, raced, failed int
 }
 
 func (s raceStats) String() string {
-	return fmt.Sprintf("attempts=%d decided-deny=%d succeeded=%d raced-refused=%d other-failed=%d",
-		s.attempts, s.denied, s.succeeded, s.raced, s.failed)
+	return fmt.Sprintf("attempts=%d decided-deny=%d swapped=%d succeeded=%d raced-refused=%d other-failed=%d",
+		s.attempts, s.denied, s.swapped, s.succeeded, s.raced, s.failed)
 }
 
 // refusedForLink tells a handler's refusal of a link met at open time (the
-// race the swapper won, caught by the kernel) from other failures.
+// swap, caught by the kernel) from other failures.
 func refusedForLink(errText string) bool {
 	return strings.Contains(errText, "symbolic link") || strings.Contains(errText, "not a directory")
 }
@@ -136,12 +147,15 @@ func refusedForLink(errText string) bool {
 func countRace(as []raceAttempt) raceStats {
 	s := raceStats{attempts: len(as)}
 	for _, a := range as {
+		if a.Swapped {
+			s.swapped++
+		}
 		switch {
 		case a.Action == string(permission.Deny):
 			s.denied++
 		case a.Outcome == string(runner.Succeeded):
 			s.succeeded++
-		case refusedForLink(a.Error):
+		case a.Swapped && refusedForLink(a.Error):
 			s.raced++
 		default:
 			s.failed++

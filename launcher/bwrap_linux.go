@@ -73,6 +73,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	cmd.Args = append([]string{res.Path, "--args", strconv.Itoa(argsFD), "--"}, argv...)
 	c.wire(cmd, env)
 	cmd.Dir = "" // bwrap's --chdir decides inside
+	privateMountNamespace(cmd)
 	if netEnd != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
 	}

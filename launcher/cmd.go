@@ -279,6 +279,9 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	if !testhook.SkipCloseOnExec {
 		closeOnExec()
 	}
+	if testhook.Launch != nil {
+		testhook.Launch(c, "mount")
+	}
 	// Forked on one thread kept for the process's life: the native init
 	// dies with the thread that forked it (internal/spawn).
 	if err := spawn.Start(inner); err != nil {

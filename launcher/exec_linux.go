@@ -67,6 +67,9 @@ func execInPlace(cmd *exec.Cmd) error {
 	if env == nil {
 		env = os.Environ()
 	}
+	if err := unshareForExec(cmd); err != nil {
+		return err
+	}
 	err := syscall.Exec(cmd.Path, cmd.Args, env)
 	return &exec.Error{Name: cmd.Path, Err: err}
 }

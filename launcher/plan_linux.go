@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -31,6 +32,9 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg *registry) error {
 	if err := ensureMasks(plan.Masks); err != nil {
 		return err
+	}
+	if testhook.Launch != nil {
+		reg.stubMade = func() { testhook.Launch(c, "stub") }
 	}
 	return reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
 }

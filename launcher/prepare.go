@@ -43,6 +43,9 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	// stubs were removed since it began: it may show one of them present,
 	// and nothing would be mounted where the stub must be made again.
 	native := res.Backend == BackendNative && (reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
+	if testhook.Launch != nil {
+		testhook.Launch(c, "resolve")
+	}
 	canon, err := c.canonicalFor(backend == BackendNone || res.Nested, native)
 	if err != nil {
 		return nil, nil, err

@@ -37,6 +37,9 @@ type registry struct {
 	// stubs beneath it (a workspace of many repositories has a stub in
 	// each); closed when acquire returns.
 	roots map[string]*safefs.Root
+	// stubMade, when set, is called after each stub acquire makes (the
+	// launcher's test hook, testhook.Launch's "stub").
+	stubMade func()
 }
 
 // holderFile is what one holder file holds.

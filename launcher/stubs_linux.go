@@ -141,6 +141,9 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 			if parent != nil {
 				made[p] = madeStub{parent: parent, base: filepath.Base(p)}
 			}
+			if r.stubMade != nil {
+				r.stubMade()
+			}
 		}
 	}
 	if len(r.mine) == 0 {

@@ -212,6 +212,14 @@ func enterSandbox(s *Spec, cwd string) error {
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach the scratch root: %w", err)
 	}
+	// The tree's mounts are slaves of the host's: a mount the host makes
+	// later under a shared one (automounts, FUSE, udisks) would arrive
+	// inside with the host's flags, writable. None arrives now.
+	if s.Weaken != "private-propagation" {
+		if err := unix.Mount("", "/", "", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("make the sandbox's mounts private: %w", err)
+		}
+	}
 	dir := s.Chdir
 	if dir == "" {
 		dir = cwd

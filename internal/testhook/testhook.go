@@ -8,6 +8,16 @@
 // test), not through the cordon binary.
 package testhook
 
+// Launch, when non-nil, is called by the launcher at named moments of
+// each start, with the *launcher.Cmd being started (as any: this package
+// imports nothing): "resolve" just before the launcher resolves the policy
+// it was given, "stub" after each mount stub it makes on the host (Linux),
+// and "mount" once all is resolved and opened, just before the sandbox
+// starts and mounts it (not when Cmd.Exec hands the process over to
+// bwrap). A test acts there at the exact moment a racing attacker aims at
+// (the conformance suite's swaps), instead of racing it and hoping to win.
+var Launch func(cmd any, point string)
+
 // BwrapArgs, when non-nil, rewrites bwrap's rendered options (Plan.Args)
 // just before a launch.
 var BwrapArgs func(args []string) []string
@@ -15,6 +25,10 @@ var BwrapArgs func(args []string) []string
 // SkipCloseOnExec, when true, stops the launcher marking inherited
 // descriptors close-on-exec before it starts a sandbox.
 var SkipCloseOnExec bool
+
+// BwrapSharedMounts, when true, starts bwrap in the launcher's own mount
+// namespace even where it could have one whose mounts are private.
+var BwrapSharedMounts bool
 
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
@@ -139,6 +153,7 @@ var (
 // conformance suite's check) that a launch through the native backend
 // leaves out: "ancestor-pins", "mask-readonly", "mask-perms",
 // "depth-order", "cap-drop", "close-on-exec", "pid-namespace",
-// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns".
+// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns",
+// "private-propagation".
 // Steps the init takes reach it in its Spec (native.Spec.Weaken).
 var NativeWeaken string
