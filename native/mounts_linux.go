@@ -167,7 +167,7 @@ func mountProc(s *Spec, old int) error {
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount proc: %w", err)
 	}
-	if s.DisableUserns && s.Weaken != "disable-userns" {
+	if s.DisableUserns && !s.weakened("disable-userns") {
 		// The limit of this user namespace: none may be created in it,
 		// by anything inside (which has no capability to raise it again,
 		// and sees /proc/sys read-only).
@@ -176,7 +176,7 @@ func mountProc(s *Spec, old int) error {
 		}
 	}
 	for _, p := range s.ProcReadonly {
-		if s.Weaken == "proc-sys-readonly" {
+		if s.weakened("proc-sys-readonly") {
 			break
 		}
 		q := newRoot + p
@@ -197,7 +197,7 @@ func mountProc(s *Spec, old int) error {
 		}
 	}
 	for _, p := range s.ProcMasked {
-		if s.Weaken == "proc-keys-mask" {
+		if s.weakened("proc-keys-mask") {
 			break
 		}
 		q := newRoot + p
@@ -279,4 +279,67 @@ func bindConsole(old int, dev string) error {
 		return fmt.Errorf("/dev/console: %w", err)
 	}
 	return nil
+}
+
+// rootOfItsOwn makes newRoot a tmpfs of the sandbox's own holding each
+// entry at the top of the host's tree (old): directories and files bound
+// with attrs and the mounts below them, symlinks made again with the same
+// target, /proc and /dev empty for the init's own mounts. The sandbox's
+// "/" is then no directory of the host's, so Landlock's read rule on it
+// grants what is reached through the sandbox's tree and nothing that a
+// descriptor of the host's reaches: that walk up ends at the host's root,
+// which has no rule. The caller makes the tmpfs read-only once the tree
+// is built.
+func rootOfItsOwn(old int, attrs uint64) error {
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount tmpfs: %w", err)
+	}
+	nr, err := unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(nr)
+	entries, err := os.ReadDir(oldRoot)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == "proc" || name == "dev":
+			err = unix.Mkdirat(nr, name, 0o755)
+		case e.Type()&os.ModeSymlink != 0:
+			var target string
+			if target, err = readlinkat(old, name); err == nil {
+				err = unix.Symlinkat(target, nr, name)
+			}
+		case e.IsDir():
+			if err = unix.Mkdirat(nr, name, 0o755); err == nil {
+				err = attach(old, name, attrs, nr, name, nil, nil)
+			}
+		default:
+			var fd int
+			if fd, err = unix.Openat(nr, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600); err == nil {
+				unix.Close(fd)
+				err = attach(old, name, attrs, nr, name, nil, nil)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("/%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func readlinkat(dir int, name string) (string, error) {
+	for n := 256; ; n *= 2 {
+		b := make([]byte, n)
+		k, err := unix.Readlinkat(dir, name, b)
+		if err != nil {
+			return "", err
+		}
+		if k < n {
+			return string(b[:k]), nil
+		}
+	}
 }

@@ -95,8 +95,10 @@ type Spec struct {
 	// launcher's pty), the controlling terminal of its session.
 	Ctty   bool `json:"ctty,omitempty"`
 	CttyFd int  `json:"cttyFd,omitempty"`
-	// Weaken names a hardening step the init leaves out; only the
-	// conformance suite's mutation check sets it (internal/testhook).
+	// Weaken names the hardening steps the init leaves out, separated by
+	// commas (two walls removed at once show a case can see what both
+	// keep); only the conformance suite's mutation check sets it
+	// (internal/testhook).
 	Weaken string `json:"weaken,omitempty"`
 	// Probe builds the whole sandbox, then exits 0 instead of running a
 	// command (detection).
@@ -195,4 +197,18 @@ func decode(b []byte) (*Spec, error) {
 		s.Mounts = append(s.Mounts, m)
 	}
 	return s, nil
+}
+
+// weakened reports whether the conformance suite's mutation check left
+// out step (Spec.Weaken is a comma-separated list of steps).
+func (s *Spec) weakened(step string) bool {
+	if s.Weaken == "" {
+		return false
+	}
+	for w := range strings.SplitSeq(s.Weaken, ",") {
+		if w == step {
+			return true
+		}
+	}
+	return false
 }
