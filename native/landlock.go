@@ -180,3 +180,29 @@ func LandlockStatus(abi int) string {
 	}
 	return s
 }
+
+// Describe lists p's rules for people ('cordon profile'): the rights
+// each path gets beneath it. Rules on inherited descriptors are made at
+// launch and are not listed.
+func (p LandlockPlan) Describe() []string {
+	var out []string
+	for _, r := range p.Rules {
+		if r.Path == "" {
+			continue
+		}
+		var what []string
+		if r.Access&llRead != 0 {
+			what = append(what, "read")
+		}
+		if r.Access&llMakeReg != 0 {
+			what = append(what, "write")
+		} else if r.Access&llWriteFile != 0 {
+			what = append(what, "write files")
+		}
+		if r.Access&llIoctlDev != 0 {
+			what = append(what, "device ioctl")
+		}
+		out = append(out, strings.Join(what, ", ")+" beneath "+r.Path)
+	}
+	return out
+}
