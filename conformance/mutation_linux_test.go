@@ -159,7 +159,15 @@ type mutation struct {
 	onlyBackend string
 	// serial runs the cases one at a time: without their own network
 	// namespace, sandboxes with a proxy share the host's loopback port.
-	serial   bool
+	serial bool
+	// weaken, when set, is the native init's list of steps to leave out
+	// (testhook.NativeWeaken), instead of the mutation's name.
+	weaken string
+	// holds inverts the check: another wall keeps what the step kept, so
+	// every catcher must still pass. With a mutation removing both walls
+	// (which must be caught), it proves a promise the two-wall table of
+	// docs/threat-model.md says both walls keep.
+	holds    bool
 	catchers []string
 }
 
@@ -300,6 +308,20 @@ var mutations = []mutation{
 		hooks:        func() { testhook.NetNoInternalGuard = true },
 		onlyCatchers: true,
 		catchers:     []string{"net-private-behind-name"}},
+	// Two walls (docs/threat-model.md): each promise both keep is shown
+	// in both directions through the native backend. Without Landlock
+	// the mounts hold; without the mount-level defence Landlock holds;
+	// without both, the case sees the escape.
+	{name: "landlock", step: "the init's Landlock domain (the mounts hold)", onlyBackend: "native", holds: true,
+		catchers: []string{"restrict-write-outside", "fd-inherited-dir"}},
+	{name: "readonly-root", step: "the read-only mounts of everything outside the writable roots (Landlock holds)", onlyBackend: "native", holds: true,
+		catchers: []string{"restrict-write-outside"}},
+	{name: "readonly-root+landlock", step: "the read-only mounts outside the writable roots and Landlock", onlyBackend: "native",
+		weaken: "readonly-root,landlock", catchers: []string{"restrict-write-outside"}},
+	{name: "close-on-exec-dir", step: "inherited descriptors closed (Landlock holds: a host directory's files are beneath no rule)", onlyBackend: "native",
+		weaken: "close-on-exec", closeFds: true, holds: true, catchers: []string{"fd-inherited-dir"}},
+	{name: "close-on-exec+landlock", step: "inherited descriptors closed, and Landlock", onlyBackend: "native",
+		weaken: "close-on-exec,landlock", closeFds: true, catchers: []string{"fd-inherited-dir"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
@@ -409,8 +431,21 @@ func mutationCheck(t *testing.T, backend string) {
 				// this mutation to remove. CI, as root, runs it.
 				testenv.NotApplicable(t, "only a root launcher keeps capabilities for "+m.step+" to drop")
 			}
-			f := failed(run(t, m.name, m.unprivileged && os.Getuid() == 0))
+			rep := run(t, m.name, m.unprivileged && os.Getuid() == 0)
+			f := failed(rep)
 			t.Logf("without %s, failing cases: %s", m.step, strings.Join(f, ", "))
+			if m.holds {
+				for _, c := range m.catchers {
+					passed := false
+					for _, r := range rep.Results {
+						passed = passed || (r.Case == c && r.Outcome == Pass)
+					}
+					if !passed {
+						t.Errorf("without %s, %s did not pass: the other wall does not hold (failing: %v)", m.step, c, f)
+					}
+				}
+				return
+			}
 			caught := false
 			for _, c := range m.catchers {
 				caught = caught || slices.Contains(f, c)
@@ -459,6 +494,9 @@ func mutantMain(name string) int {
 	backend := os.Getenv(envBackend)
 	if m != nil && backend == "native" {
 		testhook.NativeWeaken = m.name
+		if m.weaken != "" {
+			testhook.NativeWeaken = m.weaken
+		}
 	}
 	if m != nil {
 		testhook.BwrapArgs = m.args
