@@ -120,7 +120,7 @@ func build(s *Spec) error {
 	if !s.RootWritable && !s.weakened("readonly-root") {
 		rootAttr |= unix.MOUNT_ATTR_RDONLY
 	}
-	ownRoot := !s.RootWritable
+	ownRoot := !s.RootWritable && !s.weakened("own-root")
 	if ownRoot {
 		err = rootOfItsOwn(old, rootAttr)
 	} else {

@@ -142,5 +142,7 @@ var (
 // "pid-namespace", "new-session", "proc-sys-readonly", "proc-keys-mask",
 // "disable-userns", "landlock" (the init's Landlock domain),
 // "readonly-root" (the read-only mounts of everything but the policy's
-// roots). Steps the init takes reach it in its Spec (native.Spec.Weaken).
+// roots), "own-root" (the sandbox's root a tmpfs of its own, not the
+// host's). Steps the init takes reach it in its Spec (native.Spec.Weaken).
+// The launch benchmark sets it at link time (-X) for the init of one wall.
 var NativeWeaken string
