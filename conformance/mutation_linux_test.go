@@ -123,8 +123,9 @@ import (
 // domain refuses as well no longer show their step alone: close-on-exec
 // is caught by fd-inherited-file and fd-inherited-writable (not
 // fd-inherited-dir), pid-namespace by proc-outlive-launch and
-// tty-keystrokes-after-exit (not proc-signal-host nor
-// proc-host-root-cwd-fd), cap-drop by undo-capabilities (not
+// tty-keystrokes-after-exit (not proc-signal-host, nor
+// proc-host-root-cwd-fd: the init mounts no /proc without a pid
+// namespace, and its own root then has an empty one), cap-drop by undo-capabilities (not
 // undo-umount-mask nor undo-remount-rw). Those are the two-wall rows of
 // docs/threat-model.md: the mutations landlock, readonly-root,
 // close-on-exec-dir, pid-namespace-walls and cap-drop-walls require their
@@ -325,7 +326,7 @@ var mutations = []mutation{
 	// the mounts hold; without the mount-level defence Landlock holds;
 	// without both, the case sees the escape.
 	{name: "landlock", step: "the init's Landlock domain (the mounts hold)", onlyBackend: "native", holds: true,
-		catchers: []string{"restrict-write-outside", "fd-inherited-dir", "proc-signal-host", "proc-host-root-cwd-fd", "undo-umount-mask", "undo-remount-rw"}},
+		catchers: []string{"restrict-write-outside", "fd-inherited-dir", "proc-signal-host", "undo-umount-mask", "undo-remount-rw"}},
 	{name: "readonly-root", step: "the read-only mounts of everything outside the writable roots (Landlock holds)", onlyBackend: "native", holds: true,
 		catchers: []string{"restrict-write-outside"}},
 	{name: "readonly-root+landlock", step: "the read-only mounts outside the writable roots and Landlock", onlyBackend: "native",
@@ -334,11 +335,13 @@ var mutations = []mutation{
 		weaken: "close-on-exec", closeFds: true, holds: true, catchers: []string{"fd-inherited-dir"}},
 	{name: "close-on-exec+landlock", step: "inherited descriptors closed, and Landlock", onlyBackend: "native",
 		weaken: "close-on-exec,landlock", closeFds: true, catchers: []string{"fd-inherited-dir"}},
-	// Only their catchers, as pid-namespace.
-	{name: "pid-namespace-walls", step: "--unshare-pid (Landlock holds: the signal scope, and the host's root beneath no rule)", onlyBackend: "native",
-		weaken: "pid-namespace", holds: true, onlyCatchers: true, catchers: []string{"proc-signal-host", "proc-host-root-cwd-fd"}},
+	// Only their catchers, as pid-namespace. (Without a pid namespace the
+	// init cannot mount a /proc, so proc-host-root-cwd-fd finds none
+	// there, with Landlock or without: no catcher here.)
+	{name: "pid-namespace-walls", step: "--unshare-pid (Landlock holds: the signal scope)", onlyBackend: "native",
+		weaken: "pid-namespace", holds: true, onlyCatchers: true, catchers: []string{"proc-signal-host"}},
 	{name: "pid-namespace+landlock", step: "--unshare-pid and Landlock", onlyBackend: "native",
-		weaken: "pid-namespace,landlock", onlyCatchers: true, catchers: []string{"proc-signal-host", "proc-host-root-cwd-fd"}},
+		weaken: "pid-namespace,landlock", onlyCatchers: true, catchers: []string{"proc-signal-host"}},
 	{name: "cap-drop-walls", step: "--cap-drop ALL (Landlock holds: a Landlock domain changes no mount)", onlyBackend: "native",
 		weaken: "cap-drop", holds: true, rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
 	{name: "cap-drop+landlock", step: "--cap-drop ALL and Landlock", onlyBackend: "native",
