@@ -174,9 +174,9 @@ func LandlockStatus(abi int) string {
 	if abi >= 6 {
 		has = append(has, "signal and abstract-socket scopes")
 	}
-	s := fmt.Sprintf("ABI %d in force: reads beneath the sandbox's root, writes beneath its writable roots", abi)
+	s := fmt.Sprintf("ABI %d in force, a second wall beside the mounts", abi)
 	if len(has) > 0 {
-		s += "; with " + strings.Join(has, ", ")
+		s += ", with " + strings.Join(has, ", ")
 	}
 	return s
 }
