@@ -388,7 +388,9 @@ func rootEntry(old, nr int, name string, typ byte, attrs uint64, done *fdBatch) 
 		}
 		done.add(fd)
 	}
-	tree, err := cloneTreeAt(old, name, unix.AT_SYMLINK_NOFOLLOW, attrs)
+	// No automount triggered, as the clone of the whole "/" triggered
+	// none.
+	tree, err := cloneTreeAt(old, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, attrs)
 	if err != nil {
 		return err
 	}
