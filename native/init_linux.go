@@ -115,7 +115,9 @@ func build(s *Spec) error {
 		}
 	}()
 
-	// The host's whole tree, as the model says of "/".
+	// The host's whole tree, as the model says of "/": read-only, on a
+	// root of the sandbox's own (rootOfItsOwn: the second wall's read
+	// rule needs one), or the host's root itself, writable.
 	var rootAttr uint64 = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
 	if !s.RootWritable && !s.weakened("readonly-root") {
 		rootAttr |= unix.MOUNT_ATTR_RDONLY
@@ -257,8 +259,9 @@ func loopbackUp() error {
 
 // confine drops every capability of this thread (and what it forks),
 // bounding and ambient sets included, sets no_new_privs, restricts the
-// thread with Landlock (landlock) and installs the seccomp filter. The init's other threads keep the capabilities they
-// have in the sandbox's user namespace; the init holds nothing of the
+// thread with Landlock (landlock) and installs the seccomp filter. The
+// init's other threads keep the capabilities they have in the sandbox's
+// user namespace; the init holds nothing of the
 // host by now, and is not dumpable, so nothing inside can use them.
 func confine(s *Spec) error {
 	if s.weakened("cap-drop") {
