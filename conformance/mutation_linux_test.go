@@ -122,6 +122,19 @@ import (
 //	                these cases run one at a time)
 //	net-internal-guard  net-private-behind-name
 //
+// Through native, whose init also has Landlock, the cases a Landlock
+// domain refuses as well no longer show their step alone: close-on-exec
+// is caught by fd-inherited-file and fd-inherited-writable (not
+// fd-inherited-dir), pid-namespace by proc-outlive-launch and
+// tty-keystrokes-after-exit (not proc-signal-host, nor
+// proc-host-root-cwd-fd: the init mounts no /proc without a pid
+// namespace, and its own root then has an empty one), cap-drop by undo-capabilities (not
+// undo-umount-mask nor undo-remount-rw). Those are the two-wall rows of
+// docs/threat-model.md: the mutations landlock, readonly-root,
+// close-on-exec-dir, pid-namespace-walls and cap-drop-walls require their
+// catchers to pass (the other wall holds), and the ones named X+landlock,
+// which remove both walls, require one to fail.
+//
 // agent-protections .. identity-check switch off a step of policy.Compose
 // or of the launcher through a testhook flag.
 //
@@ -162,7 +175,15 @@ type mutation struct {
 	onlyBackend string
 	// serial runs the cases one at a time: without their own network
 	// namespace, sandboxes with a proxy share the host's loopback port.
-	serial   bool
+	serial bool
+	// weaken, when set, is the native init's list of steps to leave out
+	// (testhook.NativeWeaken), instead of the mutation's name.
+	weaken string
+	// holds inverts the check: another wall keeps what the step kept, so
+	// every catcher must still pass. With a mutation removing both walls
+	// (which must be caught), it proves a promise the two-wall table of
+	// docs/threat-model.md says both walls keep.
+	holds    bool
 	catchers []string
 }
 
@@ -311,6 +332,31 @@ var mutations = []mutation{
 		hooks:        func() { testhook.NetNoInternalGuard = true },
 		onlyCatchers: true,
 		catchers:     []string{"net-private-behind-name"}},
+	// Two walls (docs/threat-model.md): each promise both keep is shown
+	// in both directions through the native backend. Without Landlock
+	// the mounts hold; without the mount-level defence Landlock holds;
+	// without both, the case sees the escape.
+	{name: "landlock", step: "the init's Landlock domain (the mounts hold)", onlyBackend: "native", holds: true,
+		catchers: []string{"restrict-write-outside", "fd-inherited-dir", "proc-signal-host", "undo-umount-mask", "undo-remount-rw"}},
+	{name: "readonly-root", step: "the read-only mounts of everything outside the writable roots (Landlock holds)", onlyBackend: "native", holds: true,
+		catchers: []string{"restrict-write-outside"}},
+	{name: "readonly-root+landlock", step: "the read-only mounts outside the writable roots and Landlock", onlyBackend: "native",
+		weaken: "readonly-root,landlock", catchers: []string{"restrict-write-outside"}},
+	{name: "close-on-exec-dir", step: "inherited descriptors closed (Landlock holds: a host directory's files are beneath no rule)", onlyBackend: "native",
+		weaken: "close-on-exec", closeFds: true, holds: true, catchers: []string{"fd-inherited-dir"}},
+	{name: "close-on-exec+landlock", step: "inherited descriptors closed, and Landlock", onlyBackend: "native",
+		weaken: "close-on-exec,landlock", closeFds: true, catchers: []string{"fd-inherited-dir"}},
+	// Only their catchers, as pid-namespace. (Without a pid namespace the
+	// init cannot mount a /proc, so proc-host-root-cwd-fd finds none
+	// there, with Landlock or without: no catcher here.)
+	{name: "pid-namespace-walls", step: "--unshare-pid (Landlock holds: the signal scope)", onlyBackend: "native",
+		weaken: "pid-namespace", holds: true, onlyCatchers: true, catchers: []string{"proc-signal-host"}},
+	{name: "pid-namespace+landlock", step: "--unshare-pid and Landlock", onlyBackend: "native",
+		weaken: "pid-namespace,landlock", onlyCatchers: true, catchers: []string{"proc-signal-host"}},
+	{name: "cap-drop-walls", step: "--cap-drop ALL (Landlock holds: a Landlock domain changes no mount)", onlyBackend: "native",
+		weaken: "cap-drop", holds: true, rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
+	{name: "cap-drop+landlock", step: "--cap-drop ALL and Landlock", onlyBackend: "native",
+		weaken: "cap-drop,landlock", rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 }
@@ -420,8 +466,21 @@ func mutationCheck(t *testing.T, backend string) {
 				// this mutation to remove. CI, as root, runs it.
 				testenv.NotApplicable(t, "only a root launcher keeps capabilities for "+m.step+" to drop")
 			}
-			f := failed(run(t, m.name, m.unprivileged && os.Getuid() == 0))
+			rep := run(t, m.name, m.unprivileged && os.Getuid() == 0)
+			f := failed(rep)
 			t.Logf("without %s, failing cases: %s", m.step, strings.Join(f, ", "))
+			if m.holds {
+				for _, c := range m.catchers {
+					passed := false
+					for _, r := range rep.Results {
+						passed = passed || (r.Case == c && r.Outcome == Pass)
+					}
+					if !passed {
+						t.Errorf("without %s, %s did not pass: the other wall does not hold (failing: %v)", m.step, c, f)
+					}
+				}
+				return
+			}
 			caught := false
 			for _, c := range m.catchers {
 				caught = caught || slices.Contains(f, c)
@@ -470,6 +529,9 @@ func mutantMain(name string) int {
 	backend := os.Getenv(envBackend)
 	if m != nil && backend == "native" {
 		testhook.NativeWeaken = m.name
+		if m.weaken != "" {
+			testhook.NativeWeaken = m.weaken
+		}
 	}
 	if m != nil {
 		testhook.BwrapArgs = m.args

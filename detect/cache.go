@@ -12,7 +12,7 @@ import (
 
 // cacheFormat changes whenever the probe or this file's layout does, so
 // an older cordon's verdict is never reused for a different probe.
-const cacheFormat = 2 // 2: Result.BindFD
+const cacheFormat = 3 // 2: Result.BindFD; 3: Result.Landlock
 
 // cacheKey is everything a cached verdict depends on. Computing it costs a
 // few stats and small reads, never an exec: it runs on every launch.

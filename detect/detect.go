@@ -22,6 +22,9 @@ type Result struct {
 	// (--bind-fd, upstream 0.10, backported to some distributions' 0.8):
 	// the launcher then binds the very directories it checked.
 	BindFD bool `json:"bindFD,omitempty"`
+	// Landlock says which Landlock ABI a native sandbox is confined with,
+	// or that it runs with one wall (native.LandlockStatus).
+	Landlock string `json:"landlock,omitempty"`
 }
 
 // Environment variables detection reads.

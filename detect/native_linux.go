@@ -30,6 +30,7 @@ func probeNative(ctx context.Context) Result {
 	}
 	r.Usable = true
 	r.Reason = "ok: cordon's own sandbox (user, mount, pid, ipc, uts, cgroup and network namespaces; the kernel's mount API)"
+	r.Landlock = native.LandlockStatus(native.LandlockABI())
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
@@ -65,7 +66,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
-	if testhook.NativeWeaken == "pid-namespace" {
+	if slices.Contains(strings.Split(testhook.NativeWeaken, ","), "pid-namespace") {
 		attr.Cloneflags &^= syscall.CLONE_NEWPID
 	}
 	c.wire(cmd, env)
@@ -158,6 +159,13 @@ func nativeMounts(canon *policy.Canonical, mounts []bwrap.Mount) []native.Mount 
 // weakenMounts applies the conformance suite's mutation weaken (none
 // outside it) to the init's mount list.
 func weakenMounts(weaken string, mounts []native.Mount) []native.Mount {
+	for _, w := range strings.Split(weaken, ",") {
+		mounts = weakenMountsBy(w, mounts)
+	}
+	return mounts
+}
+
+func weakenMountsBy(weaken string, mounts []native.Mount) []native.Mount {
 	switch weaken {
 	case "ancestor-pins":
 		mounts = slices.DeleteFunc(mounts, func(m native.Mount) bool { return m.What == "pin" })

@@ -42,6 +42,10 @@ type Rendered struct {
 	// Network is the network allowlist and how it is enforced, when
 	// there is one.
 	Network *RenderedNet `json:"network,omitempty"`
+	// Landlock says which Landlock ABI confines a native sandbox, or that
+	// it has one wall, and what its rules grant (native).
+	Landlock      string   `json:"landlock,omitempty"`
+	LandlockRules []string `json:"landlockRules,omitempty"`
 	// Nested says this process runs inside a cordon sandbox already: a
 	// launch runs Argv (the command) directly under the outer sandbox,
 	// which confines it, and Backend names the outer sandbox's.
@@ -175,6 +179,17 @@ func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netp
 	out.Command = cmd
 	out.Seccomp = bwrap.Describe(plan.Rules)
 	out.Stubs = stubPaths(plan)
+	abi := native.LandlockABI()
+	out.Landlock = native.LandlockStatus(abi)
+	spec := native.Spec{RootWritable: canon.Access("/", policy.Write)}
+	for _, m := range plan.Mounts {
+		if m.Kind == bwrap.MountBind {
+			spec.Mounts = append(spec.Mounts, native.Mount{Path: m.Path, What: "bind"})
+		}
+	}
+	if p, ok := native.PlanLandlock(&spec, abi, nil); ok {
+		out.LandlockRules = p.Describe()
+	}
 	for _, m := range plan.Mounts {
 		switch m.Kind {
 		case bwrap.MountPin:

@@ -115,12 +115,20 @@ func build(s *Spec) error {
 		}
 	}()
 
-	// The host's whole tree, as the model says of "/".
+	// The host's whole tree, as the model says of "/": read-only, on a
+	// root of the sandbox's own (rootOfItsOwn: the second wall's read
+	// rule needs one), or the host's root itself, writable.
 	var rootAttr uint64 = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
-	if !s.RootWritable {
+	if !s.RootWritable && !s.weakened("readonly-root") {
 		rootAttr |= unix.MOUNT_ATTR_RDONLY
 	}
-	if err := attach(old, "", rootAttr, unix.AT_FDCWD, newRoot, nil, nil); err != nil {
+	ownRoot := !s.RootWritable && !s.weakened("own-root")
+	if ownRoot {
+		err = rootOfItsOwn(old, rootAttr)
+	} else {
+		err = attach(old, "", rootAttr, unix.AT_FDCWD, newRoot, nil, nil)
+	}
+	if err != nil {
 		return fmt.Errorf("bind / at %s: %w", newRoot, err)
 	}
 	nr, err := unix.Open(newRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -130,6 +138,11 @@ func build(s *Spec) error {
 	defer unix.Close(nr)
 	if err := mountTree(s, old, nr); err != nil {
 		return err
+	}
+	if ownRoot && !s.weakened("readonly-root") {
+		if err := unix.MountSetattr(nr, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("read-only %s: %w", newRoot, err)
+		}
 	}
 
 	// Leave the host's tree behind, then the scratch root.
@@ -173,7 +186,7 @@ func enterScratch() error {
 // mountTree makes the sandbox's /proc, /dev and the policy's mounts on
 // the tree at nr, taking what it binds from the host's tree at old.
 func mountTree(s *Spec, old, nr int) error {
-	if err := mountProc(s, old); err != nil && s.Weaken != "pid-namespace" {
+	if err := mountProc(s, old); err != nil && !s.weakened("pid-namespace") {
 		return err
 	}
 	if err := mountDev(old); err != nil {
@@ -182,7 +195,7 @@ func mountTree(s *Spec, old, nr int) error {
 	done := &fdBatch{}
 	defer done.flush()
 	for _, m := range s.Mounts {
-		if s.Weaken == "mask-perms" && m.What == "mask" && m.Src != "" && !strings.HasSuffix(m.Src, "/empty") {
+		if s.weakened("mask-perms") && m.What == "mask" && m.Src != "" && !strings.HasSuffix(m.Src, "/empty") {
 			// A plain tmpfs, listable, instead of the prepared mask.
 			if err := unix.Mount("tmpfs", newRoot+m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 				return err
@@ -215,7 +228,7 @@ func enterSandbox(s *Spec, cwd string) error {
 	// The tree's mounts are slaves of the host's: a mount the host makes
 	// later under a shared one (automounts, FUSE, udisks) would arrive
 	// inside with the host's flags, writable. None arrives now.
-	if s.Weaken != "private-propagation" {
+	if !s.weakened("private-propagation") {
 		if err := unix.Mount("", "/", "", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("make the sandbox's mounts private: %w", err)
 		}
@@ -253,12 +266,16 @@ func loopbackUp() error {
 }
 
 // confine drops every capability of this thread (and what it forks),
-// bounding and ambient sets included, sets no_new_privs and installs the
-// seccomp filter. The init's other threads keep the capabilities they
-// have in the sandbox's user namespace; the init holds nothing of the
+// bounding and ambient sets included, sets no_new_privs, restricts the
+// thread with Landlock (landlock) and installs the seccomp filter. The
+// init's other threads keep the capabilities they have in the sandbox's
+// user namespace; the init holds nothing of the
 // host by now, and is not dumpable, so nothing inside can use them.
 func confine(s *Spec) error {
-	if s.Weaken == "cap-drop" {
+	if s.weakened("cap-drop") {
+		if err := landlock(s); err != nil {
+			return err
+		}
 		return installFilter(s)
 	}
 	last := 40
@@ -282,6 +299,11 @@ func confine(s *Spec) error {
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
+	}
+	// After everything the init does on the tree, before the filter
+	// (which need not allow Landlock's calls).
+	if err := landlock(s); err != nil {
+		return err
 	}
 	return installFilter(s)
 }
@@ -371,7 +393,7 @@ func run(s *Spec) int {
 		}
 	}()
 	// Nothing but stdio and the caller's files reaches the command.
-	if s.Weaken != "close-on-exec" {
+	if !s.weakened("close-on-exec") {
 		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	}
 	if s.ProxyPort != 0 {
@@ -406,8 +428,8 @@ func run(s *Spec) int {
 		Env:   os.Environ(),
 		Files: files,
 		// A session of its own, without the caller's terminal.
-		Sys: &syscall.SysProcAttr{Setsid: s.Weaken != "new-session",
-			Setctty: s.Ctty && s.Weaken != "new-session", Ctty: s.CttyFd},
+		Sys: &syscall.SysProcAttr{Setsid: !s.weakened("new-session"),
+			Setctty: s.Ctty && !s.weakened("new-session"), Ctty: s.CttyFd},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", filepath.Base(path), err)

@@ -8,10 +8,11 @@
 // user, mount, pid, ipc, uts, cgroup (and, with the network off, network)
 // namespaces, with argv[1] InitArg and the Spec on a descriptor. The init
 // builds the tree from the bubblewrap renderer's mount list (bwrap.Plan's
-// Mounts, Masks and Stubs, unchanged), pivots into it, drops every
-// capability, sets no_new_privs, installs the seccomp program and runs the
-// command in a new session as its child: it reaps, forwards signals, exits
-// with the command's status and dies with its parent.
+// Mounts, Masks and Stubs, unchanged) on a root of its own, pivots into
+// it, drops every capability, sets no_new_privs, restricts itself with
+// Landlock (landlock.go: the second wall), installs the seccomp program
+// and runs the command in a new session as its child: it reaps, forwards
+// signals, exits with the command's status and dies with its parent.
 //
 // Unlike bubblewrap, which reads /proc/self/mountinfo again for every bind
 // to find and remount the mounts below it, each root here is one clone of
@@ -95,8 +96,10 @@ type Spec struct {
 	// launcher's pty), the controlling terminal of its session.
 	Ctty   bool `json:"ctty,omitempty"`
 	CttyFd int  `json:"cttyFd,omitempty"`
-	// Weaken names a hardening step the init leaves out; only the
-	// conformance suite's mutation check sets it (internal/testhook).
+	// Weaken names the hardening steps the init leaves out, separated by
+	// commas (two walls removed at once show a case can see what both
+	// keep); only the conformance suite's mutation check sets it
+	// (internal/testhook).
 	Weaken string `json:"weaken,omitempty"`
 	// Probe builds the whole sandbox, then exits 0 instead of running a
 	// command (detection).
@@ -195,4 +198,18 @@ func decode(b []byte) (*Spec, error) {
 		s.Mounts = append(s.Mounts, m)
 	}
 	return s, nil
+}
+
+// weakened reports whether the conformance suite's mutation check left
+// out step (Spec.Weaken is a comma-separated list of steps).
+func (s *Spec) weakened(step string) bool {
+	if s.Weaken == "" {
+		return false
+	}
+	for w := range strings.SplitSeq(s.Weaken, ",") {
+		if w == step {
+			return true
+		}
+	}
+	return false
 }

@@ -19,12 +19,13 @@ import (
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
-func buildCordon(out string) error {
+// buildCordon builds cordon to out; flags go to go build (-ldflags).
+func buildCordon(out string, flags ...string) error {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
 		return fmt.Errorf("find module root (run from the repository): %w", err)
 	}
-	if err := goBuild(strings.TrimSpace(string(root)), out, "./cmd/cordon"); err != nil {
+	if err := goBuildFlags(strings.TrimSpace(string(root)), out, "./cmd/cordon", flags); err != nil {
 		return fmt.Errorf("build cordon: %w", err)
 	}
 	return nil
@@ -66,7 +67,11 @@ func buildGoLauncher(dir, out string) error {
 
 // goBuild builds pkg in dir to out with CGO_ENABLED=0 (and env).
 func goBuild(dir, out, pkg string, env ...string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	return goBuildFlags(dir, out, pkg, nil, env...)
+}
+
+func goBuildFlags(dir, out, pkg string, flags []string, env ...string) error {
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 	cmd.Stderr = os.Stderr

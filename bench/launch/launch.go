@@ -49,6 +49,7 @@ type launchBench struct {
 	coldProbes, warmProbes int
 
 	launches launchSeries
+	oneWall  string // cordon built with the native init of one wall (al)
 }
 
 // launchSeries holds one series per variant; the letters are the labels
@@ -57,6 +58,7 @@ type launchSeries struct {
 	cordon         series // (a) cordon run --workspace W -- /bin/true
 	cordonNoLinger series // (a0) (a) with CORDON_STUB_LINGER=0
 	native         series // (an) (a) with --backend native
+	nativeOneWall  series // (al) (an) without Landlock and its own root
 	rawBwrap       series // (b) raw bwrap, stubs made beforehand: the floor
 	rawBwrapStubs  series // (c) raw bwrap making and removing its stubs
 	srt            series // (d) Anthropic's srt
@@ -235,6 +237,7 @@ func (lb *launchBench) round(i int) error {
 	steps := []func() error{
 		lb.timeCordon, lb.timeNative, lb.timeRawBwrap, lb.timeCordonNoLinger,
 		lb.timeRawBwrapStubs, lb.timeGoLauncher, lb.timeAllowlist, lb.timeAllowlistBwrap,
+		lb.timeNativeOneWall,
 	}
 	withSrt := lb.srt != "" && i < lb.cfg.srtN
 	if withSrt {
@@ -266,6 +269,44 @@ func (lb *launchBench) timeCordon() error {
 
 func (lb *launchBench) timeNative() error {
 	return lb.timeRun(&lb.launches.native, lb.nativeArgs, lb.env, lb.ws)
+}
+
+func (lb *launchBench) timeNativeOneWall() error {
+	r, err := sample(exec.Command(lb.oneWall, lb.nativeArgs...), lb.env, lb.ws)
+	lb.launches.nativeOneWall.add(r)
+	return err
+}
+
+// compareWalls alternates (an) and (al) alone: what the Landlock step
+// (the sandbox's own root, the ruleset, restrict_self) adds to a native
+// launch.
+func (lb *launchBench) compareWalls() error {
+	for _, bin := range []string{lb.cordon, lb.oneWall} { // cold: probe and cache
+		if _, err := sample(exec.Command(bin, lb.nativeArgs...), lb.env, lb.ws); err != nil {
+			return fmt.Errorf("cold native launch (%s): %w", bin, err)
+		}
+	}
+	steps := []func() error{lb.timeNative, lb.timeNativeOneWall}
+	for i := range lb.cfg.n {
+		for j := range steps {
+			if err := steps[(i+j)%len(steps)](); err != nil {
+				return fmt.Errorf("round %d: %w", i, err)
+			}
+		}
+	}
+	l := &lb.launches
+	fmt.Printf("\n== two walls: %d rounds, alternated\n%-44s %6s %9s %9s %9s %12s\n", lb.cfg.n, "", "n", "median", "p95", "min", "peak RSS")
+	l.native.print("(an) cordon run --backend native --workspace W -- /bin/true")
+	l.nativeOneWall.print("(al) (an) with the init of one wall")
+	lb.printWalls()
+	return nil
+}
+
+// printWalls reports what the Landlock step adds to a native launch.
+func (lb *launchBench) printWalls() {
+	l := &lb.launches
+	fmt.Printf("Landlock step: (an)-(al) median = %s, p95 = %s, min = %s (target ≤ 1 ms; (al) leaves out the Landlock domain and the sandbox's own root)\n",
+		ms(l.native.median()-l.nativeOneWall.median()), ms(l.native.p95()-l.nativeOneWall.p95()), ms(l.native.pct(0)-l.nativeOneWall.pct(0)))
 }
 
 func (lb *launchBench) timeCordonNoLinger() error {
@@ -380,6 +421,7 @@ func (lb *launchBench) report() {
 	l.cordon.print("(a) cordon run --backend bwrap --workspace W -- /bin/true")
 	l.cordonNoLinger.print("(a0) the same, CORDON_STUB_LINGER=0")
 	l.native.print("(an) the same as (a), --backend native")
+	l.nativeOneWall.print("(al) (an) with the init of one wall")
 	l.rawBwrap.print("(b) raw bwrap, same argv, stubs pre-made")
 	l.rawBwrapStubs.print("(c) raw bwrap + mkdir/rmdir the same stubs")
 	l.goLauncher.print("(e) minimal Go launcher → same raw bwrap")
@@ -408,6 +450,7 @@ func (lb *launchBench) report() {
 	fmt.Printf("network allowlist: (p)-(an) median = %s, p95 = %s (target ≤ 5 ms: native, the backend auto takes); (pb)-(a) median = %s (bwrap); (p)-(a) median = %s (native with the allowlist against bwrap without); (p) peak RSS %.1f MiB, the largest of cordon and the sandbox's init\n",
 		ms(l.allowlist.median()-l.native.median()), ms(l.allowlist.p95()-l.native.p95()),
 		ms(l.allowlistBwrap.median()-l.cordon.median()), ms(l.allowlist.median()-l.cordon.median()), l.allowlist.rssMax())
+	lb.printWalls()
 	fmt.Printf("cold launch: %s wall, %d probe(s) (target ≤ 1)\n", ms(lb.cold.wall), lb.coldProbes)
 	fmt.Printf("warm launches: %d probe(s) in %d launches (target 0)\n", lb.warmProbes, lb.cfg.n)
 }

@@ -68,6 +68,7 @@ type config struct {
 	inproc     int
 	cpuprofile string
 	keep       bool
+	wallsOnly  bool
 	dir        string
 	// large workspaces (large.go)
 	largeOnly bool
@@ -91,6 +92,7 @@ func main() {
 	flag.IntVar(&cfg.inproc, "inproc", 0, "instead: run N launches in this process through the launcher package (for -cpuprofile)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the in-process launches to `FILE`")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temp dir")
+	flag.BoolVar(&cfg.wallsOnly, "walls-only", false, "run only (an) and (al), the native launch with and without its Landlock step, -n rounds")
 	flag.BoolVar(&cfg.net, "net", true, "also measure the network allowlist's proxy: throughput of a large download through it against one straight from the host, and cordon's memory meanwhile")
 	flag.IntVar(&cfg.netMiB, "net-mib", 512, "size of the -net download in MiB")
 	flag.IntVar(&cfg.netN, "net-n", 5, "rounds of the -net download (alternated with the direct one)")
@@ -130,6 +132,12 @@ func run(cfg config) error {
 	if err := buildCordon(cordon); err != nil {
 		return err
 	}
+	// (al): the native init of one wall, as it was before Landlock: the
+	// steps left out at link time, as the mutation check leaves them out.
+	oneWall := filepath.Join(tmp, "cordon-onewall")
+	if err := buildCordon(oneWall, "-ldflags=-X github.com/cordon-sandbox/cordon/internal/testhook.NativeWeaken=landlock,own-root"); err != nil {
+		return err
+	}
 	golauncher := filepath.Join(tmp, "golauncher")
 	if err := buildGoLauncher(filepath.Join(tmp, "golauncher-src"), golauncher); err != nil {
 		return err
@@ -142,7 +150,11 @@ func run(cfg config) error {
 	}
 
 	lb := newLaunchBench(cfg, cordon, env, ws, probeLog)
+	lb.oneWall = oneWall
 	defer lb.close()
+	if cfg.wallsOnly {
+		return lb.compareWalls()
+	}
 	if err := lb.coldLaunch(); err != nil {
 		return err
 	}

@@ -52,13 +52,17 @@ type detectOpts struct {
 	asJSON, fresh bool
 }
 
-// detectJSON is the shape of docs/design.md, section 4, exactly these five keys.
+// detectJSON is the shape of docs/design.md, section 4: these five keys,
+// and "landlock" for the native backend.
 type detectJSON struct {
 	Backend string `json:"backend"`
 	Path    string `json:"path"`
 	Version string `json:"version"`
 	Usable  bool   `json:"usable"`
 	Reason  string `json:"reason"`
+	// Landlock, for native only: which Landlock ABI is in force, or that
+	// the sandbox has one wall.
+	Landlock string `json:"landlock,omitempty"`
 }
 
 func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
@@ -70,7 +74,7 @@ func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
 		r = detect.Detect(ctx, backend)
 	}
 	if o.asJSON {
-		b, err := json.Marshal(detectJSON{r.Backend, r.Path, r.Version, r.Usable, r.Reason})
+		b, err := json.Marshal(detectJSON{r.Backend, r.Path, r.Version, r.Usable, r.Reason, r.Landlock})
 		if err != nil {
 			return errorf(e, exitCordonError, "encode json: %v", err)
 		}
@@ -100,4 +104,7 @@ func printDetect(w io.Writer, r detect.Result) {
 		fmt.Fprintf(w, "nested:  yes\n")
 	}
 	fmt.Fprintf(w, "reason:  %s\n", r.Reason)
+	if r.Landlock != "" {
+		fmt.Fprintf(w, "landlock: %s\n", r.Landlock)
+	}
 }

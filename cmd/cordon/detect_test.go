@@ -110,3 +110,21 @@ func TestHelperDetectInside(t *testing.T) {
 	run(context.Background(), append([]string{"detect"}, a...), nil, &out, os.Stderr)
 	os.Stdout.Write(out.Bytes())
 }
+
+// TestDetectNativeLandlock: for the native backend, detect says which
+// Landlock ABI confines the sandbox, or that it has one wall, in both
+// forms; bwrap's JSON keeps its five keys.
+func TestDetectNativeLandlock(t *testing.T) {
+	testenv.RequireNative(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("CORDON_SANDBOX", "")
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"detect", "--backend", "native", "--json"}, nil, &out, &errb), errb.String())
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &m))
+	ll, _ := m["landlock"].(string)
+	require.Regexp(t, `^(ABI \d+ in force|.*one wall)`, ll)
+	out.Reset()
+	require.Equal(t, exitOK, run(context.Background(), []string{"detect", "--backend", "native"}, nil, &out, &errb), errb.String())
+	require.Contains(t, out.String(), "landlock: "+ll+"\n")
+}

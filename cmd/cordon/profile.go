@@ -101,6 +101,12 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	} else if r.Seccomp != "" {
 		fmt.Fprintf(w, "%s (the program goes to bwrap as --seccomp FD)\n", r.Seccomp)
 	}
+	if r.Landlock != "" {
+		fmt.Fprintf(w, "landlock: %s\n", r.Landlock)
+		if len(r.LandlockRules) > 0 {
+			fmt.Fprintf(w, "  %s\n", strings.Join(r.LandlockRules, "\n  "))
+		}
+	}
 	if len(r.Mounts) > 0 {
 		fmt.Fprintf(w, "mounts (after \"/\", /proc and /dev, in this order):\n  %s\n", strings.Join(r.Mounts, "\n  "))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/native"
 )
 
 // TestProfileNativeArgv: the native backend's argv is what its launch
@@ -46,6 +47,11 @@ func TestProfileNativeArgv(t *testing.T) {
 	require.Contains(t, out, "argv:\n  "+exe+" __cordon-init 3\n")
 	require.Contains(t, out, "descriptor 3 holds its spec")
 	require.True(t, strings.Contains(out, "command:\n  echo hi\n"), out)
+	// Which Landlock ABI is in force (or one wall), and its rules.
+	require.Regexp(t, `\nlandlock: (ABI \d+ in force|.*one wall)`, out)
+	if native.LandlockABI() >= native.MinLandlockABI {
+		require.Regexp(t, `\n  read(, write)? beneath /\n`, out)
+	}
 }
 
 // Inside a sandbox, 'cordon profile' says the command would run directly

@@ -97,6 +97,10 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 		errorf(e, exitFail, "%s", why)
 		return o.report(e, notRun(backend, "backend-usable", why), junit)
 	}
+	if res.Landlock != "" && !o.quiet {
+		// What the cases below are run against: two walls, or one.
+		fmt.Fprintf(e.stderr, "native: landlock: %s\n", res.Landlock)
+	}
 	users := []conformance.User{conformance.Invoker()}
 	if os.Getuid() == 0 && runtime.GOOS == "linux" {
 		u, err := conformance.Unprivileged()

@@ -149,11 +149,14 @@ var (
 	NestedLinksRefuse bool
 )
 
-// NativeWeaken, when set, names the hardening step (a mutation of the
-// conformance suite's check) that a launch through the native backend
-// leaves out: "ancestor-pins", "mask-readonly", "mask-perms",
-// "depth-order", "cap-drop", "close-on-exec", "pid-namespace",
-// "new-session", "proc-sys-readonly", "proc-keys-mask", "disable-userns",
-// "private-propagation".
-// Steps the init takes reach it in its Spec (native.Spec.Weaken).
+// NativeWeaken, when set, names the hardening steps (mutations of the
+// conformance suite's check), separated by commas, that a launch through
+// the native backend leaves out: "ancestor-pins", "mask-readonly",
+// "mask-perms", "depth-order", "cap-drop", "close-on-exec",
+// "pid-namespace", "new-session", "proc-sys-readonly", "proc-keys-mask",
+// "disable-userns", "landlock" (the init's Landlock domain),
+// "readonly-root" (the read-only mounts of everything but the policy's
+// roots), "own-root" (the sandbox's root a tmpfs of its own, not the
+// host's), "private-propagation". Steps the init takes reach it in its Spec (native.Spec.Weaken).
+// The launch benchmark sets it at link time (-X) for the init of one wall.
 var NativeWeaken string
