@@ -311,8 +311,12 @@ var mutations = []mutation{
 	{name: "identity-check", step: "one resolution per launch: roots checked against the identities they were built for, bound from descriptors", hooks: func() { testhook.SkipIdentityCheck = true },
 		catchers: []string{"cross-launch-swap-at-resolve", "cross-launch-swap-at-mount"}},
 	// Root only: the case's host side mounts.
-	{name: "private-propagation", step: "the native sandbox's mounts made private once its tree is built (no host mount arrives later)",
-		onlyBackend: "native", rootOnly: true,
+	// Two walls: a mount that arrives is beneath no Landlock write rule.
+	{name: "private-propagation", step: "the native sandbox's mounts made private once its tree is built (Landlock holds: the arriving mount is beneath no write rule)",
+		onlyBackend: "native", rootOnly: true, holds: true,
+		catchers: []string{"boundary-mount-arrives-later"}},
+	{name: "private-propagation+landlock", step: "the native sandbox's mounts made private once its tree is built, and Landlock",
+		onlyBackend: "native", rootOnly: true, weaken: "private-propagation,landlock",
 		catchers: []string{"boundary-mount-arrives-later"}},
 	{name: "bwrap-private-mounts", step: "bwrap started in a mount namespace of its own whose mounts are private (no host mount arrives later)",
 		hooks: func() { testhook.BwrapSharedMounts = true }, onlyBackend: "bwrap", rootOnly: true,
