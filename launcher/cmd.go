@@ -188,6 +188,9 @@ type Cmd struct {
 	// see reported).
 	exiting         bool
 	status, statusW *os.File
+	// termOut are the caller's terminals that stdout and stderr reach
+	// through a pipe (replaceTerminals), for Wait to reset.
+	termOut []*termWriter
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -241,6 +244,12 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if len(c.Args) == 0 && c.Path != "" {
 		c.Args = []string{c.Path} // as os/exec takes a Cmd without Args
 	}
+	unconfined := c.Backend == BackendNone
+	if !unconfined {
+		if err := c.checkDescriptors(); err != nil {
+			return nil, nil, err
+		}
+	}
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -248,8 +257,12 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	inner, release, err := c.prepare(ctx)
 	if err != nil {
 		c.stopNet()
+		return nil, nil, err
 	}
-	return inner, release, err
+	if !unconfined {
+		c.replaceTerminals(inner)
+	}
+	return inner, release, nil
 }
 
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {
@@ -334,7 +347,10 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // SIGQUIT to the foreground job inside, SIGTERM to the command, SIGHUP as
 // a hang-up of its terminal.
 func (c *Cmd) Exec() error {
-	c.exiting = !c.Tty && stdioFiles(c.Stdin, c.Stdout, c.Stderr)
+	// (A terminal among them is replaced by a pipe this process copies:
+	// Wait must see that copy to its end.)
+	c.exiting = !c.Tty && stdioFiles(c.Stdin, c.Stdout, c.Stderr) &&
+		(c.Backend == BackendNone || !IsTerminal(c.Stdin) && !IsTerminal(c.Stdout) && !IsTerminal(c.Stderr))
 	inner, release, err := c.prepareOnce()
 	if err != nil {
 		return err
@@ -454,6 +470,7 @@ func (c *Cmd) Wait() error {
 	if c.tty != nil {
 		c.tty.finish()
 	}
+	c.resetTerminals()
 	if judge != nil && c.ProcessState != nil {
 		if lerr := judge(c.ProcessState); lerr != nil {
 			c.ProcessState, err = nil, lerr

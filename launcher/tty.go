@@ -83,6 +83,7 @@ type ttySession struct {
 	inReader io.Reader    // or copied from this reader
 	outFd    int          // the caller's terminal written to (-1: not)
 	out      io.Writer    // or this writer
+	modes    termModes    // what the output switched on in outFd's terminal
 
 	stopIn       [2]int // closed write end stops the input relay
 	ctlOut       [2]int // 'd' drain and end, 'h' hang up (when not polled)
@@ -368,6 +369,11 @@ func (t *ttySession) finish() {
 		}
 		t.stopRelayIn()
 		ttySignals.remove(t)
+		if t.out == nil {
+			// The relay has ended: nothing writes to the terminal
+			// after these.
+			t.write(t.modes.reset())
+		}
 		t.restore()
 		t.closeAll()
 	})

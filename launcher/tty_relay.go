@@ -271,6 +271,7 @@ func (t *ttySession) write(b []byte) {
 		t.out.Write(b)
 		return
 	}
+	t.modes.feed(b)
 	for len(b) > 0 {
 		n, err := unix.Write(t.outFd, b)
 		if err == unix.EINTR || err == unix.EAGAIN {
