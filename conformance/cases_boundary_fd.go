@@ -67,10 +67,11 @@ func handleCase(name, summary string, fd int, open func(h *H) (*os.File, error))
 		defer f.Close()
 		l := Launch{Policy: p, Dir: ws}
 		l.Stdio[fd] = f
-		d := fmt.Sprintf("/proc/self/fd/%d", fd)
+		// Through a copy on 7: a command's redirections replace the
+		// shell's descriptors 1 and 2 while it runs.
 		// Not the usual prologue: with stdout or stderr taken, markers
 		// cannot come out; the host's files say what happened.
-		l.Argv = []string{"/bin/sh", "-c", `d=` + d + `
+		l.Argv = []string{"/bin/sh", "-c", fmt.Sprintf("exec 7<&%d\n", fd) + `d=/proc/self/fd/7
 cat "$d/outside/private/id" > stolen 2>/dev/null
 cat "$d" >> stolen 2>/dev/null
 cat "$d/outside/private/id" 2>/dev/null
@@ -129,19 +130,22 @@ func terminalAloneCase(fd int) Case {
 			if err != nil {
 				h.Fatalf("pty: %v", err)
 			}
-			script := fmt.Sprintf(`stat -L -c %%t:%%T /proc/self/fd/%[1]d > rdev 2>/dev/null
-stty -echo -icanon <&%[1]d 2>/dev/null
+			// (Through a copy on 7: a command's redirections replace the
+			// shell's descriptors 1 and 2 while it runs.)
+			script := fmt.Sprintf(`exec 7<&%d
+stat -L -c %%t:%%T /proc/self/fd/7 > rdev 2>/dev/null
+stty -echo -icanon <&7 2>/dev/null
 printf '`, fd)
 			for _, m := range terminalModes {
 				script += strings.ReplaceAll(m[0], "\x1b", `\033`)
 			}
-			script += fmt.Sprintf("' >&%d\n", fd)
+			script += "' >&7\n"
 			if fd == 2 {
 				// Typed ahead by the user, for the shell that runs next.
 				if _, err := pty.Master.Write([]byte(keys)); err != nil {
 					h.Fatalf("pty: %v", err)
 				}
-				script += "dd bs=1 count=5 of=stolen <&2 2>/dev/null\n"
+				script += "dd bs=1 count=5 of=stolen <&7 2>/dev/null\n"
 			}
 			script += ": > ran\n"
 			l := Launch{Policy: p, Dir: ws, Argv: []string{"/bin/sh", "-c", script}}
