@@ -148,3 +148,35 @@ func TestDescriptorAccepted(t *testing.T) {
 	require.NoError(t, cmd.Run())
 	require.Equal(t, "file\npipe\nsocket\n", out.String())
 }
+
+// Without Tty, the caller's terminal does not enter the sandbox: on stdin
+// the command reads /dev/null, on stdout and stderr it writes to a pipe
+// copied to the terminal, and the screen modes it switched on are
+// switched off once it has ended.
+func TestTerminalReplacedWithoutTty(t *testing.T) {
+	testenv.RequireBwrap(t)
+	m, s, err := openPty()
+	require.NoError(t, err)
+	defer unix.Close(m)
+	defer s.Close()
+	cmd := Command(workspacePolicy(t, t.TempDir()), "sh", "-c",
+		`test -t 0 || echo IN-NOT-TTY; test -t 1 || echo OUT-NOT-TTY; test -t 2 || echo ERR-NOT-TTY >&2
+read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+	require.NoError(t, cmd.Run())
+	require.NoError(t, unix.SetNonblock(m, true))
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(m, buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	out := string(got)
+	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF"} {
+		require.Contains(t, out, want)
+	}
+	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[?2004l\x1b[?1049l"), "%q", out)
+}
