@@ -27,6 +27,50 @@ func boundaryFdCases() []Case {
 			0, func(h *H) (*os.File, error) { return os.Open(h.Dir) }),
 		handleCase("boundary-fd-opath-file-stdin", "an O_PATH handle of a denied file on stdin: reopen it through /proc/self/fd/0 and read it",
 			0, func(h *H) (*os.File, error) { return openPath(h.Path("outside/private/id")) }),
+		Case{Name: "boundary-fd-reopen-file-stdin", Class: Boundary, Backends: linuxOnly,
+			Summary: "a file outside the writable roots, opened read-only, on stdin (cordon run ... < ~/.bashrc): reopen /proc/self/fd/0 for writing and rewrite it",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				rc := h.Write("outside/rc", "original\n")
+				f, err := os.Open(rc)
+				if err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				defer f.Close()
+				// (Only a regular file: reopened, a pipe's other end
+				// would be this same stream.)
+				o := h.Launch(Launch{Policy: p, Dir: ws, Stdio: [3]*os.File{f},
+					Argv:      sandboxScript(`exec 7<&0; test -f /proc/self/fd/7 && ( echo pwned > /proc/self/fd/7 ) 2>/dev/null && ok REOPENED; cat <&7 > seen`),
+					Refusable: "stdin is"})
+				h.Want("outside/rc", "original\n")
+				if o.Code != 125 {
+					// The data still arrives.
+					if got, _ := h.Read("ws/seen"); !strings.HasPrefix(got, "original\n") {
+						h.Errorf("the command did not read what was on its stdin: %q\n%s", got, o)
+					}
+				}
+			}},
+		Case{Name: "boundary-fd-reopen-file-stdout", Class: Boundary, Backends: linuxOnly,
+			Summary: "stdout appended to a file in a denied directory (cordon run ... >> private/log): reopen /proc/self/fd/1 for reading and copy what the file held",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				h.deniedDir(&p, "outside/private")
+				log := h.Write("outside/private/log", h.Secret+"\n")
+				f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				defer f.Close()
+				l := Launch{Policy: p, Dir: ws, Argv: []string{"/bin/sh", "-c", `exec 7>&1; test -f /proc/self/fd/7 && cat /proc/self/fd/7 > stolen 2>/dev/null; echo appended; : > ran`}}
+				l.Stdio[1] = f
+				o := h.Launch(l)
+				if got, _ := h.Read("ws/stolen"); strings.Contains(got, h.Secret) {
+					h.Errorf("the sandbox read the denied file its stdout was appended to:\n%s", o)
+				}
+				if o.Code != 125 {
+					h.Want("outside/private/log", h.Secret+"\nappended\n")
+				}
+			}},
 		Case{Name: "boundary-fd-pidfd-stdin", Class: Boundary, Backends: linuxOnly,
 			Summary: "a pidfd of a host process on stdin: kill that process from inside (pidfd_send_signal reaches across pid namespaces)",
 			Run: func(h *H) {

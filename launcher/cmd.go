@@ -191,6 +191,8 @@ type Cmd struct {
 	// termOut are the caller's terminals that stdout and stderr reach
 	// through a pipe (replaceTerminals), for Wait to reset.
 	termOut []*termWriter
+	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
+	streamCanon *policy.Canonical
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -261,6 +263,11 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	}
 	if !unconfined {
 		c.replaceTerminals(inner)
+		if err := c.reopenFiles(inner); err != nil {
+			release()
+			c.finish()
+			return nil, nil, err
+		}
 	}
 	return inner, release, nil
 }
@@ -347,10 +354,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // SIGQUIT to the foreground job inside, SIGTERM to the command, SIGHUP as
 // a hang-up of its terminal.
 func (c *Cmd) Exec() error {
-	// (A terminal among them is replaced by a pipe this process copies:
-	// Wait must see that copy to its end.)
-	c.exiting = !c.Tty && stdioFiles(c.Stdin, c.Stdout, c.Stderr) &&
-		(c.Backend == BackendNone || !IsTerminal(c.Stdin) && !IsTerminal(c.Stdout) && !IsTerminal(c.Stderr))
+	c.exiting = !c.Tty && stdioFiles(c.Stdin, c.Stdout, c.Stderr)
 	inner, release, err := c.prepareOnce()
 	if err != nil {
 		return err
@@ -393,7 +397,10 @@ func (c *Cmd) Exec() error {
 			}
 		}
 	}()
-	if code, ok := c.reported(); ok {
+	// Not when stdio became pipes this process copies (a terminal, a file
+	// the sandbox could reopen for more: see replaceTerminals,
+	// reopenFiles): Wait sees the copies to their end.
+	if code, ok := c.reported(); ok && stdioFiles(inner.Stdin, inner.Stdout, inner.Stderr) {
 		// What Wait undoes is undone; the sandbox process is reaped
 		// whenever its exit comes.
 		c.stopNet()

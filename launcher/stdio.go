@@ -219,3 +219,41 @@ func socketKind(fd int) (string, bool, error) {
 	}
 	return "a connected Unix socket", false, nil
 }
+
+// reopenFiles keeps a regular file on stdin, stdout or stderr from giving
+// the sandbox more than the descriptor: on Linux a process reopens its
+// descriptors through /proc/self/fd/N, with a fresh open of the file that
+// asks only the file's own permissions, on the host's mount, not the
+// sandbox's. So cordon run ... < ~/.bashrc would let the command rewrite
+// ~/.bashrc. Such a file becomes a pipe this process copies, when the
+// reopen would give what the policy does not (reopenGain): writing a file
+// opened for reading outside the writable roots, reading a denied one
+// opened for writing. ExtraFiles, which the caller names one by one, are
+// refused instead: the caller can pass a pipe.
+func (c *Cmd) reopenFiles(inner *exec.Cmd) error {
+	canon := c.streamCanon
+	if canon == nil || testhook.SkipDescriptorCheck {
+		return nil
+	}
+	if f, ok := inner.Stdin.(*os.File); ok && f != nil && reopenGain(f, canon) != "" {
+		inner.Stdin = struct{ io.Reader }{f}
+	}
+	for _, w := range []*io.Writer{&inner.Stdout, &inner.Stderr} {
+		if f, ok := (*w).(*os.File); ok && f != nil && reopenGain(f, canon) != "" {
+			*w = struct{ io.Writer }{f}
+		}
+	}
+	for i, f := range c.ExtraFiles {
+		if f == nil {
+			continue
+		}
+		if gain := reopenGain(f, canon); gain != "" {
+			e := &DescriptorError{Name: "ExtraFiles[" + strconv.Itoa(i) + "]", Kind: "a regular file the sandbox could reopen " + gain}
+			if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil {
+				e.Path = p
+			}
+			return e
+		}
+	}
+	return nil
+}

@@ -2,8 +2,14 @@ package launcher
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Filesystem magics of descriptors that are handles on something of the
@@ -59,4 +65,42 @@ func dataDevice(st *unix.Stat_t) bool {
 		return true
 	}
 	return false
+}
+
+// reopenGain says what reopening regular file f through /proc/self/fd
+// would give the sandbox beyond f's own access mode that policy canon
+// does not: "for writing" or "for reading"; "" for nothing (f is not a
+// regular file, or the policy allows that access where it lies, or the
+// file's permissions refuse it). A file whose name the kernel no longer
+// knows (deleted, or beyond this process's root) counts as reachable.
+func reopenGain(f *os.File, canon *policy.Canonical) string {
+	fd := int(f.Fd())
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ""
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return ""
+	}
+	proc := "/proc/self/fd/" + strconv.Itoa(fd)
+	p, err := os.Readlink(proc)
+	known := err == nil && filepath.IsAbs(p) && !strings.HasSuffix(p, " (deleted)")
+	can := func(mode uint32, op policy.Op) bool {
+		if known && canon.Access(p, op) {
+			return false // the sandbox may do that there anyway
+		}
+		return unix.Faccessat(unix.AT_FDCWD, proc, mode, unix.AT_EACCESS) == nil
+	}
+	switch fl & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		if can(unix.W_OK, policy.Write) {
+			return "for writing"
+		}
+	case unix.O_WRONLY:
+		if can(unix.R_OK, policy.Read) {
+			return "for reading"
+		}
+	}
+	return ""
 }

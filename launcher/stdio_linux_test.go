@@ -180,3 +180,47 @@ read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
 	}
 	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[?2004l\x1b[?1049l"), "%q", out)
 }
+
+// A regular file reopened through /proc/self/fd gets the file's own
+// permissions, on the host's mount: a read-only one outside the writable
+// roots would become writable. On stdin it becomes a pipe (the data still
+// arrives); in ExtraFiles, which the caller names, it is refused. One in
+// the workspace is handed in as it is.
+func TestReopenableFile(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	rc := filepath.Join(outside, "rc")
+	require.NoError(t, os.WriteFile(rc, []byte("original\n"), 0o644))
+	in := filepath.Join(ws, "in")
+	require.NoError(t, os.WriteFile(in, []byte("inside\n"), 0o644))
+	open := func(p string) *os.File {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+
+	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `ls -l /proc/self/fd/0; exec 7<&0; test -f /proc/self/fd/7 && echo pwned > /proc/self/fd/7; cat <&7`)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout = open(rc), &out
+	require.NoError(t, cmd.Run(), out.String())
+	require.Contains(t, out.String(), "pipe:")
+	require.Contains(t, out.String(), "original\n")
+	b, _ := os.ReadFile(rc)
+	require.Equal(t, "original\n", string(b))
+
+	cmd = Command(workspacePolicy(t, ws), "true")
+	cmd.ExtraFiles = []*os.File{open(rc)}
+	err := cmd.Run()
+	var de *DescriptorError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "ExtraFiles[0]", de.Name)
+	require.Contains(t, err.Error(), "reopen for writing")
+	require.Contains(t, err.Error(), rc)
+
+	cmd = Command(workspacePolicy(t, ws), "sh", "-c", `ls -l /proc/self/fd/0 /proc/self/fd/3`)
+	out.Reset()
+	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles = open(in), &out, []*os.File{open(in)}
+	require.NoError(t, cmd.Run(), out.String())
+	require.Equal(t, 2, strings.Count(out.String(), in), out.String())
+}

@@ -4,8 +4,11 @@ package launcher
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // fdKind says what descriptor fd is, and whether the sandbox must not be
@@ -22,3 +25,7 @@ func fdKind(fd int) (kind string, refuse bool, err error) {
 // dataDevice: character devices are not told apart here; Seatbelt's
 // profile decides what the sandbox may do with one.
 func dataDevice(*unix.Stat_t) bool { return true }
+
+// reopenGain: a descriptor is not reopened through a path here (/dev/fd/N
+// duplicates it), so it gives no more than its access mode.
+func reopenGain(*os.File, *policy.Canonical) string { return "" }
