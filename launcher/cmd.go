@@ -73,6 +73,23 @@ type Cmd struct {
 	// bwrap one opened without close-on-exec while Start runs may: open
 	// such descriptors under syscall.ForkLock, as os/exec asks too
 	// (docs/threat-model.md, class 9).
+	//
+	// Each of them that is an *os.File must be a stream (docs/
+	// threat-model.md, class 16): Start refuses, with a *DescriptorError
+	// naming it ("stdin is a directory (/)") that wraps ErrDescriptor, a
+	// directory, an O_PATH handle, a pidfd, a namespace or other
+	// anonymous-inode handle, a socket other than a connected Unix stream
+	// one, a block device, a character device other than a terminal and
+	// /dev/null, zero, full, random and urandom. On Linux a regular file
+	// the sandbox could reopen through /proc/self/fd for more than the
+	// descriptor gives and the policy allows (one opened for reading
+	// outside the writable roots; one opened for writing in a denied root)
+	// reaches the command through a pipe on stdin, stdout and stderr, and
+	// is refused in ExtraFiles. A terminal never enters the sandbox:
+	// without Tty, one on Stdin is replaced by /dev/null and one on Stdout
+	// or Stderr by a pipe copied to it; the screen modes the command's
+	// output switched on there are switched off by Wait. With Backend
+	// "none" nothing is checked: there is no sandbox to keep.
 	Path       string
 	Args       []string
 	Env        []string
@@ -136,7 +153,10 @@ type Cmd struct {
 	// to Wait the launcher relays between the two terminals, with the
 	// caller's in raw mode when it is read from (Stdin, or else a Stdout
 	// or Stderr terminal open for reading), restored by Wait, or by Exec
-	// on any way out. The caller's terminal never enters the sandbox:
+	// on any way out, after Wait switched off the screen modes the
+	// command's output switched on and left on (alternate screen, mouse
+	// reporting, hidden cursor, bracketed paste, application keys, focus
+	// events). The caller's terminal never enters the sandbox:
 	// nothing inside can type into it or read from it. When none of the
 	// three is a terminal, all three are the new one, fed from Stdin
 	// (ended by an end-of-file character) and copied to Stdout.

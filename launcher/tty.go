@@ -72,6 +72,9 @@ type ttySession struct {
 	mf       *os.File
 	polled   bool
 	draining atomic.Bool
+	// ended: the sandbox has ended; keystrokes the pty will not take
+	// any more are dropped rather than waited on.
+	ended atomic.Bool
 
 	term     int           // the caller's terminal: sizes, modes (-1: none)
 	saved    *unix.Termios // term's modes before raw, restored at the end
@@ -343,6 +346,11 @@ func (t *ttySession) writeMaster(b []byte) error {
 			return unix.EIO
 		}
 		n, err := unix.Write(t.master, b)
+		if err == unix.EAGAIN && t.ended.Load() {
+			// Nothing inside reads them now: finish must not wait on a
+			// full input queue.
+			return unix.EIO
+		}
 		if err == unix.EINTR || err == unix.EAGAIN {
 			t.mu.Unlock()
 			time.Sleep(time.Millisecond)
@@ -361,6 +369,7 @@ func (t *ttySession) writeMaster(b []byte) error {
 // caller's terminal as it was.
 func (t *ttySession) finish() {
 	t.finishedOnce.Do(func() {
+		t.ended.Store(true)
 		t.drainOut()
 		<-t.outDone
 		if testhook.TtyKeepReading {
