@@ -85,10 +85,15 @@ func checkFile(name string, f *os.File) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	var kind string
+	var kind, path string
 	var refuse bool
 	var ferr error
-	if err := sc.Control(func(fd uintptr) { kind, refuse, ferr = fdKind(int(fd)) }); err != nil {
+	// (Not f.Fd(), which would put the caller's file in blocking mode.)
+	if err := sc.Control(func(fd uintptr) {
+		if kind, refuse, ferr = fdKind(int(fd)); refuse {
+			path, _ = os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
+		}
+	}); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if ferr != nil {
@@ -97,13 +102,10 @@ func checkFile(name string, f *os.File) error {
 	if !refuse {
 		return nil
 	}
-	e := &DescriptorError{Name: name, Kind: kind}
-	if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil {
-		e.Path = p
-	} else {
-		e.Path = f.Name()
+	if path == "" {
+		path = f.Name()
 	}
-	return e
+	return &DescriptorError{Name: name, Kind: kind, Path: path}
 }
 
 // replaceTerminals keeps the caller's terminal out of a sandbox that has
