@@ -75,6 +75,10 @@ type ttySession struct {
 	// ended: the sandbox has ended; keystrokes the pty will not take
 	// any more are dropped rather than waited on.
 	ended atomic.Bool
+	// drainEnd is when the relay stops reading the sandbox's output
+	// after the sandbox has ended, however much more comes (drainMax);
+	// set before draining is.
+	drainEnd time.Time
 
 	term     int           // the caller's terminal: sizes, modes (-1: none)
 	saved    *unix.Termios // term's modes before raw, restored at the end
