@@ -354,7 +354,9 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // (execve, like a shell's exec), so the pid, the signals sent to it and
 // the exit status are the sandbox's own, and nothing of the caller stays
 // in memory. On success it does not return. That needs bwrap (or no
-// sandbox at all), stdin, stdout and stderr that are *os.File or nil, no
+// sandbox at all), stdin, stdout and stderr that are *os.File or nil and
+// reach the sandbox as they are (not a terminal, nor a file it gets
+// through a pipe: see Stdin), no
 // Context, Cancel or WaitDelay (nothing would be left to act on them), and
 // a stub reaper to remove the launch's mount stubs afterwards.
 //
