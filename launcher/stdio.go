@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -202,11 +204,11 @@ func fdKindFromStat(fd int, st *unix.Stat_t) (kind string, refuse bool, err erro
 // sendto on a datagram socket); a listening one accepts the host's
 // connections.
 func socketKind(fd int) (string, bool, error) {
-	sa, err := unix.Getsockname(fd)
+	family, err := sockName(fd, syscall.SYS_GETSOCKNAME)
 	if err != nil {
 		return "", false, fmt.Errorf("getsockname: %w", err)
 	}
-	if _, ok := sa.(*unix.SockaddrUnix); !ok {
+	if family != unix.AF_UNIX {
 		return "a network socket", true, nil
 	}
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
@@ -216,10 +218,23 @@ func socketKind(fd int) (string, bool, error) {
 	if typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET {
 		return "a Unix datagram socket", true, nil
 	}
-	if _, err := unix.Getpeername(fd); err != nil {
+	if _, err := sockName(fd, syscall.SYS_GETPEERNAME); err != nil {
 		return "a Unix socket that is not connected (listening or unbound)", true, nil
 	}
 	return "a connected Unix socket", false, nil
+}
+
+// sockName is the address family getsockname or getpeername (call)
+// reports for fd. By hand: unix.Getsockname refuses the address of an
+// unnamed socket (a socketpair's, as libuv gives a child's stdio) on some
+// systems, where only the family matters here.
+func sockName(fd int, call uintptr) (int, error) {
+	var rsa unix.RawSockaddrAny
+	n := uint32(unsafe.Sizeof(rsa))
+	if _, _, e := syscall.Syscall(call, uintptr(fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&n))); e != 0 {
+		return 0, e
+	}
+	return int(rsa.Addr.Family), nil
 }
 
 // reopenFiles keeps a regular file on stdin, stdout or stderr from giving
