@@ -8,6 +8,7 @@ func Catalogue() []Case {
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), modelCases(), seatbeltCases(),
+		boundaryFdCases(),
 	} {
 		all = append(all, part...)
 	}

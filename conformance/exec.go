@@ -125,6 +125,11 @@ type Launch struct {
 	// O_CLOEXEC just before it starts (flags are os.OpenFile's); the
 	// descriptor numbers are put in $LEAKED_FDS.
 	Leak []LeakFile
+	// Stdio, where set, are the launching process's descriptors 0, 1 and
+	// 2 in place of Stdin and the captured output, as a careless harness
+	// might hand them over (a directory, an O_PATH handle, a terminal).
+	// A terminal among them becomes that process's controlling terminal.
+	Stdio [3]*os.File
 	// Refusable, when set, is part of the error with which cordon may
 	// refuse this launch (exit 125): a refusal that says it passes
 	// Launch's checks, where the script's end is otherwise required.
@@ -208,6 +213,9 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		cmd.Stdin = l.Tty
 		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
 	}
+	if i := l.setStdio(&cmd.Stdin, &cmd.Stdout, &cmd.Stderr); i >= 0 && l.Tty == nil {
+		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, i
+	}
 	fds, closeFds, err := leak(l.Leak)
 	if err != nil {
 		return Output{}, err
@@ -278,6 +286,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		cmd.Stdin = l.Tty
 	}
 	cmd.Tty = l.Interactive
+	l.setStdio(&cmd.Stdin, &cmd.Stdout, &cmd.Stderr)
 	fds, closeFds, err := leak(l.Leak)
 	if err != nil {
 		return Output{}, err
@@ -313,6 +322,29 @@ func InstallLaunchHook() {
 			f.(func(string))(point)
 		}
 	}
+}
+
+// setStdio puts l.Stdio in place; it returns the first of them that is a
+// terminal, or -1.
+func (l Launch) setStdio(stdin *io.Reader, stdout, stderr *io.Writer) int {
+	term := -1
+	for i, f := range l.Stdio {
+		if f == nil {
+			continue
+		}
+		switch i {
+		case 0:
+			*stdin = f
+		case 1:
+			*stdout = f
+		case 2:
+			*stderr = f
+		}
+		if launcher.IsTerminal(f) && term < 0 {
+			term = i
+		}
+	}
+	return term
 }
 
 // cordon is the cordon binary that launches l when the executor's is def.

@@ -73,6 +73,23 @@ type Cmd struct {
 	// bwrap one opened without close-on-exec while Start runs may: open
 	// such descriptors under syscall.ForkLock, as os/exec asks too
 	// (docs/threat-model.md, class 9).
+	//
+	// Each of them that is an *os.File must be a stream (docs/
+	// threat-model.md, class 16): Start refuses, with a *DescriptorError
+	// naming it ("stdin is a directory (/)") that wraps ErrDescriptor, a
+	// directory, an O_PATH handle, a pidfd, a namespace or other
+	// anonymous-inode handle, a socket other than a connected Unix stream
+	// one, a block device, a character device other than a terminal and
+	// /dev/null, zero, full, random and urandom. On Linux a regular file
+	// the sandbox could reopen through /proc/self/fd for more than the
+	// descriptor gives and the policy allows (one opened for reading
+	// outside the writable roots; one opened for writing in a denied root)
+	// reaches the command through a pipe on stdin, stdout and stderr, and
+	// is refused in ExtraFiles. A terminal never enters the sandbox:
+	// without Tty, one on Stdin is replaced by /dev/null and one on Stdout
+	// or Stderr by a pipe copied to it; the screen modes the command's
+	// output switched on there are switched off by Wait. With Backend
+	// "none" nothing is checked: there is no sandbox to keep.
 	Path       string
 	Args       []string
 	Env        []string
@@ -136,7 +153,10 @@ type Cmd struct {
 	// to Wait the launcher relays between the two terminals, with the
 	// caller's in raw mode when it is read from (Stdin, or else a Stdout
 	// or Stderr terminal open for reading), restored by Wait, or by Exec
-	// on any way out. The caller's terminal never enters the sandbox:
+	// on any way out, after Wait switched off the screen modes the
+	// command's output switched on and left on (alternate screen, mouse
+	// reporting, hidden cursor, bracketed paste, application keys, focus
+	// events). The caller's terminal never enters the sandbox:
 	// nothing inside can type into it or read from it. When none of the
 	// three is a terminal, all three are the new one, fed from Stdin
 	// (ended by an end-of-file character) and copied to Stdout.
@@ -188,6 +208,11 @@ type Cmd struct {
 	// see reported).
 	exiting         bool
 	status, statusW *os.File
+	// termOut are the caller's terminals that stdout and stderr reach
+	// through a pipe (replaceTerminals), for Wait to reset.
+	termOut []*termWriter
+	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
+	streamCanon *policy.Canonical
 }
 
 // Command returns a Cmd that runs name with args under policy p.
@@ -241,6 +266,12 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	if len(c.Args) == 0 && c.Path != "" {
 		c.Args = []string{c.Path} // as os/exec takes a Cmd without Args
 	}
+	unconfined := c.Backend == BackendNone
+	if !unconfined {
+		if err := c.checkDescriptors(); err != nil {
+			return nil, nil, err
+		}
+	}
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -248,8 +279,17 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	inner, release, err := c.prepare(ctx)
 	if err != nil {
 		c.stopNet()
+		return nil, nil, err
 	}
-	return inner, release, err
+	if !unconfined {
+		c.replaceTerminals(inner)
+		if err := c.reopenFiles(inner); err != nil {
+			release()
+			c.finish()
+			return nil, nil, err
+		}
+	}
+	return inner, release, nil
 }
 
 func (c *Cmd) start(inner *exec.Cmd, release func()) error {
@@ -317,7 +357,9 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // (execve, like a shell's exec), so the pid, the signals sent to it and
 // the exit status are the sandbox's own, and nothing of the caller stays
 // in memory. On success it does not return. That needs bwrap (or no
-// sandbox at all), stdin, stdout and stderr that are *os.File or nil, no
+// sandbox at all), stdin, stdout and stderr that are *os.File or nil and
+// reach the sandbox as they are (not a terminal, nor a file it gets
+// through a pipe: see Stdin), no
 // Context, Cancel or WaitDelay (nothing would be left to act on them), and
 // a stub reaper to remove the launch's mount stubs afterwards.
 //
@@ -380,7 +422,10 @@ func (c *Cmd) Exec() error {
 			}
 		}
 	}()
-	if code, ok := c.reported(); ok {
+	// Not when stdio became pipes this process copies (a terminal, a file
+	// the sandbox could reopen for more: see replaceTerminals,
+	// reopenFiles): Wait sees the copies to their end.
+	if code, ok := c.reported(); ok && stdioFiles(inner.Stdin, inner.Stdout, inner.Stderr) {
 		// What Wait undoes is undone; the sandbox process is reaped
 		// whenever its exit comes.
 		c.stopNet()
@@ -457,6 +502,7 @@ func (c *Cmd) Wait() error {
 	if c.tty != nil {
 		c.tty.finish()
 	}
+	c.resetTerminals()
 	if judge != nil && c.ProcessState != nil {
 		if lerr := judge(c.ProcessState); lerr != nil {
 			c.ProcessState, err = nil, lerr

@@ -59,6 +59,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoBackend, res.Backend, res.Reason)
 	}
 	env = setEnv(env, "CORDON_SANDBOX", res.Backend)
+	c.streamCanon = canon
 	if err := c.makeTmpDir(); err != nil {
 		return nil, nil, err
 	}

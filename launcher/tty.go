@@ -72,6 +72,13 @@ type ttySession struct {
 	mf       *os.File
 	polled   bool
 	draining atomic.Bool
+	// ended: the sandbox has ended; keystrokes the pty will not take
+	// any more are dropped rather than waited on.
+	ended atomic.Bool
+	// drainEnd is when the relay stops reading the sandbox's output
+	// after the sandbox has ended, however much more comes (drainMax);
+	// set before draining is.
+	drainEnd time.Time
 
 	term     int           // the caller's terminal: sizes, modes (-1: none)
 	saved    *unix.Termios // term's modes before raw, restored at the end
@@ -83,6 +90,7 @@ type ttySession struct {
 	inReader io.Reader    // or copied from this reader
 	outFd    int          // the caller's terminal written to (-1: not)
 	out      io.Writer    // or this writer
+	modes    termModes    // what the output switched on in outFd's terminal
 
 	stopIn       [2]int // closed write end stops the input relay
 	ctlOut       [2]int // 'd' drain and end, 'h' hang up (when not polled)
@@ -342,6 +350,11 @@ func (t *ttySession) writeMaster(b []byte) error {
 			return unix.EIO
 		}
 		n, err := unix.Write(t.master, b)
+		if err == unix.EAGAIN && t.ended.Load() {
+			// Nothing inside reads them now: finish must not wait on a
+			// full input queue.
+			return unix.EIO
+		}
 		if err == unix.EINTR || err == unix.EAGAIN {
 			t.mu.Unlock()
 			time.Sleep(time.Millisecond)
@@ -360,6 +373,7 @@ func (t *ttySession) writeMaster(b []byte) error {
 // caller's terminal as it was.
 func (t *ttySession) finish() {
 	t.finishedOnce.Do(func() {
+		t.ended.Store(true)
 		t.drainOut()
 		<-t.outDone
 		if testhook.TtyKeepReading {
@@ -368,6 +382,11 @@ func (t *ttySession) finish() {
 		}
 		t.stopRelayIn()
 		ttySignals.remove(t)
+		if t.out == nil {
+			// The relay has ended: nothing writes to the terminal
+			// after these.
+			t.write(t.modes.reset())
+		}
 		t.restore()
 		t.closeAll()
 	})

@@ -2,8 +2,13 @@ package launcher
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -69,4 +74,26 @@ func mustCanon(t *testing.T, p policy.FsSandboxPolicy) *policy.Canonical {
 	c, err := canonicalize(p, nil)
 	require.NoError(t, err)
 	return c
+}
+
+// A process left behind that keeps writing to the pty (none is, through
+// the Linux backends' pid namespaces; Seatbelt and --backend none have
+// none) does not keep Wait reading its output: the drain after the
+// command ends is bounded (drainMax).
+func TestTtyDrainBounded(t *testing.T) {
+	ws := t.TempDir()
+	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `(trap "" HUP; exec yes 2>/dev/null) & echo $! > pid; exit 3`)
+	cmd.Backend, cmd.Dir = BackendNone, ws
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Tty = strings.NewReader(""), &out, true
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if b, rerr := os.ReadFile(filepath.Join(ws, "pid")); rerr == nil {
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	require.Equal(t, 3, cmd.ProcessState.ExitCode(), "%v", err)
+	require.Less(t, took, 10*time.Second, "Wait returned %v after the command ended", took)
 }

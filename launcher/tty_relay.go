@@ -197,11 +197,16 @@ func (t *ttySession) relayOut() {
 	}
 	buf := make([]byte, 32*1024)
 	draining := false
+	var drainEnd time.Time
 	for {
 		fds := []int{t.master, t.ctlOut[0]}
 		timeout := -1
 		if draining {
-			fds, timeout = fds[:1], int(drainQuiet/time.Millisecond)
+			left := min(drainQuiet, time.Until(drainEnd))
+			if left <= 0 {
+				return
+			}
+			fds, timeout = fds[:1], int(left/time.Millisecond)
 		}
 		ready, err := waitReadable(fds, timeout)
 		if err != nil {
@@ -214,7 +219,7 @@ func (t *ttySession) relayOut() {
 				t.closeMaster()
 				return
 			}
-			draining = true
+			draining, drainEnd = true, time.Now().Add(drainMax)
 			continue
 		}
 		if !ready[0] {
@@ -235,6 +240,10 @@ func (t *ttySession) relayOut() {
 // ended, before the relay stops reading it.
 const drainQuiet = 100 * time.Millisecond
 
+// drainMax bounds the drain: a process left inside (Seatbelt has no pid
+// namespace to end it) that keeps writing must not keep cordon reading.
+const drainMax = time.Second
+
 // relayOutPolled is relayOut through the runtime's poller (Linux): while
 // it waits it holds no thread. Draining is a read deadline pushed on by
 // each read; hanging up closes the master, which ends the read.
@@ -245,7 +254,11 @@ func (t *ttySession) relayOutPolled() {
 		if n > 0 {
 			t.write(buf[:n])
 			if t.draining.Load() {
-				t.mf.SetReadDeadline(time.Now().Add(drainQuiet))
+				d := time.Now().Add(drainQuiet)
+				if d.After(t.drainEnd) {
+					d = t.drainEnd
+				}
+				t.mf.SetReadDeadline(d)
 			}
 		}
 		if err != nil {
@@ -260,6 +273,7 @@ func (t *ttySession) drainOut() {
 		unix.Write(t.ctlOut[1], []byte{'d'})
 		return
 	}
+	t.drainEnd = time.Now().Add(drainMax)
 	t.draining.Store(true)
 	if t.mf.SetReadDeadline(time.Now().Add(drainQuiet)) != nil {
 		t.closeMaster()
@@ -271,6 +285,7 @@ func (t *ttySession) write(b []byte) {
 		t.out.Write(b)
 		return
 	}
+	t.modes.feed(b)
 	for len(b) > 0 {
 		n, err := unix.Write(t.outFd, b)
 		if err == unix.EINTR || err == unix.EAGAIN {

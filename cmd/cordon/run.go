@@ -55,6 +55,21 @@ and /dev/tty work inside as they do outside, and nothing inside can type
 into your terminal or read from it. SIGTERM sent to cordon goes to the
 command, SIGHUP hangs up its terminal; the sandbox ends with cordon.
 
+Your terminal itself never enters the sandbox. On stderr alone (cordon run
+... </dev/null >log), or with --no-tty, the command writes to a pipe that
+cordon copies to it, and reads /dev/null where stdin was the terminal;
+screen modes the command switched on and left on (alternate screen, mouse
+reporting, hidden cursor, bracketed paste, ...) are switched off when it
+ends, as they are after a terminal of its own.
+
+Descriptors 0-2 must be streams: a directory, an O_PATH handle, a pidfd,
+a namespace or other anonymous-inode handle, a network, datagram or
+unconnected socket, a block device or a character device other than
+/dev/null, zero, full, random and urandom is refused (exit 125, naming the
+descriptor). A regular file the command could reopen through
+/proc/self/fd for more than the redirection gives and the policy allows
+(< ~/.bashrc: writing it) reaches it through a pipe cordon copies.
+
 Otherwise (or with --no-tty), through the native backend (what auto
 takes on Linux where it is usable) cordon stays as the sandbox's parent:
 signals go on to the command and the sandbox ends with cordon. Through

@@ -160,3 +160,15 @@ var (
 // host's), "private-propagation". Steps the init takes reach it in its Spec (native.Spec.Weaken).
 // The launch benchmark sets it at link time (-X) for the init of one wall.
 var NativeWeaken string
+
+// SkipDescriptorCheck, when true, hands the sandbox whatever descriptors
+// it is given as stdio or ExtraFiles (directories, O_PATH handles, ...).
+var SkipDescriptorCheck bool
+
+// SkipTerminalReplace, when true, hands the caller's terminal to a
+// sandbox without a pty of its own, as it is.
+var SkipTerminalReplace bool
+
+// SkipTermModeReset, when true, leaves the terminal modes the sandbox's
+// output switched on (alternate screen, mouse reporting, ...) after it.
+var SkipTermModeReset bool

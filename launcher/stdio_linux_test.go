@@ -1,0 +1,226 @@
+package launcher
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// fdFile opens fd as an *os.File closed with the test.
+func fdFile(t *testing.T, fd int, err error) *os.File {
+	t.Helper()
+	require.NoError(t, err)
+	f := os.NewFile(uintptr(fd), "fd")
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// Each kind of descriptor that is a handle on something of the host is
+// refused on stdin, stdout, stderr and in ExtraFiles, before anything is
+// launched: Start's error names the descriptor and its kind, and wraps
+// ErrDescriptor.
+func TestDescriptorRefused(t *testing.T) {
+	dir := t.TempDir()
+	refused := map[string]func(t *testing.T) *os.File{
+		"a directory": func(t *testing.T) *os.File {
+			f, err := os.Open(dir)
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			return f
+		},
+		"an O_PATH handle": func(t *testing.T) *os.File {
+			fd, err := unix.Open(filepath.Join(dir), unix.O_PATH|unix.O_CLOEXEC, 0)
+			return fdFile(t, fd, err)
+		},
+		"a pidfd": func(t *testing.T) *os.File {
+			fd, err := unix.PidfdOpen(os.Getpid(), 0)
+			if err != nil {
+				t.Skipf("pidfd_open: %v", err)
+			}
+			return fdFile(t, fd, err)
+		},
+		"a namespace handle": func(t *testing.T) *os.File {
+			fd, err := unix.Open("/proc/self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			return fdFile(t, fd, err)
+		},
+		"an anonymous-inode descriptor": func(t *testing.T) *os.File {
+			fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+			return fdFile(t, fd, err)
+		},
+		"a network socket": func(t *testing.T) *os.File {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			return fdFile(t, fd, err)
+		},
+		"a Unix datagram socket": func(t *testing.T) *os.File {
+			p, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			fdFile(t, p[1], err)
+			return fdFile(t, p[0], err)
+		},
+		"a Unix socket that is not connected": func(t *testing.T) *os.File {
+			l, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			f, err := l.(*net.UnixListener).File()
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			return f
+		},
+		"a character device": func(t *testing.T) *os.File {
+			// /dev/kmsg (1:11): the kernel log, no stream of the caller.
+			f, err := os.Open("/dev/kmsg")
+			if err != nil {
+				t.Skipf("%v", err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		},
+	}
+	for kind, open := range refused {
+		for _, where := range []string{"stdin", "stdout", "stderr", "ExtraFiles[1]"} {
+			t.Run(kind+"/"+where, func(t *testing.T) {
+				f := open(t)
+				cmd := Command(workspacePolicy(t, t.TempDir()), "true")
+				switch where {
+				case "stdin":
+					cmd.Stdin = f
+				case "stdout":
+					cmd.Stdout = f
+				case "stderr":
+					cmd.Stderr = f
+				default:
+					cmd.ExtraFiles = []*os.File{os.Stdin, f}
+				}
+				err := cmd.Start()
+				if err == nil {
+					cmd.Wait()
+				}
+				require.ErrorIs(t, err, ErrDescriptor)
+				var de *DescriptorError
+				require.True(t, errors.As(err, &de))
+				require.Equal(t, where, de.Name)
+				want := kind
+				require.True(t, strings.HasPrefix(de.Kind, want), "%s: %q", where, de.Kind)
+				require.True(t, strings.HasPrefix(err.Error(), where+" is "), "%v", err)
+				require.Nil(t, cmd.Process, "nothing was started")
+			})
+		}
+	}
+}
+
+// The ordinary streams are handed in as they are: a regular file, a pipe,
+// a connected Unix socket, /dev/null, in stdio and ExtraFiles.
+func TestDescriptorAccepted(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws := t.TempDir()
+	in := filepath.Join(ws, "in")
+	require.NoError(t, os.WriteFile(in, []byte("file\n"), 0o644))
+	file, err := os.Open(in)
+	require.NoError(t, err)
+	defer file.Close()
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	pw.WriteString("pipe\n")
+	pw.Close()
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	sock, peer := os.NewFile(uintptr(sp[0]), "sock"), os.NewFile(uintptr(sp[1]), "peer")
+	defer sock.Close()
+	peer.WriteString("socket\n")
+	peer.Close()
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+
+	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `cat; cat <&3; cat <&4; cat <&5`)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout = file, &out
+	cmd.ExtraFiles = []*os.File{pr, sock, null}
+	require.NoError(t, cmd.Run())
+	require.Equal(t, "file\npipe\nsocket\n", out.String())
+}
+
+// Without Tty, the caller's terminal does not enter the sandbox: on stdin
+// the command reads /dev/null, on stdout and stderr it writes to a pipe
+// copied to the terminal, and the screen modes it switched on are
+// switched off once it has ended.
+func TestTerminalReplacedWithoutTty(t *testing.T) {
+	testenv.RequireBwrap(t)
+	m, s, err := openPty()
+	require.NoError(t, err)
+	defer unix.Close(m)
+	defer s.Close()
+	cmd := Command(workspacePolicy(t, t.TempDir()), "sh", "-c",
+		`test -t 0 || echo IN-NOT-TTY; test -t 1 || echo OUT-NOT-TTY; test -t 2 || echo ERR-NOT-TTY >&2
+read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+	require.NoError(t, cmd.Run())
+	require.NoError(t, unix.SetNonblock(m, true))
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(m, buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	out := string(got)
+	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF"} {
+		require.Contains(t, out, want)
+	}
+	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[?2004l\x1b[?1049l"), "%q", out)
+}
+
+// A regular file reopened through /proc/self/fd gets the file's own
+// permissions, on the host's mount: a read-only one outside the writable
+// roots would become writable. On stdin it becomes a pipe (the data still
+// arrives); in ExtraFiles, which the caller names, it is refused. One in
+// the workspace is handed in as it is.
+func TestReopenableFile(t *testing.T) {
+	testenv.RequireBwrap(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	rc := filepath.Join(outside, "rc")
+	require.NoError(t, os.WriteFile(rc, []byte("original\n"), 0o644))
+	in := filepath.Join(ws, "in")
+	require.NoError(t, os.WriteFile(in, []byte("inside\n"), 0o644))
+	open := func(p string) *os.File {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+
+	cmd := Command(workspacePolicy(t, ws), "sh", "-c", `ls -l /proc/self/fd/0; exec 7<&0; test -f /proc/self/fd/7 && echo pwned > /proc/self/fd/7; cat <&7`)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout = open(rc), &out
+	require.NoError(t, cmd.Run(), out.String())
+	require.Contains(t, out.String(), "pipe:")
+	require.Contains(t, out.String(), "original\n")
+	b, _ := os.ReadFile(rc)
+	require.Equal(t, "original\n", string(b))
+
+	cmd = Command(workspacePolicy(t, ws), "true")
+	cmd.ExtraFiles = []*os.File{open(rc)}
+	err := cmd.Run()
+	var de *DescriptorError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "ExtraFiles[0]", de.Name)
+	require.Contains(t, err.Error(), "reopen for writing")
+	require.Contains(t, err.Error(), rc)
+
+	cmd = Command(workspacePolicy(t, ws), "sh", "-c", `ls -l /proc/self/fd/0 /proc/self/fd/3`)
+	out.Reset()
+	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles = open(in), &out, []*os.File{open(in)}
+	require.NoError(t, cmd.Run(), out.String())
+	require.Equal(t, 2, strings.Count(out.String(), in), out.String())
+}
