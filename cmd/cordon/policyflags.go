@@ -98,7 +98,7 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		BaseWritable: pf.baseWritabl, RestrictWrites: pf.restrict,
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
 		Home: getenv("HOME"), ConfigHome: getenv("XDG_CONFIG_HOME"), DataHome: getenv("XDG_DATA_HOME"),
-		ScanCache: launcher.ScanCacheDir(),
+		ScanCache:   launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 	}
