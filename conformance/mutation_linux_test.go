@@ -111,6 +111,7 @@ import (
 //	protect-path         runs-next-path-dir
 //	protect-policy-file  runs-next-policy-file
 //	protect-home-agents  runs-next-home-agent-configs
+//	nested-configs  later-nested-agent-configs
 //	identity-check       cross-launch-nested-workspace-swap
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
@@ -302,6 +303,9 @@ var mutations = []mutation{
 		catchers:     []string{"net-private-behind-name"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
+	{name: "nested-configs", step: "agents' and editors' configuration found by the scan in every directory it reads (policy.scanGit)",
+		hooks: func() { testhook.NoNestedConfigs = true }, onlyCatchers: true,
+		catchers: []string{"later-nested-agent-configs"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once

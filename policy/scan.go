@@ -140,7 +140,7 @@ func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 		if len(d.name) < 2 || d.name[0] != '.' {
 			continue // every nested name starts with a dot: most entries stop here
 		}
-		if i, ok := nestedIndex[d.name]; ok && !isRoot {
+		if i, ok := nestedIndex[d.name]; ok && !isRoot && !testhook.NoNestedConfigs {
 			rec.Conf |= 1 << i
 		}
 	}
