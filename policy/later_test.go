@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +73,33 @@ func TestHomeLoaders(t *testing.T) {
 		require.False(t, c.Access(filepath.Join(home, rel), Write), rel)
 	}
 	require.True(t, c.Access(filepath.Join(home, "cfg/other"), Write))
+}
+
+// TestScanBoundKeepsKnownConfiguration: configuration an earlier scan
+// found stays protected when a sandbox fills the workspace with
+// directories to push it past the bound, with the names still there.
+func TestScanBoundKeepsKnownConfiguration(t *testing.T) {
+	defer func(n int) { scanDirs = n }(scanDirs)
+	scanDirs = 200
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	dir := filepath.Join(ws, "third_party", "x", "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".mcp.json"), nil, 0o644))
+	first, cut := cachedScan(ws, cache)
+	require.False(t, cut)
+	require.Equal(t, []gitPlace{{Path: dir, Conf: 1<<nestedIndex[".claude"] | 1<<nestedIndex[".mcp.json"]}}, first)
+
+	for i := 0; i < scanDirs; i++ {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "a-junk", "d"+strconv.Itoa(i)), 0o755))
+	}
+	require.NoError(t, os.Remove(filepath.Join(dir, ".mcp.json")))
+	got, cut := cachedScan(ws, cache)
+	require.True(t, cut)
+	require.Equal(t, []gitPlace{{Path: dir, Conf: 1 << nestedIndex[".claude"]}}, got, "known before, kept: what is still there")
+
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, ".claude")))
+	got, _ = cachedScan(ws, cache)
+	require.Empty(t, got)
 }

@@ -68,7 +68,9 @@ var (
 	// NestedNames are AutoExecNames but .gitmodules (git's own, guarded
 	// with the repository that holds it): protected in every directory
 	// the scan of a writable root reads, where they exist, and refused
-	// by the decider as a component of any path written.
+	// by the decider as a component of any path written. Its order gives
+	// the bits of the scan's record (dirRecord.Conf): a change to it goes
+	// with a new scanVersion.
 	NestedNames = slices.DeleteFunc(slices.Clone(AutoExecNames), func(n string) bool { return n == ".gitmodules" })
 	// CredentialStores under HOME are denied by the workspace preset.
 	CredentialStores = []string{
