@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,25 @@ func TestScanBoundKeepsKnownConfiguration(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, ".claude")))
 	got, _ = cachedScan(ws, cache)
 	require.Empty(t, got)
+}
+
+// TestFreshConfigurationIsNoted: configuration that appeared in a nested
+// directory since the previous launch is named once, quoted; none is
+// named on a first launch, which has nothing to compare with.
+func TestFreshConfigurationIsNoted(t *testing.T) {
+	ws := fixture(t, map[string]string{"old/.claude/settings.json": "{}", "src/a.go": ""})
+	cache := t.TempDir()
+	notes := func() string {
+		c := canon(t, ws, WorkspaceOptions{ScanCache: cache})
+		return strings.Join(c.Notes(), "\n")
+	}
+	require.NotContains(t, notes(), "appeared")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src", "x\n", ".claude", "skills", "s"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "old", ".mcp.json"), nil, 0o644))
+	n := notes()
+	require.Contains(t, n, "appeared since the last launch")
+	require.Contains(t, n, strconv.Quote(filepath.Join(ws, "src", "x\n", ".claude")))
+	require.Contains(t, n, strconv.Quote(filepath.Join(ws, "old", ".mcp.json")))
+	require.NotContains(t, n, strconv.Quote(filepath.Join(ws, "old", ".claude")))
+	require.NotContains(t, notes(), "appeared", "named once")
 }

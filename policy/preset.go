@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -235,6 +236,7 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	}
 	places, cut := cachedScan(root, opt.ScanCache)
 	g.places(places)
+	g.noteFresh(places)
 	g.cache.store()
 	if cut {
 		kept := "every repository an earlier scan found is still protected"
@@ -292,6 +294,31 @@ func homeFiles(r resolver, home string, opt WorkspaceOptions) []homeFile {
 		}
 	}
 	return out
+}
+
+// noteFresh tells of agents' and editors' configuration that appeared in
+// a nested directory since the previous launch in this root: a sandbox
+// can create it where none was (docs/threat-model.md, class 6, limits),
+// and tools outside the sandbox obey it. It is read-only from now on, but
+// what it says was written before. One note, naming a few.
+func (g *gitGuard) noteFresh(places []gitPlace) {
+	var fresh []string
+	for _, pl := range places {
+		for i, n := range NestedNames {
+			if pl.Fresh&(1<<i) != 0 {
+				fresh = append(fresh, strconv.Quote(filepath.Join(pl.Path, n)))
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	more := ""
+	if len(fresh) > 5 {
+		more = fmt.Sprintf(" and %d more", len(fresh)-5)
+		fresh = fresh[:5]
+	}
+	g.note("agents' or editors' configuration appeared since the last launch in %s: %s%s; agents and editors run what it says outside any sandbox (a skill's hooks, MCP servers, tasks): if you did not make it, remove it", g.root, strings.Join(fresh, ", "), more)
 }
 
 // guardWorkers is how many goroutines guard the repositories a scan

@@ -46,6 +46,9 @@ type gitPlace struct {
 	// (dirRecord.Conf). Such a place is not a repository, and is listed
 	// apart from one at the same path.
 	Conf uint32 `json:"conf,omitempty"`
+	// Fresh are the bits of Conf that the root's previous scan record did
+	// not have: configuration that appeared since. Never recorded.
+	Fresh uint32 `json:"-"`
 	// Closed is a directory the scan could not read (no permission): what
 	// is inside is unknown, so it is protected whole (gitGuard.places).
 	// Never recorded: it is looked at again at each launch.

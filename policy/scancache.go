@@ -81,6 +81,9 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	if !testhook.ScanForgets {
 		places = keepKnown(places, rec.Places, root)
 	}
+	if rec.Root == root {
+		markFresh(places, rec.Places)
+	}
 	trusted := make([]dirRecord, 0, len(dirs))
 	for _, d := range dirs {
 		if start.Sub(time.Unix(0, d.Ctime)) < racyWindow {
@@ -94,6 +97,18 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	storeScan(dir, file, scanRecord{V: scanVersion, Root: root, Places: places, Dirs: trusted, Complete: complete})
 	os.Remove(filepath.Join(dir, name+".json")) // version 4's record, in JSON
 	return append(places, closed...), cut
+}
+
+// markFresh marks the configuration places of found that known (the
+// previous record) did not have, or had with fewer names.
+func markFresh(found, known []gitPlace) {
+	had := map[string]uint32{}
+	for _, p := range known {
+		had[p.Path] |= p.Conf
+	}
+	for i, p := range found {
+		found[i].Fresh = p.Conf &^ had[p.Path]
+	}
 }
 
 // recordName names root's records in the scan's directory.
