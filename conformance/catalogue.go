@@ -6,7 +6,7 @@ func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
-		notYetCases(), autoExecCases(), undoCases(), processCases(), fdCases(), ttyCases(),
+		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(),
 	} {

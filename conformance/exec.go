@@ -90,7 +90,8 @@ func (p Policy) Spec(env []string, exe string) policy.Spec {
 		Files: files(p.File), Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
 		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
-		Home: envValue(env, "HOME"), ScanCache: launcher.ScanCacheDir(),
+		Home: envValue(env, "HOME"), ConfigHome: envValue(env, "XDG_CONFIG_HOME"), DataHome: envValue(env, "XDG_DATA_HOME"),
+		ScanCache:   launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
 	}

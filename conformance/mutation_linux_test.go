@@ -115,6 +115,7 @@ import (
 //	private-propagation  boundary-mount-arrives-later (native)
 //	bwrap-private-mounts boundary-mount-arrives-later (bwrap, root only:
 //	                FINDINGS.md F10)
+//	nested-configs  later-nested-agent-configs
 //	steered-roots        cross-launch-steered-roots
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
@@ -372,6 +373,9 @@ var mutations = []mutation{
 		weaken: "cap-drop,landlock", rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
+	{name: "nested-configs", step: "agents' and editors' configuration found by the scan in every directory it reads (policy.scanGit)",
+		hooks: func() { testhook.NoNestedConfigs = true }, onlyCatchers: true,
+		catchers: []string{"later-nested-agent-configs"}},
 }
 
 // TestMutations re-executes this test binary once per mutation (and once

@@ -289,7 +289,7 @@ func (d *Decider) inspect(s *subject, resolved, from string) {
 
 // mutation removes one defence at a time, for the test that proves the
 // property test notices; every field is false outside that test.
-var mutation struct{ noKernel, noCleaned, noBelow, noTilde, noWalk, noSpelling bool }
+var mutation struct{ noKernel, noCleaned, noBelow, noTilde, noWalk, noSpelling, noNested bool }
 
 // alsoCleaned checks the other reading of a path with "..": a tool that
 // cleans a path before opening it (as Node's path.resolve does) drops the

@@ -15,7 +15,10 @@
 //	                                   workspace, or that cannot be resolved
 //	guard.protected_path         DENY  a write inside the workspace to a path the launched policy
 //	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
-//	                                   files when HOME is in the workspace, ...), or to a file with
+//	                                   files and login loaders when HOME is in the workspace, ...),
+//	                                   to any path below a directory or file named as agents' and
+//	                                   editors' configuration (policy.NestedNames: .claude, .cursor,
+//	                                   .mcp.json, ...) at any depth, existing or not, or to a file with
 //	                                   other hard links (one of them may be protected)
 //	policy.denied                DENY  a read or write inside the workspace that the launched policy
 //	                                   denies (credential stores when HOME is in the workspace), or a

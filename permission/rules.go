@@ -45,11 +45,17 @@ var rules = []rule{
 			return fmt.Sprintf("%s: %q has %d other hard link(s): a write changes the file under every name, and cordon cannot see whether one is protected; remove the extra links (or copy the file) first",
 				s.req.Name, s.target, s.links), true
 		}
-		if !s.write() || s.verdict.Write || s.verdict.Field != policy.Readonly.Field() {
-			return "", false
+		if s.write() && !s.verdict.Write && s.verdict.Field == policy.Readonly.Field() {
+			return fmt.Sprintf("%s: %q is protected: the sandbox keeps it read-only because tools outside it run or trust it (%s)",
+				s.req.Name, s.target, s.verdict.Reason), true
 		}
-		return fmt.Sprintf("%s: %q is protected: the sandbox keeps it read-only because tools outside it run or trust it (%s)",
-			s.req.Name, s.target, s.verdict.Reason), true
+		if s.write() && s.inside && s.resErr == nil && !mutation.noNested {
+			if dir := d.nestedConfig(s); dir != "" {
+				return fmt.Sprintf("%s: %q is protected: it lies in %s, agents' or editors' configuration, which they discover and obey at any depth, outside the sandbox",
+					s.req.Name, s.target, dir), true
+			}
+		}
+		return "", false
 	}},
 	{RulePolicyDenied, Deny, func(d *Decider, s *subject) (string, bool) {
 		if !s.hasPath() {
@@ -126,4 +132,31 @@ func prefixed(name, why string) string {
 		return ""
 	}
 	return name + ": " + why
+}
+
+// nestedConfig returns the first component of the path written, below
+// the workspace, that is one of policy.NestedNames ("" when none), in the
+// spelling given and as resolved: agents and editors discover their
+// configuration at any depth (docs/threat-model.md, class 6), and one the
+// launch did not find (created since, at a new depth) has no read-only
+// root in the launched policy. On a case-insensitive volume case is
+// ignored: .Claude opens .claude.
+func (d *Decider) nestedConfig(s *subject) string {
+	ws := d.scope.Dir()
+	for _, p := range []string{s.lexical, s.call.Resolved, s.cleaned} {
+		rel, ok := strings.CutPrefix(p, ws+"/")
+		if !ok {
+			continue
+		}
+		dir := ws
+		for c := range strings.SplitSeq(rel, "/") {
+			dir += "/" + c
+			for _, n := range policy.NestedNames {
+				if c == n || caseInsensitive && strings.EqualFold(c, n) {
+					return dir
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -50,6 +50,10 @@ type Spec struct {
 
 	// Home is the user's home directory; "" means os.UserHomeDir.
 	Home string
+	// ConfigHome and DataHome are the user's XDG_CONFIG_HOME and
+	// XDG_DATA_HOME (WorkspaceOptions.ConfigHome); "" means this
+	// process's.
+	ConfigHome, DataHome string
 	// ScanCache is where the scan for nested git repositories may keep
 	// its result (WorkspaceOptions.ScanCache); "" scans every time.
 	ScanCache string
@@ -161,7 +165,7 @@ func Compose(s Spec) (*Composed, error) {
 	out := &Composed{Network: network}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
-		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites})
+		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
 		if err != nil {
 			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
 		}
@@ -187,7 +191,7 @@ func Compose(s Spec) (*Composed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
-		prot, err := protections(r, rw, home, WorkspaceOptions{ScanCache: s.ScanCache, GitWrites: s.GitWrites})
+		prot, err := protections(r, rw, home, WorkspaceOptions{ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}

@@ -352,21 +352,29 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		}
 	}
 	// What direnv, editors and agents obey, in a nested repository as at
-	// the top: those it holds. A missing one is not made a stub (hundreds
-	// of repositories would take thousands of mount points): it can be
-	// created (docs/threat-model.md, class 6).
-	if dir != g.root {
-		for _, n := range nestedAutoExecNames {
-			if has(h, dir, n) {
+	// the top: those it holds. The scan reports them in every directory
+	// it reads (a place of their own, confPlace), so only a repository it
+	// did not read is looked at here. A missing one is not made a stub
+	// (hundreds of directories would take thousands of mount points): it
+	// can be created (docs/threat-model.md, class 6).
+	if dir != g.root && h&hasKnown == 0 {
+		for _, n := range NestedNames {
+			if exists(filepath.Join(dir, n)) {
 				g.roots = append(g.roots, filepath.Join(dir, n))
 			}
 		}
 	}
 }
 
-// nestedAutoExecNames are AutoExecNames but .gitmodules (which the guard
-// protects whether or not it exists).
-var nestedAutoExecNames = slices.DeleteFunc(slices.Clone(AutoExecNames), func(n string) bool { return n == ".gitmodules" })
+// confPlace protects the agents' and editors' configuration the scan
+// found in dir (gitPlace.Conf).
+func (g *gitGuard) confPlace(dir string, conf uint32) {
+	for i, n := range NestedNames {
+		if conf&(1<<i) != 0 {
+			g.roots = append(g.roots, filepath.Join(dir, n))
+		}
+	}
+}
 
 // HookConfigNames are work tree files that common hook managers, once
 // installed in .git/hooks, read to decide what to run on the user's next

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -21,29 +23,56 @@ import (
 // a file that does not exist yet is the easiest one to plant.
 var (
 	// AutoExecNames are protected at the top of every writable root (a
-	// missing one as a stub) and, where they exist, in every git work tree
-	// found in one: files and directories that git, direnv, editors and
-	// agents read and obey.
+	// missing one as a stub) and, but .gitmodules, wherever the scan of
+	// the root finds one (NestedNames): files and directories that git,
+	// direnv, editors and agents read and obey. docs/threat-model.md,
+	// class 6, cites where each tool looks for them.
 	AutoExecNames = []string{
 		".gitmodules", ".envrc", ".mcp.json",
 		".vscode", ".idea", ".claude", ".codex", ".gemini",
+		".cursor", ".zed", ".helix", ".nvim.lua", ".nvimrc", ".exrc",
 	}
 	// ShellFiles are protected in HOME when a writable root contains it:
-	// shells and git read them at every start.
+	// what a shell, a login, the session bus or the desktop reads code or
+	// environment from (docs/threat-model.md, class 6, names the reader
+	// of each and when it runs). Those under .config and .local/share are
+	// also protected where XDG_CONFIG_HOME and XDG_DATA_HOME put them
+	// (homeFiles).
 	ShellFiles = []string{
+		// shells: login, interactive, logout; readline's key bindings
+		// (a macro types a command line)
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 		".bash_aliases", ".bashrc.d", ".zshrc", ".zshenv", ".zprofile",
-		".zlogin", ".zlogout", ".config/fish", ".pam_environment",
-		".xprofile", ".xsessionrc", ".xinitrc",
+		".zlogin", ".zlogout", ".config/fish", ".inputrc",
+		".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout",
+		// the login and the X session
+		".pam_environment", ".xprofile", ".xsessionrc", ".xsession", ".Xsession",
+		".xinitrc", ".xserverrc", ".xinputrc",
 		".gitconfig", ".config/git",
-		// run at login or by the desktop
-		".config/autostart", ".config/systemd", ".config/environment.d",
+		// the user's service manager and session bus: units in every
+		// user unit directory under HOME, their environment, D-Bus
+		// services activated on demand
+		".config/systemd", ".config/environment.d", ".local/share/systemd",
+		".local/share/dbus-1",
+		// the desktop: autostart entries, KDE's login scripts, which
+		// program opens a file, GNOME's settings (custom key bindings
+		// name commands) and shell extensions
+		".config/autostart", ".config/autostart-scripts", ".config/plasma-workspace",
+		".config/mimeapps.list", ".local/share/applications", ".config/dconf",
+		".local/share/gnome-shell",
 		// on PATH, or imported at every interpreter start (.pth files,
 		// usercustomize.py)
 		".local/bin", "bin", ".local/lib",
 		// editors and multiplexers run code from their config
 		".vimrc", ".vim", ".config/nvim", ".emacs", ".emacs.d", ".tmux.conf",
 	}
+	// NestedNames are AutoExecNames but .gitmodules (git's own, guarded
+	// with the repository that holds it): protected in every directory
+	// the scan of a writable root reads, where they exist, and refused
+	// by the decider as a component of any path written. Its order gives
+	// the bits of the scan's record (dirRecord.Conf): a change to it goes
+	// with a new scanVersion.
+	NestedNames = slices.DeleteFunc(slices.Clone(AutoExecNames), func(n string) bool { return n == ".gitmodules" })
 	// CredentialStores under HOME are denied by the workspace preset.
 	CredentialStores = []string{
 		".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials",
@@ -67,6 +96,12 @@ type WorkspaceOptions struct {
 	// By default every git directory in the workspace is read-only as a
 	// whole; see git.go for why.
 	GitWrites bool
+	// ConfigHome and DataHome are the host user's XDG_CONFIG_HOME and
+	// XDG_DATA_HOME; "" means this process's. Where one is absolute, the
+	// ShellFiles under .config or .local/share are protected there as
+	// well (a derived root only ever restricts, so one more costs a
+	// mount point, never a write the user wanted).
+	ConfigHome, DataHome string
 }
 
 // Workspace compiles the --workspace preset: dir writable, the private
@@ -168,9 +203,9 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	for _, n := range AutoExecNames {
 		top = append(top, filepath.Join(root, n))
 	}
-	if home != "" && within(home, root) {
-		for _, n := range ShellFiles {
-			top = append(top, filepath.Join(home, n))
+	for _, p := range homeFiles(r, home, opt) {
+		if within(p.base, root) {
+			top = append(top, p.path)
 		}
 	}
 	// The names at the top of root are the user's: a sandbox finds them
@@ -201,6 +236,7 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	}
 	places, cut := cachedScan(root, opt.ScanCache)
 	g.places(places)
+	g.noteFresh(places)
 	g.cache.store()
 	if cut {
 		kept := "every repository an earlier scan found is still protected"
@@ -215,6 +251,74 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 	q.Protect(g.roots...)
 	q.notes = append(q.notes, g.notes...)
 	return q, nil
+}
+
+// homeFile is one of ShellFiles in the place a reader looks for it, and
+// the directory it is named under (HOME, or an XDG base directory).
+type homeFile struct{ base, path string }
+
+// homeFiles lists ShellFiles under home and, for those under .config and
+// .local/share, under XDG_CONFIG_HOME and XDG_DATA_HOME when they name
+// another absolute place (the XDG Base Directory Specification ignores a
+// relative one). A base that cannot be resolved is taken as spelled: a
+// sandbox may create it.
+func homeFiles(r resolver, home string, opt WorkspaceOptions) []homeFile {
+	var out []homeFile
+	if home != "" {
+		for _, n := range ShellFiles {
+			out = append(out, homeFile{home, filepath.Join(home, n)})
+		}
+	}
+	for _, x := range []struct{ value, env, rel string }{
+		{opt.ConfigHome, "XDG_CONFIG_HOME", ".config/"},
+		{opt.DataHome, "XDG_DATA_HOME", ".local/share/"},
+	} {
+		v := x.value
+		if v == "" {
+			v = os.Getenv(x.env)
+		}
+		if !filepath.IsAbs(v) {
+			continue
+		}
+		base := filepath.Clean(v)
+		if rb, err := resolveCached(r, base); err == nil {
+			base = rb
+		}
+		if home != "" && base == filepath.Join(home, strings.TrimSuffix(x.rel, "/")) {
+			continue
+		}
+		for _, n := range ShellFiles {
+			if rest, ok := strings.CutPrefix(n, x.rel); ok {
+				out = append(out, homeFile{base, filepath.Join(base, rest)})
+			}
+		}
+	}
+	return out
+}
+
+// noteFresh tells of agents' and editors' configuration that appeared in
+// a nested directory since the previous launch in this root: a sandbox
+// can create it where none was (docs/threat-model.md, class 6, limits),
+// and tools outside the sandbox obey it. It is read-only from now on, but
+// what it says was written before. One note, naming a few.
+func (g *gitGuard) noteFresh(places []gitPlace) {
+	var fresh []string
+	for _, pl := range places {
+		for i, n := range NestedNames {
+			if pl.Fresh&(1<<i) != 0 {
+				fresh = append(fresh, strconv.Quote(filepath.Join(pl.Path, n)))
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	more := ""
+	if len(fresh) > 5 {
+		more = fmt.Sprintf(" and %d more", len(fresh)-5)
+		fresh = fresh[:5]
+	}
+	g.note("agents' or editors' configuration appeared since the last launch in %s: %s%s; agents and editors run what it says outside any sandbox (a skill's hooks, MCP servers, tasks): if you did not make it, remove it", g.root, strings.Join(fresh, ", "), more)
 }
 
 // guardWorkers is how many goroutines guard the repositories a scan
@@ -235,6 +339,10 @@ func (g *gitGuard) places(places []gitPlace) {
 		if pl.Closed {
 			g.roots = append(g.roots, pl.Path)
 			g.note("%s is closed to you (no permission to read it): cordon cannot look for git repositories inside, so it is read-only in the sandbox; make it readable (chmod u+rx) to work in it", pl.Path)
+			return
+		}
+		if pl.Conf != 0 {
+			g.confPlace(pl.Path, pl.Conf)
 			return
 		}
 		if pl.Gitdir {

@@ -41,6 +41,14 @@ type gitPlace struct {
 	// Has is what the scan knows of a work tree's entries (dirRecord.Has,
 	// with hasKnown), 0 when nothing is known.
 	Has uint16 `json:"has,omitempty"`
+	// Conf, when not 0, makes this place a directory holding agents' or
+	// editors' configuration: bit i set when NestedNames[i] is there
+	// (dirRecord.Conf). Such a place is not a repository, and is listed
+	// apart from one at the same path.
+	Conf uint32 `json:"conf,omitempty"`
+	// Fresh are the bits of Conf that the root's previous scan record did
+	// not have: configuration that appeared since. Never recorded.
+	Fresh uint32 `json:"-"`
 	// Closed is a directory the scan could not read (no permission): what
 	// is inside is unknown, so it is protected whole (gitGuard.places).
 	// Never recorded: it is looked at again at each launch.
@@ -95,6 +103,9 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 			case shapeGitdir:
 				places = append(places, gitPlace{Path: dir, Gitdir: true})
 			}
+			if rec.Conf != 0 {
+				places = append(places, gitPlace{Path: dir, Conf: rec.Conf})
+			}
 			for _, n := range rec.Subdirs {
 				next = append(next, dir+"/"+n)
 			}
@@ -122,9 +133,20 @@ func unchanged(dir string, prior map[string]dirRecord) (dirRecord, bool) {
 }
 
 // describe is what the scan needs of a directory it read: its shape (none
-// for the root) and the subdirectories to enter (none in a git directory).
+// for the root), which of NestedNames it holds (not asked of the root,
+// whose names are protected whether or not they exist) and the
+// subdirectories to enter (none in a git directory, none that is one of
+// NestedNames: it is read-only as a whole).
 func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 	rec := dirRecord{Path: dir, stamp: id}
+	for _, d := range ents {
+		if len(d.name) < 2 || d.name[0] != '.' {
+			continue // every nested name starts with a dot: most entries stop here
+		}
+		if i, ok := nestedIndex[d.name]; ok && !isRoot && !testhook.NoNestedConfigs {
+			rec.Conf |= 1 << i
+		}
+	}
 	if !isRoot {
 		if pl, ok := shape(dir, ents); ok {
 			rec.Shape = shapeWorkTree
@@ -142,7 +164,7 @@ func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 		}
 	}
 	for _, d := range ents {
-		if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] {
+		if d.typ.IsDir() && d.name != ".git" && !scanSkip[d.name] && !nestedName(d.name) {
 			rec.Subdirs = append(rec.Subdirs, d.name)
 		}
 	}
@@ -196,13 +218,29 @@ type dirRecord struct {
 	// Has: of a work tree, which of the names the git guard looks for
 	// it holds (workTreeNames), so the guard need not look again.
 	Has uint16 `json:"has,omitempty"`
+	// Conf: which of NestedNames it holds (bit i: NestedNames[i]).
+	Conf uint32 `json:"conf,omitempty"`
+}
+
+// nestedIndex is the bit of each of NestedNames in Conf.
+var nestedIndex = func() map[string]int {
+	m := make(map[string]int, len(NestedNames))
+	for i, n := range NestedNames {
+		m[n] = i
+	}
+	return m
+}()
+
+func nestedName(n string) bool {
+	_, ok := nestedIndex[n]
+	return ok
 }
 
 // workTreeNames are the entries of a work tree the git guard asks about
 // (bit i of dirRecord.Has and gitPlace.Has: workTreeNames[i] is there).
 // hasKnown marks a gitPlace.Has that answers: one read by this scan or
 // unchanged since the scan that read it.
-var workTreeNames = append(append([]string{".gitmodules"}, HookConfigNames...), nestedAutoExecNames...)
+var workTreeNames = append([]string{".gitmodules"}, HookConfigNames...)
 
 const hasKnown = 1 << 15
 

@@ -40,7 +40,7 @@ var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means, or how it is written,
 // does.
-const scanVersion = 6
+const scanVersion = 7
 
 type scanRecord struct {
 	V      int        `json:"v"`
@@ -81,6 +81,9 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	if !testhook.ScanForgets {
 		places = keepKnown(places, rec.Places, root)
 	}
+	if rec.Root == root {
+		markFresh(places, rec.Places)
+	}
 	trusted := make([]dirRecord, 0, len(dirs))
 	for _, d := range dirs {
 		if start.Sub(time.Unix(0, d.Ctime)) < racyWindow {
@@ -96,6 +99,18 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	return append(places, closed...), cut
 }
 
+// markFresh marks the configuration places of found that known (the
+// previous record) did not have, or had with fewer names.
+func markFresh(found, known []gitPlace) {
+	had := map[string]uint32{}
+	for _, p := range known {
+		had[p.Path] |= p.Conf
+	}
+	for i, p := range found {
+		found[i].Fresh = p.Conf &^ had[p.Path]
+	}
+}
+
 // recordName names root's records in the scan's directory.
 func recordName(root string) string {
 	sum := sha256.Sum256([]byte(root))
@@ -106,16 +121,31 @@ func recordName(root string) string {
 // repositories.
 func keepKnown(found, known []gitPlace, root string) []gitPlace {
 	type key struct {
-		path   string
-		gitdir bool
+		path       string
+		gitdir     bool
+		configured bool
 	}
 	have := map[key]bool{}
 	for _, p := range found {
-		have[key{p.Path, p.Gitdir}] = true
+		have[key{p.Path, p.Gitdir, p.Conf != 0}] = true
 	}
 	for _, p := range known {
-		k := key{p.Path, p.Gitdir}
+		k := key{p.Path, p.Gitdir, p.Conf != 0}
 		if have[k] || p.Path == root || !within(p.Path, root) {
+			continue
+		}
+		if p.Conf != 0 {
+			// Those of its names that are still there.
+			p.Conf = 0
+			for i, n := range NestedNames {
+				if exists(filepath.Join(p.Path, n)) {
+					p.Conf |= 1 << i
+				}
+			}
+			if p.Conf != 0 {
+				have[k] = true
+				found = append(found, p)
+			}
 			continue
 		}
 		p.Has = 0 // what it held then is not known now
@@ -165,8 +195,8 @@ func storeScan(dir, file string, rec scanRecord) {
 // The record's fields (record.go):
 //
 //	ROOT COMPLETE NPLACES NDIRS
-//	NPLACES x (PATH GITDIR HAS)
-//	NDIRS x (PATH INO CTIME SHAPE HAS NSUB NSUB x NAME)
+//	NPLACES x (PATH GITDIR HAS CONF)
+//	NDIRS x (PATH INO CTIME SHAPE HAS CONF NSUB NSUB x NAME)
 func scanHeader() string { return "cordon-scan " + strconv.Itoa(scanVersion) }
 
 func encodeScan(rec scanRecord) []byte {
@@ -179,12 +209,14 @@ func encodeScan(rec scanRecord) []byte {
 		w.str(p.Path)
 		w.bool(p.Gitdir)
 		w.int(int64(p.Has))
+		w.int(int64(p.Conf))
 	}
 	for _, d := range rec.Dirs {
 		w.str(d.Path)
 		w.stamp(d.stamp)
 		w.int(int64(d.Shape))
 		w.int(int64(d.Has))
+		w.int(int64(d.Conf))
 		w.int(int64(len(d.Subdirs)))
 		for _, n := range d.Subdirs {
 			w.str(n)
@@ -211,7 +243,7 @@ func decodeScan(b []byte) (rec scanRecord, ok bool) {
 		rec.Places = make([]gitPlace, 0, places)
 	}
 	for range places {
-		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1))})
+		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1)), Conf: uint32(r.int(1<<len(NestedNames) - 1))})
 	}
 	if dirs > 0 {
 		rec.Dirs = make([]dirRecord, 0, dirs)
@@ -220,6 +252,7 @@ func decodeScan(b []byte) (rec scanRecord, ok bool) {
 		d := dirRecord{Path: r.str(), stamp: r.stamp()}
 		d.Shape = int8(r.int(shapeGitdir))
 		d.Has = uint16(r.int(1<<16 - 1))
+		d.Conf = uint32(r.int(1<<len(NestedNames) - 1))
 		for range r.count() {
 			if r.bad {
 				break

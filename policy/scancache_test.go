@@ -249,10 +249,10 @@ func TestGuardAnswersFromTheScan(t *testing.T) {
 // another one.
 func TestScanRecordEncoding(t *testing.T) {
 	rec := scanRecord{V: scanVersion, Root: "/w s/new\nline", Complete: true,
-		Places: []gitPlace{{Path: "/w s/new\nline/a", Has: hasKnown | 3}, {Path: "/w s/é/.git", Gitdir: true}},
+		Places: []gitPlace{{Path: "/w s/new\nline/a", Has: hasKnown | 3}, {Path: "/w s/é/.git", Gitdir: true}, {Path: "/w s/new\nline/a", Conf: 1<<len(NestedNames) - 1}},
 		Dirs: []dirRecord{
 			{Path: "/w s/new\nline", stamp: stamp{Ino: 1<<64 - 1, Ctime: 1796143666658488214}, Subdirs: []string{"a", "b c"}},
-			{Path: "/w s/new\nline/a", stamp: stamp{Ino: 7, Ctime: 1}, Shape: shapeWorkTree, Has: 5},
+			{Path: "/w s/new\nline/a", stamp: stamp{Ino: 7, Ctime: 1}, Shape: shapeWorkTree, Has: 5, Conf: 9},
 			{Path: "/w s/é/.git", Shape: shapeGitdir},
 		}}
 	b := encodeScan(rec)
@@ -267,11 +267,11 @@ func TestScanRecordEncoding(t *testing.T) {
 	for name, bad := range map[string][]byte{
 		"cut":         b[:len(b)-1],
 		"trailing":    append(append([]byte(nil), b...), "x\x00"...),
-		"version":     []byte(strings.Replace(string(b), "cordon-scan 6", "cordon-scan 5", 1)),
-		"huge count":  []byte("cordon-scan 6\n/x\x001\x009999999999\x000\x00"),
-		"json":        []byte(`{"v":6,"root":"/x"}`),
-		"bad number":  []byte("cordon-scan 6\n/x\x00yes\x000\x000\x00"),
-		"bad subdirs": []byte("cordon-scan 6\n/x\x001\x000\x001\x00/x\x001\x001\x000\x000\x003\x00a\x00"),
+		"version":     []byte(strings.Replace(string(b), "cordon-scan 7", "cordon-scan 6", 1)),
+		"huge count":  []byte("cordon-scan 7\n/x\x001\x009999999999\x000\x00"),
+		"json":        []byte(`{"v":7,"root":"/x"}`),
+		"bad number":  []byte("cordon-scan 7\n/x\x00yes\x000\x000\x00"),
+		"bad subdirs": []byte("cordon-scan 7\n/x\x001\x000\x001\x00/x\x001\x001\x000\x000\x000\x003\x00a\x00"),
 	} {
 		_, ok := decodeScan(bad)
 		require.False(t, ok, name)

@@ -97,7 +97,8 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		Deny: pf.deny, Readonly: pf.readonly, Writable: pf.writable,
 		BaseWritable: pf.baseWritabl, RestrictWrites: pf.restrict,
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
-		Home: getenv("HOME"), ScanCache: launcher.ScanCacheDir(),
+		Home: getenv("HOME"), ConfigHome: getenv("XDG_CONFIG_HOME"), DataHome: getenv("XDG_DATA_HOME"),
+		ScanCache:   launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 	}

@@ -166,7 +166,7 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--", "sh", "-c",
 		`cd "$0" && cat a.txt && ls -a && echo x > .git/hooks/post-checkout || echo y > .vscode/settings.json || echo z > .envrc || echo blocked`, ws)
 	require.Equal(t, 0, code, out+stderr)
-	require.Equal(t, "a.\n..\n.claude\n.codex\n.envrc\n.gemini\n.git\n.gitmodules\n.idea\n.mcp.json\n.vscode\na.txt\nblocked\n", out,
+	require.Equal(t, "a.\n..\n.claude\n.codex\n.cursor\n.envrc\n.exrc\n.gemini\n.git\n.gitmodules\n.helix\n.idea\n.mcp.json\n.nvim.lua\n.nvimrc\n.vscode\n.zed\na.txt\nblocked\n", out,
 		"the protected names show as empty stubs inside")
 	// The stub reaper removes the stubs just after the sandbox ends.
 	require.Eventually(t, func() bool { return cmp.Diff(before, snapshot(t, ws)) == "" }, 20*time.Second, 10*time.Millisecond)

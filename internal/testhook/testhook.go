@@ -78,6 +78,10 @@ var (
 	// SkipProtectHomeAgents leaves agents' configurations under a
 	// writable HOME writable.
 	SkipProtectHomeAgents bool
+	// NoNestedConfigs makes the scan for repositories blind to agents'
+	// and editors' configuration in the directories it reads (only the
+	// top of a writable root and git work trees keep theirs).
+	NoNestedConfigs bool
 	// SkipIdentityCheck launches whatever the launcher's own resolution
 	// finds, by path: no comparison with the identities the policy was
 	// built for, no binds from descriptors.
