@@ -257,12 +257,12 @@ func TestLongNames(t *testing.T) {
 
 func TestShown(t *testing.T) {
 	for in, want := range map[string]string{
-		"example.com":   "example.com",
-		"a\\b":          `a\\b`,
-		"\x1b[31m":      `\x1b[31m`,
-		"\xff\xfe":      `\xff\xfe`,
-		"é":             "é",
-		"\u0085\u2028":  `\u0085\u2028`,
+		"example.com":                "example.com",
+		"a\\b":                       `a\\b`,
+		"\x1b[31m":                   `\x1b[31m`,
+		"\xff\xfe":                   `\xff\xfe`,
+		"é":                          "é",
+		"\u0085\u2028":               `\u0085\u2028`,
 		"abcdefghijklmnopqrstuvwxyz": "abcdefghijklmnopqrst[... 26 bytes in all]",
 	} {
 		require.Equal(t, want, Shown(in, 20), "%q", in)
