@@ -197,11 +197,15 @@ func (t *ttySession) relayOut() {
 	}
 	buf := make([]byte, 32*1024)
 	draining := false
+	var drainEnd time.Time
 	for {
 		fds := []int{t.master, t.ctlOut[0]}
 		timeout := -1
 		if draining {
-			fds, timeout = fds[:1], int(drainQuiet/time.Millisecond)
+			fds, timeout = fds[:1], int(min(drainQuiet, time.Until(drainEnd)).Milliseconds())
+			if timeout <= 0 {
+				return // drained as long as it may be
+			}
 		}
 		ready, err := waitReadable(fds, timeout)
 		if err != nil {
@@ -214,7 +218,7 @@ func (t *ttySession) relayOut() {
 				t.closeMaster()
 				return
 			}
-			draining = true
+			draining, drainEnd = true, time.Now().Add(drainMax)
 			continue
 		}
 		if !ready[0] {
@@ -232,20 +236,33 @@ func (t *ttySession) relayOut() {
 }
 
 // drainQuiet is how long the output must be quiet, once the sandbox has
-// ended, before the relay stops reading it.
-const drainQuiet = 100 * time.Millisecond
+// ended, before the relay stops reading it; drainMax bounds the drain
+// however busy: a process left holding the pty (no pid namespace on
+// macOS) that never stops writing must not keep cordon from returning.
+const (
+	drainQuiet = 100 * time.Millisecond
+	drainMax   = time.Second
+)
 
 // relayOutPolled is relayOut through the runtime's poller (Linux): while
 // it waits it holds no thread. Draining is a read deadline pushed on by
 // each read; hanging up closes the master, which ends the read.
 func (t *ttySession) relayOutPolled() {
 	buf := make([]byte, 32*1024)
+	var drainEnd time.Time
 	for {
 		n, err := t.mf.Read(buf)
 		if n > 0 {
 			t.write(buf[:n])
 			if t.draining.Load() {
-				t.mf.SetReadDeadline(time.Now().Add(drainQuiet))
+				if drainEnd.IsZero() {
+					drainEnd = time.Now().Add(drainMax)
+				}
+				d := time.Now().Add(drainQuiet)
+				if d.After(drainEnd) {
+					d = drainEnd
+				}
+				t.mf.SetReadDeadline(d)
 			}
 		}
 		if err != nil {
