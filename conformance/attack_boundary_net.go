@@ -124,4 +124,55 @@ func init() {
 		}
 		return 0
 	}
+	attacks["proxy-hold"] = func(a []string, out, errw io.Writer) int {
+		// N connections to the proxy held open, never read from: half
+		// are tunnels (CONNECT) to TARGET asking its /flood-head, whose
+		// answer the proxy must not buffer for a client that does not
+		// read; half are heads left unfinished. Writes FILE once all
+		// are open, then waits to be killed with the sandbox.
+		if len(a) != 3 {
+			return usage(errw, "proxy-hold N HOST:PORT FILE")
+		}
+		n, err := strconv.Atoi(a[0])
+		if err != nil {
+			return usage(errw, "proxy-hold N HOST:PORT FILE")
+		}
+		p, err := proxyAddr()
+		if err != nil {
+			fmt.Fprintln(errw, "proxy-hold:", err)
+			return 1
+		}
+		var held []net.Conn
+		for i := range n {
+			c, err := net.DialTimeout("tcp", p, 10*time.Second)
+			if err != nil {
+				fmt.Fprintln(errw, "proxy-hold:", err)
+				break
+			}
+			held = append(held, c)
+			if i%2 == 1 {
+				io.WriteString(c, "GET http://"+a[1]+"/ HTTP/1.1\r\nX-Partial: "+strings.Repeat("p", 32<<10))
+				continue
+			}
+			fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", a[1])
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			br := bufio.NewReaderSize(c, 64)
+			st, _ := br.ReadString('\n')
+			if !strings.Contains(st, " 200 ") {
+				fmt.Fprintf(errw, "proxy-hold: CONNECT: %q\n", st)
+				continue
+			}
+			br.ReadString('\n') // the empty line ending the proxy's answer
+			fmt.Fprintf(c, "GET /flood-head HTTP/1.1\r\nHost: %s\r\n\r\n", a[1])
+		}
+		fmt.Fprintf(out, "holding %d connections\n", len(held))
+		if len(held) == n {
+			mark(out, "HOLDING")
+		}
+		if err := os.WriteFile(a[2], nil, 0o644); err != nil {
+			fmt.Fprintln(errw, "proxy-hold:", err)
+			return 1
+		}
+		select {} // until the sandbox ends
+	}
 }

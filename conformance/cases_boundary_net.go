@@ -88,6 +88,42 @@ func boundaryNetCases() []Case {
 					h.Errorf("stderr does not name the refused hosts, escaped:\n%s", clip(o.Stderr))
 				}
 			}},
+		{Name: "boundary-proxy-held-at-exit", Class: Boundary, Backends: linuxOnly,
+			Summary: fmt.Sprintf("200 connections to the proxy held open when the command ends, half of them tunnels whose destination floods an answer the client never reads, half unfinished heads: cordon run stays under %d MiB, returns within %v, and no connection to the host outlives it", boundaryRSS>>20, boundaryReturn),
+			Run: func(h *H) {
+				needRusage(h)
+				s := h.NetServer("127.0.0.1:0")
+				w, p := h.ws()
+				p.AllowDomains = []string{local(s)}
+				o := h.Sandbox(p, `"$ATTACK" __attack proxy-hold 200 localhost:$P "$W/held" &
+i=0
+while [ ! -e "$W/held" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+echo "@@DO""NE@@"
+touch "$W/ended"`, "P="+strconv.Itoa(s.Port), "W="+w)
+				h.Expect(o, "HOLDING")
+				fi, err := os.Stat(w + "/ended")
+				if err != nil {
+					h.Fatalf("the command did not get to its end: %v\n%s", err, o)
+				}
+				if took := o.Ended.Sub(fi.ModTime()); took > boundaryReturn {
+					h.Errorf("host: cordon run returned %v after the command ended (bound %v)\n%s", took.Round(time.Millisecond), boundaryReturn, o)
+				}
+				if o.MaxRSS > boundaryRSS {
+					h.Errorf("host: cordon run grew to %d MiB (bound %d MiB)", o.MaxRSS>>20, boundaryRSS>>20)
+				}
+				if n := s.Open(); n > 0 {
+					// Closed by cordon's end; the server's side sees it at once.
+					for end := time.Now().Add(5 * time.Second); s.Open() > 0 && time.Now().Before(end); {
+						time.Sleep(20 * time.Millisecond)
+					}
+					if n := s.Open(); n > 0 {
+						h.Errorf("host: %d connections through the proxy are still open after cordon run returned", n)
+					}
+				}
+				if f := s.Flooded(); f >= FloodLimit {
+					h.Errorf("host: the proxy read the whole %d MiB a destination sent to a client that did not read", f>>20)
+				}
+			}},
 		{Name: "boundary-proxy-dial-at-exit", Class: Boundary, Needs: []string{"curl"}, Backends: linuxOnly,
 			Summary: fmt.Sprintf("a plain HTTP request whose connect to an allowed host is still in flight when the command ends: cordon run returns within %v", boundaryReturn),
 			Run:     func(h *H) { dialAtExit(h, false) }},

@@ -29,7 +29,7 @@ type NetServer struct {
 	mu   sync.Mutex
 	hits int
 	open int
-	// flooded is what GET /flood-head wrote.
+	// flooded is the most GET /flood-head wrote on one connection.
 	flooded int64
 }
 
@@ -89,7 +89,7 @@ func (h *H) NetServer(addr string) *NetServer {
 						m, err := c.Write(chunk)
 						n += m
 						s.mu.Lock()
-						s.flooded += int64(m)
+						s.flooded = max(s.flooded, int64(n))
 						s.mu.Unlock()
 						if err != nil {
 							return
@@ -120,7 +120,7 @@ func (s *NetServer) Hits() int {
 	return s.hits
 }
 
-// Flooded is how many bytes GET /flood-head wrote.
+// Flooded is the most bytes GET /flood-head wrote on one connection.
 func (s *NetServer) Flooded() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
