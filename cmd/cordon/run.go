@@ -202,7 +202,7 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 	done := func() {}
 	if comp.Network != nil {
 		cmd.NetPolicy = comp.Network
-		cmd.NetEvent, done = netEvents(e, log)
+		cmd.NetEvent, done = netEvents(e, log, netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate))
 	}
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
@@ -242,9 +242,8 @@ func auditLaunch(log *audit.Log, comp *policy.Composed, argv []string, backend s
 // with the flag that would allow it, up to a bound. done, once the
 // sandbox has ended, records how many decisions were left out of the
 // log and says how many refusals were not named.
-func netEvents(e *env, log *audit.Log) (handle func(netproxy.Event), done func()) {
+func netEvents(e *env, log *audit.Log, limit *netproxy.Limiter) (handle func(netproxy.Event), done func()) {
 	refusals := netproxy.NewRefusals(e.stderr)
-	limit := netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate)
 	failed := false
 	handle = func(ev netproxy.Event) {
 		if log != nil && limit.Allow() {
@@ -257,7 +256,7 @@ func netEvents(e *env, log *audit.Log) (handle func(netproxy.Event), done func()
 	}
 	done = func() {
 		if n := limit.Dropped(); log != nil && n > 0 {
-			rec := map[string]any{"dropped": n, "reason": fmt.Sprintf("more than %d network decisions at once, or %d a second after that", netproxy.AuditBurst, netproxy.AuditRate)}
+			rec := map[string]any{"dropped": n, "reason": "more network decisions than the audit log takes at once or by the second"}
 			if err := log.Append(audit.KindNetwork, "", rec); err != nil {
 				errorf(e, 0, "--audit: %v", err)
 			}
