@@ -14,6 +14,12 @@
 //
 // Every decision is an Event: the host and port asked for, allowed or
 // refused, the rule that decided, and the bytes relayed each way.
+//
+// The proxy runs outside the sandbox for as long as it runs, and the
+// sandbox chooses what it reads: every line and head is read with a
+// bound, what is held at once is bounded, names in events are cut and
+// escaped (Shown), and Close ends everything in flight and waits at most
+// a second (bounds.go names each number and why).
 package netproxy
 
 import (
