@@ -333,6 +333,10 @@ func TestCloseCancelsLookup(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, f.srv.Close())
 	require.Less(t, time.Since(start), 5*time.Second)
+	evs := f.closeAndEvents()
+	require.Len(t, evs, 1)
+	require.Equal(t, ReasonEnded, evs[0].Reason, "recorded as cut by the end")
+	require.Empty(t, Refusal(evs[0]), "and not told as a refusal")
 }
 
 // TestCloseBoundedByStuckEvent: an Event callback that never returns

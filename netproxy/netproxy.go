@@ -304,6 +304,9 @@ func (s *Server) connect(proto, host string, port int) (net.Conn, Event, error) 
 	}
 	addrs, err := s.lookup(ctx, name)
 	if err != nil {
+		if ctx.Err() != nil {
+			return refuse(ReasonEnded, "")
+		}
 		return refuse("lookup failed: "+err.Error(), "")
 	}
 	var usable []netip.Addr
@@ -343,13 +346,13 @@ func (s *Server) connect(proto, host string, port int) (net.Conn, Event, error) 
 			// Dialled after Close: closed here, not left to wait on.
 			if !s.track(up) {
 				up.Close()
-				return refuse("the sandbox has ended", "")
+				return refuse(ReasonEnded, "")
 			}
 			ev.Allowed, ev.Addr = true, addr
 			return up, ev, nil
 		}
 		if ctx.Err() != nil {
-			return refuse("the sandbox has ended", "")
+			return refuse(ReasonEnded, "")
 		}
 		lastErr = err
 	}
@@ -437,11 +440,16 @@ func halfClose(c net.Conn) {
 // looked up or connected to.
 func (r *refusal) unreachable() bool { return r.ev.Reason != "" && r.ev.Suggest == "" }
 
+// ReasonEnded is an event's reason when the proxy stopped (the sandbox
+// ended) while the connection was being made: recorded, not a refusal
+// to tell the user about.
+const ReasonEnded = "the sandbox has ended"
+
 // Refusal is the one line a refused request prints on the user's
 // terminal: the host, why, and the flag that would allow it. It is ""
-// for an allowed request.
+// for an allowed request, and for one cut short by the sandbox's end.
 func Refusal(e Event) string {
-	if e.Allowed {
+	if e.Allowed || e.Reason == ReasonEnded {
 		return ""
 	}
 	why := e.Rule
