@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
@@ -140,6 +141,11 @@ type Launch struct {
 	// case acts exactly there instead of racing for it. Only the
 	// in-process executor reaches them (see H.InProcess).
 	At func(point string)
+	// Audit, when set, is the audit log 'cordon run --audit' writes.
+	Audit string
+	// Started, when set, is called with the pid of the process that
+	// launches (the 'cordon run' child) once it has started.
+	Started func(pid int)
 }
 
 // LeakFile is a descriptor the harness leaks on purpose.
@@ -152,6 +158,13 @@ type LeakFile struct {
 type Output struct {
 	Stdout, Stderr string
 	Code           int
+	// MaxRSS is the largest resident set, in bytes, of the 'cordon run'
+	// child and the processes it waited for (getrusage's ru_maxrss,
+	// taken per process): host-side cordon's memory, as the sandbox's
+	// own processes are small. 0 from an executor that cannot tell.
+	MaxRSS int64
+	// Ended is when the launch returned.
+	Ended time.Time
 }
 
 func (o Output) String() string {
@@ -196,6 +209,9 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		args = append(args, "--no-tty")
 	}
 	args = append(args, l.Policy.Flags()...)
+	if l.Audit != "" {
+		args = append(args, "--audit", l.Audit)
+	}
 	args = append(append(args, "--"), l.Argv...)
 	bin := b.Path
 	if l.Cordon != "" {
@@ -227,9 +243,19 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	// 'cordon run' execs bwrap --die-with-parent in its place, which dies
 	// with the thread that forked cordon, and the keyring cases end theirs
 	// (internal/spawn).
-	o, err := finish(func() error { return spawn.Start(cmd) }, cmd.Wait, closeFds, &out, &errb)
+	start := func() error {
+		err := spawn.Start(cmd)
+		if err == nil && l.Started != nil {
+			l.Started(cmd.Process.Pid)
+		}
+		return err
+	}
+	o, err := finish(start, cmd.Wait, closeFds, &out, &errb)
 	if err != nil {
 		return o, fmt.Errorf("cordon run: %w", err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		o.MaxRSS = int64(ru.Maxrss) * maxrssUnit
 	}
 	return o, nil
 }
@@ -243,7 +269,7 @@ func finish(start, wait func() error, closeFds func(), out, errb *bytes.Buffer) 
 	if err == nil {
 		err = wait()
 	}
-	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	o := Output{Stdout: out.String(), Stderr: errb.String(), Ended: time.Now()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		o.Code = ee.ExitCode()

@@ -29,12 +29,19 @@ type NetServer struct {
 	mu   sync.Mutex
 	hits int
 	open int
+	// flooded is the most GET /flood-head wrote on one connection.
+	flooded int64
 }
+
+// FloodLimit is the most GET /flood-head writes: a response head without
+// end, far past any bound cordon's proxy may hold.
+const FloodLimit = 512 << 20
 
 // NetServer starts an HTTP server on addr ("127.0.0.1:0", or ":0" for
 // every interface of the host) until the case ends. GET /hold answers
 // one line and then holds the connection open until the client or the
-// server goes.
+// server goes. GET /flood-head answers a header line without end, until
+// the connection breaks or FloodLimit bytes (a hostile destination).
 func (h *H) NetServer(addr string) *NetServer {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -74,6 +81,22 @@ func (h *H) NetServer(addr string) *NetServer {
 				s.mu.Lock()
 				s.hits++
 				s.mu.Unlock()
+				if f := strings.Fields(line); len(f) > 1 && f[1] == "/flood-head" {
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Flood: ")
+					chunk := []byte(strings.Repeat("a", 64<<10))
+					c.SetWriteDeadline(time.Now().Add(2 * time.Minute))
+					for n := 0; n < FloodLimit; {
+						m, err := c.Write(chunk)
+						n += m
+						s.mu.Lock()
+						s.flooded = max(s.flooded, int64(n))
+						s.mu.Unlock()
+						if err != nil {
+							return
+						}
+					}
+					return
+				}
 				if f := strings.Fields(line); len(f) > 1 && f[1] == "/hold" {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nholding\n")
 					io.Copy(io.Discard, c) // until the client (or Cleanup) ends it
@@ -95,6 +118,13 @@ func (s *NetServer) Hits() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits
+}
+
+// Flooded is the most bytes GET /flood-head wrote on one connection.
+func (s *NetServer) Flooded() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flooded
 }
 
 // Open is how many connections to it are open.

@@ -38,6 +38,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -197,6 +198,13 @@ type Cmd struct {
 	// would not also leave to others (the stub reaper), so Exec may
 	// replace this process.
 	handoff bool
+	// quit, closed by Exec's signal handling when SIGINT or SIGTERM
+	// comes after the sandbox has ended, stops the waits that remain
+	// (the proxy's last events). gone is closed when the sandbox has
+	// ended.
+	quit     chan struct{}
+	gone     chan struct{}
+	goneOnce sync.Once
 	// launchCheck, when set, is called by Wait once the sandbox process
 	// has ended but before it is reaped; the judge it returns turns the
 	// exit status into an error when the backend's own launcher failed
@@ -403,6 +411,7 @@ func (c *Cmd) Exec() error {
 		}
 	}
 	defer signal.Stop(sigs)
+	c.quit, c.gone = make(chan struct{}), make(chan struct{})
 	if err := c.start(inner, release); err != nil {
 		return err
 	}
@@ -416,7 +425,19 @@ func (c *Cmd) Exec() error {
 		}()
 	}
 	go func() {
+		quitting := false
 		for s := range sigs {
+			select {
+			case <-c.gone:
+				// Nothing is left to pass it to: it ends what cordon
+				// still waits for, and so cordon.
+				if (s == syscall.SIGINT || s == syscall.SIGTERM) && !quitting {
+					quitting = true
+					close(c.quit)
+				}
+				continue
+			default:
+			}
 			if c.tty == nil || !c.tty.signal(s) {
 				c.Process.Signal(s)
 			}
@@ -428,6 +449,7 @@ func (c *Cmd) Exec() error {
 	if code, ok := c.reported(); ok && stdioFiles(inner.Stdin, inner.Stdout, inner.Stderr) {
 		// What Wait undoes is undone; the sandbox process is reaped
 		// whenever its exit comes.
+		c.markGone()
 		c.stopNet()
 		c.finish()
 		go c.inner.Wait()
@@ -498,6 +520,7 @@ func (c *Cmd) Wait() error {
 	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState
+	c.markGone()
 	c.stopNet() // the sandbox is gone: so is every connection through the proxy
 	if c.tty != nil {
 		c.tty.finish()
@@ -510,6 +533,13 @@ func (c *Cmd) Wait() error {
 	}
 	c.finish()
 	return err
+}
+
+// markGone says that the sandbox has ended, to Exec's signal handling.
+func (c *Cmd) markGone() {
+	if c.gone != nil {
+		c.goneOnce.Do(func() { close(c.gone) })
+	}
 }
 
 func (c *Cmd) finish() {

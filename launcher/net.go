@@ -5,9 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -37,6 +37,9 @@ type netSession struct {
 	start func() error
 	close func()
 	wg    sync.WaitGroup
+	// done runs once the proxy has stopped (the default refusals'
+	// summary).
+	done func()
 }
 
 // On Linux the sandbox keeps its own network namespace, empty but for
@@ -79,35 +82,50 @@ func selfHelper(canon *policy.Canonical) (string, error) {
 }
 
 // newServer is the proxy of c: its policy, and its events to c.NetEvent
-// or, without one, refusals to stderr.
-func (c *Cmd) newServer(stderr io.Writer) *netproxy.Server {
-	ev := c.NetEvent
+// or, without one, refusals to stderr (netproxy.Refusals), with what
+// to do once it has stopped.
+func (c *Cmd) newServer(stderr io.Writer) (*netproxy.Server, func()) {
+	ev, done := c.NetEvent, func() {}
 	if ev == nil {
-		seen := map[string]bool{}
-		ev = func(e netproxy.Event) {
-			if msg := netproxy.Refusal(e); msg != "" && !seen[e.Host+":"+strconv.Itoa(e.Port)] && stderr != nil {
-				seen[e.Host+":"+strconv.Itoa(e.Port)] = true
-				fmt.Fprintln(stderr, msg)
-			}
-		}
+		r := netproxy.NewRefusals(stderr)
+		ev, done = r.Event, r.Close
 	}
-	return &netproxy.Server{Policy: c.NetPolicy, Event: ev}
+	return &netproxy.Server{Policy: c.NetPolicy, Event: ev}, done
 }
 
+// netStopGrace bounds how long the end of a launch waits for its proxy:
+// every connection is closed and every lookup and dial cancelled at
+// once, so what is left is only the last events being written.
+const netStopGrace = time.Second
+
 // stop ends the proxy and every connection through it, and waits for
-// the last events.
-func (n *netSession) stop() {
+// the last events, at most netStopGrace, or until quit is closed.
+func (n *netSession) stop(quit <-chan struct{}) {
 	if n.close != nil {
 		n.close()
 	}
-	n.srv.Close()
-	n.wg.Wait()
+	stopped := make(chan struct{})
+	go func() {
+		n.srv.Close()
+		n.wg.Wait()
+		close(stopped)
+	}()
+	t := time.NewTimer(netStopGrace)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
+	case <-quit:
+	}
+	if n.done != nil {
+		n.done()
+	}
 }
 
 // stopNet ends the launch's proxy, if it has one.
 func (c *Cmd) stopNet() {
 	if c.net != nil {
-		c.net.stop()
+		c.net.stop(c.quit)
 		c.net = nil
 	}
 }

@@ -29,7 +29,8 @@ func (c *Cmd) newNetSessionTCP(canon *policy.Canonical, env []string, stderr io.
 	port := ln.Addr().(*net.TCPAddr).Port
 	secret := hex.EncodeToString(b[:])
 	hp := "cordon:" + secret + "@127.0.0.1:" + strconv.Itoa(port)
-	n := &netSession{srv: c.newServer(stderr), url: "http://" + hp, surl: "socks5h://" + hp}
+	srv, done := c.newServer(stderr)
+	n := &netSession{srv: srv, done: done, url: "http://" + hp, surl: "socks5h://" + hp}
 	n.srv.Credential = "cordon:" + secret
 	n.close = func() { ln.Close() }
 	n.start = func() error {

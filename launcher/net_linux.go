@@ -75,7 +75,8 @@ func (c *Cmd) newNetSession(canon *policy.Canonical, argv, env []string, fd int,
 		return nil, nil, nil, nil, fmt.Errorf("network allowlist: %w", err)
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
-	n = &netSession{srv: c.newServer(stderr), url: url, surl: "socks5h://127.0.0.1:" + strconv.Itoa(ProxyPort)}
+	srv, done := c.newServer(stderr)
+	n = &netSession{srv: srv, done: done, url: url, surl: "socks5h://127.0.0.1:" + strconv.Itoa(ProxyPort)}
 	n.close = func() { uc.Close(); inside.Close() }
 	n.start = func() error {
 		inside.Close() // the sandbox holds it now

@@ -2,7 +2,6 @@ package netproxy
 
 import (
 	"bufio"
-	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -58,13 +57,19 @@ func (r *request) wantsClose() bool {
 // http serves HTTP proxy requests on c until the client or the
 // destination closes.
 func (s *Server) http(c net.Conn, br *bufio.Reader, cr *capReader) {
-	ctx := context.Background()
 	tp := textproto.NewReader(br)
 	for {
-		cr.left = maxHead
+		// The head's bytes stay charged while the request is served: its
+		// header is held until then.
+		cr.release()
+		cr.limit(maxHead)
 		req, err := readRequest(tp)
 		cr.left = -1
 		if err != nil {
+			if errors.Is(err, errBusy) {
+				httpError(c, 503, "cordon proxy: "+err.Error())
+				return
+			}
 			if !errors.Is(err, io.EOF) {
 				httpError(c, 400, "cordon proxy: bad request: "+err.Error())
 			}
@@ -81,16 +86,18 @@ func (s *Server) http(c net.Conn, br *bufio.Reader, cr *capReader) {
 				httpError(c, 400, "cordon proxy: CONNECT wants host:port, got "+req.target)
 				return
 			}
-			up, ev, err := s.connect(ctx, "connect", host, port)
+			up, ev, err := s.connect("connect", host, port)
 			if err != nil {
 				httpRefuse(c, err)
 				return
 			}
 			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+				s.untrack(up)
 				up.Close()
 				s.emit(ev)
 				return
 			}
+			cr.release() // a tunnel holds no head
 			s.relay(c, br, up, ev)
 			return
 		}
@@ -104,7 +111,7 @@ func (s *Server) http(c net.Conn, br *bufio.Reader, cr *capReader) {
 			httpError(c, 400, "cordon proxy: bad host "+u.Host)
 			return
 		}
-		if !s.forward(ctx, c, br, req, u.RequestURI(), u.Host, host, port) {
+		if !s.forward(c, br, req, u.RequestURI(), u.Host, host, port) {
 			return
 		}
 	}
@@ -172,7 +179,9 @@ func framing(h textproto.MIMEHeader, response bool) (bodyKind, int64, error) {
 	return bodyNone, 0, nil
 }
 
-// copyBody copies one body framed by kind from r to w as it is.
+// copyBody copies one body framed by kind from r to w as it is; its
+// chunk-size and trailer lines are read with a bound (maxLine each,
+// maxHead for the trailers).
 func copyBody(w io.Writer, r *bufio.Reader, kind bodyKind, n int64) error {
 	switch kind {
 	case bodyLength:
@@ -183,7 +192,7 @@ func copyBody(w io.Writer, r *bufio.Reader, kind bodyKind, n int64) error {
 		return err
 	case bodyChunked:
 		for {
-			line, err := r.ReadString('\n')
+			line, err := readLine(r, maxLine)
 			if err != nil {
 				return err
 			}
@@ -197,11 +206,12 @@ func copyBody(w io.Writer, r *bufio.Reader, kind bodyKind, n int64) error {
 			}
 			if size == 0 {
 				// Trailers, up to an empty line.
-				for {
-					t, err := r.ReadString('\n')
+				for left := maxHead; ; {
+					t, err := readLine(r, min(left, maxLine))
 					if err != nil {
 						return err
 					}
+					left -= len(t)
 					if _, err := io.WriteString(w, t); err != nil {
 						return err
 					}
@@ -233,21 +243,20 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // forward sends one absolute-URI request to its destination on a
 // connection of its own and relays the response; it reports whether the
 // client's connection may serve another request.
-func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *request, path, hostHeader, host string, port int) bool {
+func (s *Server) forward(c net.Conn, br *bufio.Reader, req *request, path, hostHeader, host string, port int) bool {
 	reqKind, reqLen, err := framing(req.header, false)
 	if err != nil {
 		httpError(c, 400, "cordon proxy: "+err.Error())
 		return false
 	}
 	keep := !req.wantsClose()
-	up, ev, err := s.connect(ctx, "http", host, port)
+	up, ev, err := s.connect("http", host, port)
 	if err != nil {
 		httpRefuse(c, err)
 		return false
 	}
 	var n [2]atomic.Int64
 	dst := counted{up, &n[0], &n[1]}
-	s.track(up)
 	defer func() {
 		s.untrack(up)
 		up.Close()
@@ -257,7 +266,7 @@ func (s *Server) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req 
 	if !sendRequest(c, dst, br, req, path, hostHeader, reqKind, reqLen) {
 		return false
 	}
-	return relayResponse(c, dst, req.method, keep)
+	return relayResponse(c, dst, req.method, keep, &s.heads)
 }
 
 // sendRequest writes the client's request to the destination dst, its
@@ -287,13 +296,18 @@ func sendRequest(c net.Conn, dst io.Writer, br *bufio.Reader, req *request, path
 
 // relayResponse relays the destination's interim responses and its final
 // one to the client; it reports whether the client's connection may serve
-// another request.
-func relayResponse(c net.Conn, dst io.Reader, method string, keep bool) bool {
-	ur := bufio.NewReader(dst)
+// another request. Each head is read with a bound, charged to heads.
+func relayResponse(c net.Conn, dst io.Reader, method string, keep bool, heads *atomic.Int64) bool {
+	cr := &capReader{r: dst, left: -1, budget: heads}
+	defer cr.release()
+	ur := bufio.NewReader(cr)
 	utp := textproto.NewReader(ur)
 	cw := bufio.NewWriter(c)
 	for {
+		cr.release()
+		cr.limit(maxHead)
 		status, code, h, err := readResponseHead(utp)
+		cr.left = -1
 		if err != nil {
 			httpError(c, 502, "cordon proxy: "+err.Error())
 			return false
@@ -376,7 +390,7 @@ func splitHostPort(hp string, def int) (string, int, bool) {
 	return host, p, host != ""
 }
 
-var statusText = map[int]string{400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}
+var statusText = map[int]string{400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway", 503: "Service Unavailable"}
 
 func httpError(c net.Conn, code int, msg string) {
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",

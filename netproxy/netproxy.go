@@ -14,6 +14,12 @@
 //
 // Every decision is an Event: the host and port asked for, allowed or
 // refused, the rule that decided, and the bytes relayed each way.
+//
+// The proxy runs outside the sandbox for as long as it runs, and the
+// sandbox chooses what it reads: every line and head is read with a
+// bound, what is held at once is bounded, names in events are cut and
+// escaped (Shown), and Close ends everything in flight and waits at most
+// a second (bounds.go names each number and why).
 package netproxy
 
 import (
@@ -84,8 +90,15 @@ type Server struct {
 	ln     net.Listener
 	conns  map[net.Conn]struct{}
 	closed bool
+	// ctx is every lookup's and dial's: Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	evMu   sync.Mutex
+	// gone: Close gave up waiting; later events are dropped.
+	gone atomic.Bool
+	// heads are the bytes of heads being held, across connections.
+	heads atomic.Int64
 }
 
 // ErrClosed is returned by Serve after Close.
@@ -100,13 +113,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		return ErrClosed
 	}
 	s.ln = ln
-	if s.conns == nil {
-		s.conns = map[net.Conn]struct{}{}
-	}
+	s.initLocked()
 	s.mu.Unlock()
 	max := s.MaxConns
 	if max <= 0 {
-		max = 256
+		max = defaultMaxConns
 	}
 	sem := make(chan struct{}, max)
 	for {
@@ -138,11 +149,20 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Close stops the listener, ends every connection and waits for their
-// goroutines (and their events).
+// ErrCloseTimeout is returned by Close when a connection's goroutine
+// was still running a second after every connection was closed and
+// every lookup and dial cancelled: it is stuck in the Event callback.
+// Its later events are dropped.
+var ErrCloseTimeout = errors.New("netproxy: close: connections still running after 1s (stuck writing an event)")
+
+// Close stops the listener, cancels every lookup and dial, ends every
+// connection (a destination dialled after this is closed at once) and
+// waits for their goroutines and their events, at most a second.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	s.initLocked()
+	s.cancel()
 	if s.ln != nil {
 		s.ln.Close()
 	}
@@ -150,19 +170,45 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
-	return nil
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		s.gone.Store(true)
+		return ErrCloseTimeout
+	}
 }
 
+// initLocked makes what Serve and Close share; s.mu is held.
+func (s *Server) initLocked() {
+	if s.conns == nil {
+		s.conns = map[net.Conn]struct{}{}
+	}
+	if s.ctx == nil {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+	}
+}
+
+// context is cancelled by Close.
+func (s *Server) context() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.initLocked()
+	return s.ctx
+}
+
+// track adds c to the connections Close ends; false, after Close.
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	if s.conns == nil {
-		s.conns = map[net.Conn]struct{}{}
-	}
+	s.initLocked()
 	s.conns[c] = struct{}{}
 	return true
 }
@@ -182,6 +228,9 @@ func (s *Server) emit(e Event) {
 	}
 	s.evMu.Lock()
 	defer s.evMu.Unlock()
+	if s.gone.Load() {
+		return
+	}
 	s.Event(e)
 }
 
@@ -194,7 +243,8 @@ func (s *Server) serveConn(c net.Conn) {
 	if s.Credential != "" {
 		c.SetReadDeadline(time.Now().Add(authDeadline)) // cleared once authorized
 	}
-	cr := &capReader{r: c, left: -1}
+	cr := &capReader{r: c, left: -1, budget: &s.heads}
+	defer cr.release()
 	br := bufio.NewReader(cr)
 	b, err := br.Peek(1)
 	if err != nil {
@@ -205,33 +255,6 @@ func (s *Server) serveConn(c net.Conn) {
 		return
 	}
 	s.http(c, br, cr)
-}
-
-// maxHead bounds a request's line and header: the proxy holds them in
-// its memory, outside the sandbox, and must not let a client without a
-// newline grow it without end.
-const maxHead = 1 << 20
-
-// capReader reads from r at most left more bytes, when left >= 0.
-type capReader struct {
-	r    io.Reader
-	left int64
-}
-
-var errHeadTooLarge = errors.New("request head larger than 1 MiB")
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.left == 0 {
-		return 0, errHeadTooLarge
-	}
-	if c.left > 0 && int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	if c.left > 0 {
-		c.left -= int64(n)
-	}
-	return n, err
 }
 
 // refusal is a request the proxy does not connect, with the event that
@@ -247,16 +270,25 @@ func (r *refusal) Error() string {
 
 // connect decides host:port and connects to it. On refusal the event is
 // emitted and the error is a *refusal (or a dial error, also emitted).
-// On success the caller relays and emits the returned event, with bytes.
-func (s *Server) connect(ctx context.Context, proto, host string, port int) (net.Conn, Event, error) {
-	ev := Event{Proto: proto, Host: netpolicy.Normalize(host), Port: port}
+// On success the destination is tracked (Close ends it), and the caller
+// relays, untracks it and emits the returned event, with bytes.
+func (s *Server) connect(proto, host string, port int) (net.Conn, Event, error) {
+	ctx := s.context()
+	name := netpolicy.Normalize(host)
+	// The event carries the name as shown: cut and escaped. Only a
+	// valid name (Decide allows nothing else) is looked up, unchanged.
+	ev := Event{Proto: proto, Host: Shown(name, maxNameShown), Port: port}
 	d := s.Policy.Decide(host, port)
 	if testhook.NetAllowAll {
 		d = netpolicy.Decision{Allowed: true, Literal: true}
 	}
 	ev.Rule = d.Rule()
+	valid := netpolicy.ValidHost(name)
 	refuse := func(reason, suggest string) (net.Conn, Event, error) {
-		ev.Reason, ev.Suggest = reason, suggest
+		if !valid {
+			suggest = ""
+		}
+		ev.Reason, ev.Suggest = Shown(reason, maxReasonShown), suggest
 		s.emit(ev)
 		return nil, ev, &refusal{ev}
 	}
@@ -270,8 +302,11 @@ func (s *Server) connect(ctx context.Context, proto, host string, port int) (net
 		}
 		return refuse("", suggest)
 	}
-	addrs, err := s.lookup(ctx, ev.Host)
+	addrs, err := s.lookup(ctx, name)
 	if err != nil {
+		if ctx.Err() != nil {
+			return refuse(ReasonEnded, "")
+		}
 		return refuse("lookup failed: "+err.Error(), "")
 	}
 	var usable []netip.Addr
@@ -308,8 +343,16 @@ func (s *Server) connect(ctx context.Context, proto, host string, port int) (net
 		up, err := dial(dctx, "tcp", addr)
 		cancel()
 		if err == nil {
+			// Dialled after Close: closed here, not left to wait on.
+			if !s.track(up) {
+				up.Close()
+				return refuse(ReasonEnded, "")
+			}
 			ev.Allowed, ev.Addr = true, addr
 			return up, ev, nil
+		}
+		if ctx.Err() != nil {
+			return refuse(ReasonEnded, "")
 		}
 		lastErr = err
 	}
@@ -369,13 +412,9 @@ func (c counted) Write(p []byte) (int, error) {
 }
 
 // relay copies both ways until either side ends, then closes both; in
-// is what the client sent that is already buffered.
+// is what the client sent that is already buffered. up is tracked
+// (connect).
 func (s *Server) relay(client net.Conn, in io.Reader, up net.Conn, ev Event) {
-	if !s.track(up) {
-		up.Close()
-		s.emit(ev)
-		return
-	}
 	defer s.untrack(up)
 	var n [2]atomic.Int64
 	dst := counted{up, &n[0], &n[1]}
@@ -401,11 +440,16 @@ func halfClose(c net.Conn) {
 // looked up or connected to.
 func (r *refusal) unreachable() bool { return r.ev.Reason != "" && r.ev.Suggest == "" }
 
+// ReasonEnded is an event's reason when the proxy stopped (the sandbox
+// ended) while the connection was being made: recorded, not a refusal
+// to tell the user about.
+const ReasonEnded = "the sandbox has ended"
+
 // Refusal is the one line a refused request prints on the user's
 // terminal: the host, why, and the flag that would allow it. It is ""
-// for an allowed request.
+// for an allowed request, and for one cut short by the sandbox's end.
 func Refusal(e Event) string {
-	if e.Allowed {
+	if e.Allowed || e.Reason == ReasonEnded {
 		return ""
 	}
 	why := e.Rule

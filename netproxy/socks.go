@@ -2,7 +2,6 @@ package netproxy
 
 import (
 	"bufio"
-	"context"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -70,7 +69,7 @@ func (s *Server) socks(c net.Conn, br *bufio.Reader) {
 		socksReply(c, socksCmdUnsupp)
 		return
 	}
-	up, ev, err := s.connect(context.Background(), "socks5", host, port)
+	up, ev, err := s.connect("socks5", host, port)
 	if err != nil {
 		code := byte(socksNotAllowed)
 		var r *refusal
@@ -81,6 +80,7 @@ func (s *Server) socks(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	if socksReply(c, socksOK) != nil {
+		s.untrack(up)
 		up.Close()
 		s.emit(ev)
 		return

@@ -143,7 +143,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	if comp == nil {
 		return code
 	}
-	cmd := o.command(e, comp, log, args)
+	cmd, netDone := o.command(e, comp, log, args)
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
 	// it as a child and passes signals on. From here on SIGTERM ends
@@ -154,6 +154,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 		return 128 + int(syscall.SIGTERM)
 	}
 	err := cmd.Exec()
+	netDone()
 	var st *launcher.ExitStatus
 	if errors.As(err, &st) {
 		return st.Code
@@ -207,14 +208,16 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 	return comp, log, 0
 }
 
-// command is the launch of args under comp.
-func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []string) *launcher.Cmd {
+// command is the launch of args under comp, and what to do once it has
+// ended.
+func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []string) (*launcher.Cmd, func()) {
 	cmd := launcher.Command(comp.Policy, args[0], args[1:]...)
 	cmd.Backend = string(o.backend)
 	cmd.Network = bool(o.network)
+	done := func() {}
 	if comp.Network != nil {
 		cmd.NetPolicy = comp.Network
-		cmd.NetEvent = netEvents(e, log)
+		cmd.NetEvent, done = netEvents(e, log, netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate))
 	}
 	cmd.TmpDir = comp.TmpDir
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
@@ -231,7 +234,7 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 			}
 		}
 	}
-	return cmd
+	return cmd, done
 }
 
 // auditLaunch records the launch, and the policy p it runs, in log; the
@@ -249,22 +252,33 @@ func auditLaunch(log *audit.Log, comp *policy.Composed, argv []string, backend s
 }
 
 // netEvents handles the proxy's decisions: each one goes to the audit
-// log, when there is one; a refused host is named once on stderr, with
-// the flag that would allow it.
-func netEvents(e *env, log *audit.Log) func(netproxy.Event) {
-	said := map[string]bool{}
-	return func(ev netproxy.Event) {
-		if log != nil {
-			if err := log.Append(audit.KindNetwork, "", ev); err != nil {
+// log, when there is one, at a bounded rate (netproxy.AuditBurst, then
+// netproxy.AuditRate a second); a refused host is named once on stderr,
+// with the flag that would allow it, up to a bound. done, once the
+// sandbox has ended, records how many decisions were left out of the
+// log and says how many refusals were not named.
+func netEvents(e *env, log *audit.Log, limit *netproxy.Limiter) (handle func(netproxy.Event), done func()) {
+	refusals := netproxy.NewRefusals(e.stderr)
+	failed := false
+	handle = func(ev netproxy.Event) {
+		if log != nil && limit.Allow() {
+			if err := log.Append(audit.KindNetwork, "", ev); err != nil && !failed {
+				failed = true // said once: the next would fail alike
 				errorf(e, 0, "--audit: %v", err)
 			}
 		}
-		key := fmt.Sprintf("%s:%d", ev.Host, ev.Port)
-		if msg := netproxy.Refusal(ev); msg != "" && !said[key] {
-			said[key] = true
-			fmt.Fprintln(e.stderr, msg)
-		}
+		refusals.Event(ev)
 	}
+	done = func() {
+		if n := limit.Dropped(); log != nil && n > 0 {
+			rec := map[string]any{"dropped": n, "reason": "more network decisions than the audit log takes at once or by the second"}
+			if err := log.Append(audit.KindNetwork, "", rec); err != nil {
+				errorf(e, 0, "--audit: %v", err)
+			}
+		}
+		refusals.Close()
+	}
+	return handle, done
 }
 
 // startFailure maps a launch error onto the documented exit statuses.

@@ -1,0 +1,148 @@
+package netproxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// What a client (the sandbox) or a destination (a server the sandbox
+// chose among the allowed ones) can make the proxy hold. The proxy runs
+// in cordon, outside the sandbox, for as long as the sandbox runs: every
+// read it makes is bounded, and so is the sum of what it holds.
+const (
+	// maxLine bounds one line read outside a head: a chunk-size line
+	// with its extensions, or a trailer line. Real ones are a few bytes;
+	// net/http allows 4 KiB for a chunk line.
+	maxLine = 64 << 10
+	// maxHead bounds a request's or a response's whole head (its first
+	// line and header lines), and a chunked body's trailers, as
+	// net/http's default MaxHeaderBytes does.
+	maxHead = 1 << 20
+	// maxHeadsHeld bounds the heads held at once across every connection
+	// of a proxy: MaxConns heads of maxHead each would be 256 MiB. A head
+	// past it is refused (503) rather than read.
+	maxHeadsHeld = 8 << 20
+	// defaultMaxConns is MaxConns when unset: connections served at once.
+	// Each holds two goroutines and their copy buffers (about 80 KiB);
+	// clients past it wait in the listener's backlog, in the kernel.
+	defaultMaxConns = 256
+	// maxNameShown bounds a host name in an event, a refusal message and
+	// so an audit record: a DNS name is at most 253 bytes, and anything
+	// longer is no destination, only a way to fill the user's terminal
+	// and audit log.
+	maxNameShown = 256
+	// maxReasonShown bounds an event's reason (a lookup or connect error
+	// quoting the name).
+	maxReasonShown = 512
+	// closeGrace bounds how long Close waits for the connections' last
+	// events once it has closed every connection and cancelled every
+	// lookup and dial: what still runs is stuck on a writer of events.
+	closeGrace = time.Second
+)
+
+var (
+	errHeadTooLarge = errors.New("head larger than 1 MiB")
+	errLineTooLong  = errors.New("line longer than 64 KiB")
+	errBusy         = errors.New("the proxy holds 8 MiB of heads already")
+)
+
+// capReader reads from r at most left more bytes, when left >= 0, and
+// charges what it reads to the proxy's shared budget of held heads
+// until release.
+type capReader struct {
+	r      io.Reader
+	left   int64
+	held   int64
+	budget *atomic.Int64
+}
+
+// limit starts a head: at most n bytes, charged to the budget.
+func (c *capReader) limit(n int64) { c.left = n }
+
+// release ends a head: its bytes are no longer held.
+func (c *capReader) release() {
+	c.left = -1
+	if c.budget != nil && c.held != 0 {
+		c.budget.Add(-c.held)
+	}
+	c.held = 0
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if c.left > 0 {
+		if int64(len(p)) > c.left {
+			p = p[:c.left]
+		}
+		if c.budget != nil && c.budget.Load()+int64(len(p)) > maxHeadsHeld {
+			return 0, errBusy
+		}
+	}
+	n, err := c.r.Read(p)
+	if c.left > 0 {
+		c.left -= int64(n)
+		c.held += int64(n)
+		if c.budget != nil {
+			c.budget.Add(int64(n))
+		}
+	}
+	return n, err
+}
+
+// readLine reads one line, its newline included, of at most max bytes.
+func readLine(r *bufio.Reader, max int) (string, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > max {
+			return "", errLineTooLong
+		}
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return string(line), nil
+	}
+}
+
+// Shown is s as an event, a message or an audit record may carry it:
+// control bytes, invalid UTF-8 and backslashes escaped (nothing reaches
+// a terminal raw), and at most max bytes of s kept, the rest replaced by
+// a note of the original length.
+func Shown(s string, max int) string {
+	cut := ""
+	if len(s) > max {
+		cut = "[... " + strconv.Itoa(len(s)) + " bytes in all]"
+		s = s[:max]
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+			// C0, DEL, C1 (a terminal reads 0x9b as CSI), line
+			// separators and bidirectional overrides.
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String() + cut
+}
