@@ -125,8 +125,12 @@ func (o *doctorOpts) run(ctx context.Context, e *env, _ []string) int {
 	return exitOK
 }
 
+// detectBackend is doctor's backend check (tests replace it: a probe
+// re-executes the binary, here the test binary).
+var detectBackend = func(ctx context.Context) detect.Result { return detect.Detect(ctx, "auto") }
+
 func checkBackend(ctx context.Context) finding {
-	r := detect.Detect(ctx, "auto")
+	r := detectBackend(ctx)
 	if r.Usable {
 		return finding{"backend", "ok", fmt.Sprintf("%s usable (%s)", r.Backend, r.Reason), ""}
 	}
