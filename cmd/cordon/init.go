@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/agentsetup"
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -228,10 +229,20 @@ func thisCordon() (string, error) {
 // protection of the binary, which a launch from another copy would not
 // give). "" when neither.
 func insideWorkspace(exe, dir, home string) string {
-	if rel, err := filepath.Rel(dir, exe); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return fmt.Sprintf("it is inside the workspace %s", dir)
+	// The project is dir, and the work tree above it when dir is a
+	// subdirectory of one: an agent started there writes the whole tree.
+	for _, ws := range []string{dir, workTree(dir)} {
+		if rel, err := filepath.Rel(ws, exe); ws != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return fmt.Sprintf("it is inside the workspace %s", ws)
+		}
 	}
-	comp, err := policy.Compose(policy.Spec{Workspace: dir, Home: home})
+	// The scan for nested repositories reuses cordon's cache when there
+	// is one; doctor makes no directory.
+	cache := filepath.Join(state.Path(), state.Scan)
+	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
+		cache = ""
+	}
+	comp, err := policy.Compose(policy.Spec{Workspace: dir, Home: home, ScanCache: cache})
 	if err != nil {
 		return fmt.Sprintf("cannot tell whether a sandbox in %s could write it: %v", dir, err)
 	}
@@ -242,4 +253,17 @@ func insideWorkspace(exe, dir, home string) string {
 		return fmt.Sprintf("a sandbox with --workspace %s could write its directory", dir)
 	}
 	return ""
+}
+
+// workTree is the nearest directory above dir (or dir) holding .git, ""
+// when there is none.
+func workTree(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }

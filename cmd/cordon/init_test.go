@@ -169,11 +169,19 @@ func TestInitRefusesCordonInsideTheWorkspace(t *testing.T) {
 	}
 	require.NoDirExists(t, filepath.Join(project, ".cursor"))
 
+	// From a subdirectory of the project's work tree, the tree counts.
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".git"), 0o755))
+	sub := filepath.Join(project, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	code, _, errs := runCLI(t, "", "init", "cursor", "--dir", sub)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, errs, "refusing to install "+inside+": it is inside the workspace "+project)
+
 	// A symlink from outside to a cordon inside is followed to where it is.
 	link := filepath.Join(t.TempDir(), "cordon")
 	require.NoError(t, os.Symlink(inside, link))
 	useExecutable(t, link)
-	code, _, errs := runCLI(t, "", "init", "cursor", "--dir", project)
+	code, _, errs = runCLI(t, "", "init", "cursor", "--dir", project)
 	require.Equal(t, exitFail, code)
 	require.Contains(t, errs, "refusing to install "+inside)
 }

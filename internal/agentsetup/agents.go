@@ -75,7 +75,7 @@ var agents = []*Agent{
 		Name: "codex", Title: "Codex CLI",
 		project: ".codex/hooks.json", user: "hooks.json", homeEnv: "CODEX_HOME", userDir: ".codex",
 		events:  []string{"PreToolUse"},
-		matcher: "Bash|apply_patch|Edit|Write",
+		matcher: "Bash|apply_patch",
 		shape:   groups, commandKey: "command",
 		Notes: "Codex runs a new or changed hook only once you trust it: at its next start it says " +
 			"\"Hooks need review\"; choose \"Trust all and continue\" (a project's .codex is read only in a trusted project). " +

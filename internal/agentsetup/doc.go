@@ -19,7 +19,9 @@
 // the file's name and nothing is written), and an edit splices text at
 // those offsets: an entry goes in after the last one before it, in the
 // file's own indentation, and comes out as exactly that text, so that
-// install then remove gives back the file byte for byte. An entry is
+// install then remove gives back the file byte for byte (but for white
+// space inside an empty {} or [] that cordon filled, and a "version": 1
+// it added where the agent needs one). An entry is
 // cordon's when every command in it runs 'cordon hook' (CordonHook);
 // entries mixing cordon with other hooks are reported, never touched.
 // Install is idempotent: with cordon's entry as it should be, nothing

@@ -1,6 +1,7 @@
 package agentsetup
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,7 +100,7 @@ func (p *parser) skip() error {
 				p.pos++
 			}
 		case c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
-			end := strings.Index(string(p.src[p.pos+2:]), "*/")
+			end := bytes.Index(p.src[p.pos+2:], []byte("*/"))
 			if end < 0 {
 				return p.errorf("unterminated /* comment")
 			}
