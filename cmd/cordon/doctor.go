@@ -199,6 +199,11 @@ func checkHooks(exe, dir, home string) []finding {
 					fmt.Sprintf("%s (%s): the hook runs %s, not this cordon (%s)", path, scope, stale[0], exe), fix})
 				continue
 			}
+			if why := agentsetup.Disabled(a, path); why != "" {
+				out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: the agent runs no hook", path, scope, why),
+					"remove that setting"})
+				continue
+			}
 			out = append(out, finding{check, "ok", fmt.Sprintf("%s (%s) runs this cordon", path, scope), ""})
 		}
 	}

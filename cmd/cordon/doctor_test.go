@@ -123,3 +123,15 @@ func TestDoctorBinaryInsideWorkspace(t *testing.T) {
 	require.Equal(t, "fail", by["binary"].Status)
 	require.Contains(t, by["binary"].Detail, "inside the workspace "+project)
 }
+
+func TestDoctorHookTurnedOff(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "codex", "--user", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[features]\nhooks = false\n"), 0o600))
+	_, by, _ := doctor(t, project)
+	f := by["hook codex"]
+	require.Equal(t, "fail", f.Status)
+	require.Contains(t, f.Detail, cfg+" turns hooks off")
+}

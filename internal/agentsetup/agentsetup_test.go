@@ -190,3 +190,26 @@ func TestDiffShape(t *testing.T) {
 	d := unified("a/f", "b/f", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n")
 	require.Equal(t, "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+X\n 6\n 7\n 8\n", d)
 }
+
+func TestDisabled(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	cc, _ := Lookup("claude-code")
+	gm, _ := Lookup("gemini")
+	cx, _ := Lookup("codex")
+	require.Contains(t, Disabled(cc, write("c/settings.json", `{"disableAllHooks": true}`)), "disableAllHooks")
+	require.Empty(t, Disabled(cc, write("c2/settings.json", `{"disableAllHooks": false}`)))
+	require.Contains(t, Disabled(gm, write("g/settings.json", `{"hooksConfig": {"enabled": false}}`)), "enabled")
+	require.Contains(t, Disabled(gm, write("g2/settings.json", `{"hooksConfig": {"disabled": ["x", "cordon"]}}`)), "hooksConfig.disabled")
+	hooks := write("x/hooks.json", "{}")
+	require.Empty(t, Disabled(cx, hooks))
+	write("x/config.toml", "model = \"o3\"\n[features]\nweb = true\nhooks = false # off\n")
+	require.Contains(t, Disabled(cx, hooks), "config.toml")
+	write("x/config.toml", "[features]\nhooks = true\n[other]\nhooks = false\n")
+	require.Empty(t, Disabled(cx, hooks))
+}
