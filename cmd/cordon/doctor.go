@@ -41,7 +41,9 @@ ok, warn or fail, what is wrong, and the command or step that fixes it.
   path           'cordon' on PATH is this binary
   hook AGENT     for claude-code, codex, gemini, copilot and cursor, in the
                  project (--dir) and under HOME: is cordon's hook installed,
-                 does it run this binary, can the settings file be parsed
+                 does it run this binary, does a setting turn hooks off
+                 (disableAllHooks, hooksConfig, [features] hooks = false),
+                 can the settings file be parsed
   git            safe.bareRepository is explicit: a sandbox can plant a bare
                  repository (a directory with HEAD, objects/, refs/ and a
                  config) in the workspace, and git run inside it on the host
@@ -51,7 +53,7 @@ ok, warn or fail, what is wrong, and the command or step that fixes it.
                  (it holds the audit key and what later launches trust)
   audit          the hook's default audit log verifies (keyed chain, anchor)
 
-Doctor writes nothing and creates nothing.
+Doctor changes no setting and creates no directory.
 
 Examples:
   cordon doctor
