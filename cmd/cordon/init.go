@@ -56,7 +56,9 @@ What it promises:
   - the file is replaced whole (a temporary file renamed over it), keeping
     its mode: never half-written; a symlinked settings file stays a link;
   - --remove takes out only cordon's entries: after init on a file with
-    other content, --remove gives that file back as it was.
+    other content, --remove gives that file back as it was;
+  - a project's settings file (or directory) that is a symlink leading out
+    of the project is refused: a cloned project must not steer the write.
 
 It refuses a cordon binary inside the project it configures, or anywhere
 'cordon run --workspace DIR' would let a sandbox write: the agent (or a
@@ -146,6 +148,13 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	case err != nil:
 		return errorf(e, exitCordonError, "%v", err)
 	}
+	if scope == agentsetup.Project {
+		// A project's settings may come with the project: a link in it
+		// must not steer cordon's write to a file elsewhere.
+		if real := resolved(c.Target); !within(real, dir) {
+			return errorf(e, exitFail, "refusing to write %s: it leads to %s, outside the project %s", path, real, dir)
+		}
+	}
 	for _, m := range c.Mixed {
 		errorf(e, 0, "note: %s holds %q in an entry with other hooks; cordon leaves that entry alone", path, m)
 	}
@@ -232,7 +241,7 @@ func insideWorkspace(exe, dir, home string) string {
 	// The project is dir, and the work tree above it when dir is a
 	// subdirectory of one: an agent started there writes the whole tree.
 	for _, ws := range []string{dir, workTree(dir)} {
-		if rel, err := filepath.Rel(ws, exe); ws != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if ws != "" && within(exe, ws) {
 			return fmt.Sprintf("it is inside the workspace %s", ws)
 		}
 	}
@@ -266,4 +275,25 @@ func workTree(dir string) string {
 			return ""
 		}
 	}
+}
+
+// resolved is path with symlinks resolved as far as it exists: its
+// deepest existing ancestor resolved, the rest joined on.
+func resolved(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

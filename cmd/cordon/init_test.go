@@ -195,3 +195,24 @@ func TestInitUnknownAgent(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errs, "contradict")
 }
+
+func TestInitRefusesAProjectLinkLeadingOut(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	elsewhere := filepath.Join(home, "other.json")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("{}\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".claude"), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(project, ".claude", "settings.json")))
+	code, _, errs := runCLI(t, "", "init", "claude-code", "--dir", project)
+	require.Equal(t, exitFail, code, errs)
+	require.Contains(t, errs, "leads to "+elsewhere+", outside the project")
+	b, _ := os.ReadFile(elsewhere)
+	require.Equal(t, "{}\n", string(b))
+
+	// A linked directory, the file not there yet: the same.
+	outDir := t.TempDir()
+	require.NoError(t, os.Symlink(outDir, filepath.Join(project, ".cursor")))
+	code, _, errs = runCLI(t, "", "init", "cursor", "--dir", project)
+	require.Equal(t, exitFail, code, errs)
+	require.Contains(t, errs, "outside the project")
+	require.NoFileExists(t, filepath.Join(outDir, "hooks.json"))
+}
