@@ -138,6 +138,11 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 			if o.hook.Audit, err = filepath.Abs(o.hook.Audit); err != nil {
 				return errorf(e, exitFail, "--audit: %v", err)
 			}
+			// The hook makes no directory for a log it is named, and
+			// blocks every call until the directory exists.
+			if fi, err := os.Stat(filepath.Dir(o.hook.Audit)); err != nil || !fi.IsDir() {
+				return errorf(e, exitFail, "--audit %s: its directory does not exist (mkdir -p %s)", o.hook.Audit, filepath.Dir(o.hook.Audit))
+			}
 		}
 		c, err = agentsetup.Install(a, path, o.hook)
 	}
