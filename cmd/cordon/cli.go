@@ -63,7 +63,7 @@ var commands = &command{
 decides tool calls before they run, and proves the sandbox holds.
 `,
 	subs: []*command{runCommand, profileCommand, explainCommand, detectCommand, verifyCommand,
-		decideCommand, hookCommand, auditCommand, demoCommand},
+		decideCommand, hookCommand, initCommand, doctorCommand, auditCommand, demoCommand},
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -40,6 +40,8 @@ var badValues = map[string]struct {
 	"audit key export": {[]string{"a.key", "b.key"}, `cordon audit key export: unexpected argument "b.key"`},
 	"audit forget":     {nil, `cordon audit forget: name the LOG`},
 	"audit path":       {[]string{"x"}, `cordon audit path: unexpected argument "x"`},
+	"init":             {[]string{"--dry-run=maybe", "codex"}, `cordon init: --dry-run "maybe": want true or false`},
+	"doctor":           {[]string{"x"}, `cordon doctor: unexpected argument "x"`},
 	"demo":             {[]string{"--backend", "none"}, `cordon demo: --backend "none": want auto, bwrap, native or seatbelt`},
 }
 

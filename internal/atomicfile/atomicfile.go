@@ -24,12 +24,26 @@ func WriteFile(name string, data []byte) error { return write(name, data, false)
 // so that after a crash the file holds the old content or the new.
 func WriteFileSync(name string, data []byte) error { return write(name, data, true) }
 
-func write(name string, data []byte, sync bool) error {
+// WriteFileMode is WriteFileSync with the file's mode perm: for a file
+// of the user's that cordon edits (an agent's settings), whose mode is
+// the user's choice.
+func WriteFileMode(name string, data []byte, perm os.FileMode) error {
+	return writeMode(name, data, true, perm)
+}
+
+func write(name string, data []byte, sync bool) error { return writeMode(name, data, sync, 0o600) }
+
+func writeMode(name string, data []byte, sync bool, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	if perm != 0o600 {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
 	if err == nil && sync {
 		err = tmp.Sync()
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// doctor runs 'cordon doctor --json' and returns its findings by check.
+func doctor(t *testing.T, project string) (int, map[string]finding, []finding) {
+	t.Helper()
+	code, out, errs := runCLI(t, "", "doctor", "--json", "--dir", project)
+	require.Contains(t, []int{exitOK, exitFail}, code, errs)
+	var fs []finding
+	require.NoError(t, json.Unmarshal([]byte(out), &fs), out)
+	by := map[string]finding{}
+	for _, f := range fs {
+		require.Contains(t, []string{"ok", "warn", "fail"}, f.Status, f)
+		require.NotEmpty(t, f.Detail, f)
+		require.Equal(t, f.Status == "ok", f.Fix == "", "a finding has a fix exactly when it needs one: %+v", f)
+		by[f.Check] = f
+	}
+	return code, by, fs
+}
+
+func TestDoctorFreshHome(t *testing.T) {
+	_, project, _ := setupMachine(t)
+	code, by, _ := doctor(t, project)
+	require.Equal(t, exitFail, code)
+	require.Equal(t, "ok", by["backend"].Status)
+	require.Equal(t, "ok", by["binary"].Status)
+	require.Equal(t, "ok", by["path"].Status, "PATH holds the test's bin")
+	require.Equal(t, "warn", by["hooks"].Status)
+	require.Contains(t, by["hooks"].Fix, "cordon init AGENT")
+	require.Equal(t, "ok", by["state"].Status)
+	require.Contains(t, by["state"].Detail, "does not exist yet")
+	require.Equal(t, "ok", by["audit"].Status)
+	if _, err := exec.LookPath("git"); err == nil {
+		require.Equal(t, "warn", by["git"].Status)
+		require.Equal(t, "git config --global safe.bareRepository explicit", by["git"].Fix)
+	}
+
+	// The text form: one line per finding, its fix under it, a summary.
+	code, out, _ := runCLI(t, "", "doctor", "--dir", project)
+	require.Equal(t, exitFail, code)
+	require.Contains(t, out, "warn  hooks ")
+	require.Contains(t, out, "fix: cordon init AGENT")
+	require.Regexp(t, `\n\d of \d checks need fixing\n$`, out)
+	require.NoDirExists(t, os.Getenv("CORDON_STATE_DIR"), "doctor creates nothing")
+}
+
+func TestDoctorAfterInitAndWithStaleHook(t *testing.T) {
+	home, project, exe := setupMachine(t)
+	if git, err := exec.LookPath("git"); err == nil {
+		require.NoError(t, exec.Command(git, "config", "--global", "safe.bareRepository", "explicit").Run())
+	}
+	code, _, errs := runCLI(t, "", "init", "claude-code", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	code, _, errs = runCLI(t, "", "init", "gemini", "--user", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+
+	code, by, fs := doctor(t, project)
+	require.Equal(t, exitOK, code, "%+v", fs)
+	require.NotContains(t, by, "hooks")
+	var hooks []finding
+	for _, f := range fs {
+		if strings.HasPrefix(f.Check, "hook ") {
+			hooks = append(hooks, f)
+		}
+	}
+	require.Equal(t, []finding{
+		{"hook claude-code", "ok", filepath.Join(project, ".claude", "settings.json") + " (project) runs this cordon", ""},
+		{"hook gemini", "ok", filepath.Join(home, ".gemini", "settings.json") + " (user) runs this cordon", ""},
+	}, hooks)
+
+	// The same settings, run by another cordon: the hooks are stale.
+	other := filepath.Join(t.TempDir(), "cordon")
+	require.NoError(t, os.WriteFile(other, nil, 0o755))
+	useExecutable(t, other)
+	code, by, _ = doctor(t, project)
+	require.Equal(t, exitFail, code)
+	f := by["hook claude-code"]
+	require.Equal(t, "fail", f.Status)
+	require.Contains(t, f.Detail, "the hook runs "+exe+", not this cordon ("+other+")")
+	require.Equal(t, "cordon init claude-code", f.Fix)
+	require.Equal(t, "cordon init gemini --user", by["hook gemini"].Fix)
+	require.Equal(t, "warn", by["path"].Status, "the cordon on PATH is the other one")
+
+	// A settings file doctor cannot parse is a finding with its name.
+	path := filepath.Join(project, ".cursor", "hooks.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "fail", by["hook cursor"].Status)
+	require.Contains(t, by["hook cursor"].Detail, path)
+}
+
+func TestDoctorStateDirMode(t *testing.T) {
+	_, project, _ := setupMachine(t)
+	d := os.Getenv("CORDON_STATE_DIR")
+	require.NoError(t, os.Mkdir(d, 0o755))
+	code, by, _ := doctor(t, project)
+	require.Equal(t, exitFail, code)
+	require.Equal(t, "fail", by["state"].Status)
+	require.Contains(t, by["state"].Detail, "mode 0755")
+	require.Equal(t, "chmod 700 "+d, by["state"].Fix)
+	require.NoError(t, os.Chmod(d, 0o700))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["state"].Status)
+}
+
+func TestDoctorBinaryInsideWorkspace(t *testing.T) {
+	_, project, _ := setupMachine(t)
+	inside := filepath.Join(project, "cordon")
+	require.NoError(t, os.WriteFile(inside, nil, 0o755))
+	useExecutable(t, inside)
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "fail", by["binary"].Status)
+	require.Contains(t, by["binary"].Detail, "inside the workspace "+project)
+}
+
+func TestDoctorHookTurnedOff(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "codex", "--user", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[features]\nhooks = false\n"), 0o600))
+	_, by, _ := doctor(t, project)
+	f := by["hook codex"]
+	require.Equal(t, "fail", f.Status)
+	require.Contains(t, f.Detail, cfg+" turns hooks off")
+}
