@@ -123,6 +123,15 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 		return errorf(e, exitFail, "--user: HOME is not an absolute path (%q)", home)
 	}
 	path := a.SettingsPath(scope, home, dir, os.Getenv)
+	// A project's settings may come with the project: a link in it must
+	// not steer cordon's write (or --remove's) to a file elsewhere, such
+	// as the user's own settings. Checked first, as the reason that names
+	// the file to be written.
+	if scope == agentsetup.Project {
+		if real := resolved(path); !within(real, dir) {
+			return errorf(e, exitFail, "refusing to write %s: it leads to %s, outside the project %s", path, real, dir)
+		}
+	}
 
 	var c *agentsetup.Change
 	if o.remove {

@@ -218,4 +218,10 @@ func TestInitRefusesAProjectLinkLeadingOut(t *testing.T) {
 	require.Equal(t, exitFail, code, errs)
 	require.Contains(t, errs, "outside the project")
 	require.NoFileExists(t, filepath.Join(outDir, "hooks.json"))
+
+	// --remove through a link must not take cordon's entry out of a file
+	// elsewhere (the user's own settings).
+	code, _, errs = runCLI(t, "", "init", "--remove", "claude-code", "--dir", project)
+	require.Equal(t, exitFail, code, errs)
+	require.Contains(t, errs, "outside the project")
 }
