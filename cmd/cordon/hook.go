@@ -42,7 +42,7 @@ agent's protocol, tools and settings: docs/agents.md.
 type hookOpts struct {
 	df                                   decideFlags
 	sandboxBash, allowSandboxed, noAudit bool
-	auditPath            string
+	auditPath                            string
 }
 
 const hookHelp = `A Claude Code hook. Claude Code runs it before each tool call with a JSON
