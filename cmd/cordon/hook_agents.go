@@ -45,7 +45,7 @@ var hookAgents = []hookAgent{
   {"hooks": {"BeforeTool": [{"matcher": "run_shell_command|read_file|write_file|replace|list_directory|glob|grep_search|read_many_files",
      "hooks": [{"type": "command", "command": "cordon hook gemini --sandbox-bash", "timeout": 60000}]}]}}`},
 	{name: "copilot", tools: permission.ToolsCopilot, projectEnv: "COPILOT_PROJECT_DIR", rewrites: true, parse: copilot.Parse, answer: copilot.Answer,
-		example: `.github/hooks/cordon.json:
+		example: `~/.copilot/hooks/cordon.json (repository hooks do not load in 'copilot -p' by default):
   {"version": 1, "hooks": {"preToolUse": [{"type": "command", "matcher": "bash|view|create|edit|str_replace_editor|glob|grep",
      "bash": "cordon hook copilot --sandbox-bash", "timeoutSec": 60}]}}`},
 	{name: "cursor", tools: permission.ToolsCursor, parse: cursor.Parse, answer: cursor.Answer,

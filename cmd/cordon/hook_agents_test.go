@@ -49,11 +49,11 @@ func geminiPayload(cwd, tool string, input any) string {
 	return string(b)
 }
 
-// copilotPayload is the camelCase format, toolArgs a JSON string as the
-// CLI has sent it.
+// copilotPayload is the camelCase format as Copilot CLI 1.0.102 sends it
+// (seen: toolArgs an object; older versions sent a JSON string, which
+// the parser's own test covers).
 func copilotPayload(cwd, tool string, input any) string {
-	args, _ := json.Marshal(input)
-	b, _ := json.Marshal(map[string]any{"sessionId": "s1", "timestamp": 1764648000000, "cwd": cwd, "toolName": tool, "toolArgs": string(args)})
+	b, _ := json.Marshal(map[string]any{"sessionId": "5e9286e7-350f-44ef-8ef9-78bae317dc50", "timestamp": 1796186863181, "cwd": cwd, "toolName": tool, "toolArgs": input})
 	return string(b)
 }
 
