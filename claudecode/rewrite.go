@@ -34,21 +34,30 @@ func (rw *Rewrite) input(input json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(fields["command"], &command); err != nil {
 		return nil, fmt.Errorf("tool_input.command is not a string: %w", err)
 	}
+	wrapped, err := rw.Wrap(command)
+	if err != nil {
+		return nil, err
+	}
+	if fields["command"], err = marshalPlain(wrapped); err != nil {
+		return nil, err
+	}
+	return marshalPlain(fields)
+}
+
+// Wrap is command rewritten to run inside 'cordon run', for any agent
+// whose hooks may rewrite a shell call.
+func (rw *Rewrite) Wrap(command string) (string, error) {
 	exe := rw.Exe
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find the cordon executable: %w", err)
+			return "", fmt.Errorf("find the cordon executable: %w", err)
 		}
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
 	}
-	var err error
-	if fields["command"], err = marshalPlain(rw.command(exe, command)); err != nil {
-		return nil, err
-	}
-	return marshalPlain(fields)
+	return rw.command(exe, command), nil
 }
 
 // command is the shell command that runs command under cordon. The

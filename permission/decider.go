@@ -28,6 +28,14 @@ type Config struct {
 	// which a hook inherits from the agent. Without an absolute HOME such
 	// a path is refused.
 	Home string
+	// Tools is the agent whose tool names and path spellings requests
+	// use; the zero value is cordon's own names and Claude Code's.
+	Tools ToolSet
+	// ShellSandboxed says every shell command this decider allows runs
+	// inside cordon's sandbox (the hook rewrites it into 'cordon run'):
+	// a command no earlier rule denies is then allowed (bash.sandboxed)
+	// rather than asked about.
+	ShellSandboxed bool
 	// Policy is the filesystem policy the agent's sandbox is launched
 	// with. File tools run outside that sandbox, so the decider never
 	// allows what it denies (docs/design.md §5). Nil means what
@@ -50,6 +58,9 @@ type Decider struct {
 	kernel *policy.Canonical
 	denied []string // the kernel's denied roots, for tools that descend
 	strict []string // its denied and read-only roots, for case variants
+	tools  map[string]tool
+	// sandboxed: shell commands run inside the sandbox (Config.ShellSandboxed).
+	sandboxed bool
 }
 
 // New resolves the workspace, the agents root and the launched policy
@@ -59,7 +70,11 @@ func New(cfg Config) (*Decider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new decider: %w", err)
 	}
-	d := &Decider{scope: scope, cwd: scope.Dir(), home: cfg.Home}
+	d := &Decider{scope: scope, cwd: scope.Dir(), home: cfg.Home, sandboxed: cfg.ShellSandboxed}
+	var ok bool
+	if d.tools, ok = toolSets[cfg.Tools]; !ok {
+		return nil, fmt.Errorf("new decider: unknown tool set %q", cfg.Tools)
+	}
 	if d.home == "" {
 		d.home = os.Getenv("HOME")
 	}
@@ -176,7 +191,7 @@ func (d *Decider) Evaluate(req Request) (Decision, *Call) {
 // kernel's view allows there.
 func (d *Decider) prepare(req Request) *subject {
 	s := &subject{req: req}
-	s.tool, s.known = tools[req.Name]
+	s.tool, s.known = d.tools[req.Name]
 	if !s.known {
 		return s
 	}

@@ -225,7 +225,7 @@ func TestDecisionJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"tool_use_id":"t","action":"ASK","rule_id":"bash.requires_approval","reason":"r"}`, string(b))
 	require.Equal(t, []string{RuleCrossAgent, RuleInvalidArguments, RuleOutsideWorkspace, RuleProtectedPath, RulePolicyDenied,
-		RuleHardDeny, RuleReadAllow, RuleWriteApproval, RuleBashApproval, RuleDefaultDeny}, Rules())
+		RuleHardDeny, RuleReadAllow, RuleWriteApproval, RuleBashSandboxed, RuleBashApproval, RuleDefaultDeny}, Rules())
 }
 
 // Files that tools run later outside the sandbox are refused to the file

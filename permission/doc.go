@@ -26,6 +26,7 @@
 //	bash.hard_deny               DENY  sudo, rm -rf, mkfs, dd/redirect onto a device, shutdown, unparsable
 //	path.read_allow              ALLOW read_file, glob (and Read, Glob, Grep, LS)
 //	path.write_requires_approval ASK   write_file, edit_file (and Write, Edit, MultiEdit, NotebookEdit)
+//	bash.sandboxed               ALLOW any other shell command, when it runs inside cordon's sandbox (Config.ShellSandboxed)
 //	bash.requires_approval       ASK   any other bash command (Bash, and Claude Code's Monitor)
 //	default.deny                 DENY  everything else, such as unknown or MCP tools
 //

@@ -96,6 +96,7 @@ func ExampleRules() {
 	// bash.hard_deny
 	// path.read_allow
 	// path.write_requires_approval
+	// bash.sandboxed
 	// bash.requires_approval
 	// default.deny
 }

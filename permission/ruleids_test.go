@@ -41,6 +41,8 @@ func TestRuleIDs(t *testing.T) {
 	home, d := homeFixture(t)
 	agents, err := New(Config{Workspace: home + "/agents/me", AgentsRoot: home + "/agents", Agent: "me"})
 	require.NoError(t, err)
+	sandboxed, err := New(Config{Workspace: home, ShellSandboxed: true})
+	require.NoError(t, err)
 	tests := []struct {
 		rule   string
 		action Action
@@ -76,6 +78,9 @@ func TestRuleIDs(t *testing.T) {
 		{RuleReadAllow, Allow, "grep of a tree without denied roots", d, req("Grep", map[string]string{"pattern": "x", "path": home + "/src"})},
 		{RuleWriteApproval, Ask, "write inside", d, req("Write", map[string]string{"file_path": home + "/src/new.go", "content": "x"})},
 		{RuleBashApproval, Ask, "other commands", d, req("Bash", map[string]string{"command": "cat ~/.ssh/id_ed25519"})},
+		{RuleBashSandboxed, Allow, "a command run inside the sandbox", sandboxed, req("Bash", map[string]string{"command": "make test"})},
+		{RuleHardDeny, Deny, "sudo, sandboxed or not", sandboxed, req("Bash", map[string]string{"command": "sudo id"})},
+		{RuleProtectedPath, Deny, "a write to a git hook, sandboxed or not", sandboxed, req("Write", map[string]string{"file_path": home + "/.git/hooks/pre-commit", "content": "x"})},
 		{RuleDefaultDeny, Deny, "unknown tool", d, req("WebFetch", map[string]string{"url": "x"})},
 		{RuleDefaultDeny, Deny, "MCP tool", d, req("mcp__x__y", map[string]string{})},
 	}

@@ -94,6 +94,12 @@ var rules = []rule{
 		}
 		return fmt.Sprintf("%s: %q is inside the workspace; changing a file needs approval", s.req.Name, s.target), true
 	}},
+	{RuleBashSandboxed, Allow, func(d *Decider, s *subject) (string, bool) {
+		if !d.sandboxed || s.call == nil || s.tool.core != ToolBash {
+			return "", false
+		}
+		return fmt.Sprintf("%s: `%s` runs inside cordon's sandbox, which confines what it can read and write", s.req.Name, short(s.call.Command)), true
+	}},
 	{RuleBashApproval, Ask, func(d *Decider, s *subject) (string, bool) {
 		if s.call == nil || s.tool.core != ToolBash {
 			return "", false

@@ -28,6 +28,23 @@ const (
 	// as Claude Code does, and leaves "~user" to the scope, which refuses
 	// it (Claude Code would open a file named "~user" in the cwd).
 	spellClaudeCode
+	// spellAbsolute: an agent whose file tools take absolute paths only
+	// (GitHub Copilot CLI, Cursor's hooks). Anything else, a "~" included,
+	// is refused, and so is white space at either end, since cordon
+	// cannot be sure the agent keeps it.
+	spellAbsolute
+	// spellGemini: Gemini CLI's file tools. The path is not trimmed (white
+	// space at either end is refused all the same), "~" is not expanded
+	// (the scope refuses it), a relative path is taken from the project
+	// directory (the payload's cwd), a leading "@" is stripped when the
+	// file it names does not exist and the path is URI-decoded before it
+	// is resolved: both are refused, as cordon would otherwise decide on
+	// another file than Gemini opens.
+	spellGemini
+	// spellRelaxed: a path from a patch (Codex's apply_patch): relative to
+	// the cwd, "~" not expanded (the scope refuses it), white space at
+	// either end refused.
+	spellRelaxed
 )
 
 // open returns the path the agent opens for p, the key's value, or why
@@ -42,10 +59,32 @@ func (sp spelling) open(name, key, p, home string) (string, error) {
 	first, _ := utf8.DecodeRuneInString(p)
 	last, _ := utf8.DecodeLastRuneInString(p)
 	for _, r := range []rune{first, last} {
-		if edgeBlank(r) {
+		if !edgeBlank(r) {
+			continue
+		}
+		if sp == spellClaudeCode {
 			return "", fmt.Errorf("%s: %q %q begins or ends with %U, which Claude Code trims before it opens the path (it would open %q): give the path without it",
 				name, key, p, r, strings.TrimFunc(p, edgeBlank))
 		}
+		return "", fmt.Errorf("%s: %q %q begins or ends with %U: a path with white space at either end is refused, as cordon cannot be sure the agent keeps it: give the path without it",
+			name, key, p, r)
+	}
+	switch sp {
+	case spellAbsolute:
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("%s: %q %q is not an absolute path, which this agent's tool requires: give the absolute path", name, key, p)
+		}
+		return p, nil
+	case spellGemini:
+		if strings.HasPrefix(p, "@") {
+			return "", fmt.Errorf("%s: %q %q begins with \"@\", which Gemini CLI strips when no file has that name: give the path without it", name, key, p)
+		}
+		if strings.Contains(p, "%") {
+			return "", fmt.Errorf("%s: %q %q has \"%%\", and Gemini CLI URI-decodes a path before it opens it (%%2e%%2e is \"..\"): give the path without it", name, key, p)
+		}
+		return p, nil
+	case spellRelaxed:
+		return p, nil
 	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if !filepath.IsAbs(home) {

@@ -58,3 +58,54 @@ func TestClaudeCodeSpelling(t *testing.T) {
 		require.Equal(t, c.in, exact, "cordon's own tools read the path as given")
 	}
 }
+
+// The other agents' spellings: Copilot and Cursor take absolute paths
+// only; Gemini neither trims nor expands, strips a leading "@" and
+// URI-decodes; a Codex patch path is taken as written. Each refuses what
+// the agent would open otherwise, "~" is left for the scope to refuse.
+func TestOtherAgentsSpellings(t *testing.T) {
+	for _, c := range []struct {
+		sp       spelling
+		in, out  string
+		errMatch string
+	}{
+		{sp: spellAbsolute, in: "/w/a", out: "/w/a"},
+		{sp: spellAbsolute, in: "a", errMatch: "not an absolute path"},
+		{sp: spellAbsolute, in: "~/.ssh/id", errMatch: "not an absolute path"},
+		{sp: spellAbsolute, in: " /w/.ssh", errMatch: "U+0020"},
+		{sp: spellAbsolute, in: "/w/.ssh\u00a0", errMatch: "U+00A0"},
+		{sp: spellGemini, in: "src/a", out: "src/a"},
+		{sp: spellGemini, in: "~/.ssh/id", out: "~/.ssh/id"},
+		{sp: spellGemini, in: " ~/.ssh/id", errMatch: "U+0020"},
+		{sp: spellGemini, in: "@.ssh/id", errMatch: `"@"`},
+		{sp: spellGemini, in: "src/%2e%2e/.ssh", errMatch: "URI-decodes"},
+		{sp: spellGemini, in: "a\x00b", errMatch: "U+0000"},
+		{sp: spellRelaxed, in: "~/x", out: "~/x"},
+		{sp: spellRelaxed, in: " x", errMatch: "U+0020"},
+	} {
+		got, err := c.sp.open("t", "path", c.in, "/h")
+		if c.errMatch != "" {
+			require.ErrorContains(t, err, c.errMatch, "%q", c.in)
+			continue
+		}
+		require.NoError(t, err, "%q", c.in)
+		require.Equal(t, c.out, got, "%q", c.in)
+	}
+	// A decider with each agent's set refuses "~" (not expanded) and
+	// never reads a name of another set.
+	home, _ := homeFixture(t)
+	for set, r := range map[ToolSet]Request{
+		ToolsGemini:  req("read_file", map[string]string{"file_path": "~/.ssh/id_ed25519"}),
+		ToolsCopilot: req("view", map[string]string{"path": "~/.ssh/id_ed25519"}),
+		ToolsCursor:  req("read_file", map[string]string{"file_path": "~/.ssh/id_ed25519"}),
+	} {
+		d, err := New(Config{Workspace: home, Tools: set})
+		require.NoError(t, err)
+		got := d.Decide(r)
+		require.Equal(t, Deny, got.Action, "%s: %s", set, got.Reason)
+		got = d.Decide(req("Read", map[string]string{"file_path": home + "/src/main.go"}))
+		require.Equal(t, RuleDefaultDeny, got.RuleID, "%s knows Claude Code's Read", set)
+	}
+	_, err := New(Config{Workspace: home, Tools: "vim"})
+	require.ErrorContains(t, err, "unknown tool set")
+}

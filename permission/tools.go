@@ -32,6 +32,76 @@ type tool struct {
 	walk bool
 }
 
+// ToolSet names whose tool names a decider reads: each agent names its
+// tools, and spells their paths, its own way (docs/agents.md). The zero
+// value is cordon's core names with Claude Code's.
+type ToolSet string
+
+// The tool sets.
+const (
+	ToolsClaudeCode ToolSet = ""
+	ToolsCodex      ToolSet = "codex"
+	ToolsGemini     ToolSet = "gemini"
+	ToolsCopilot    ToolSet = "copilot"
+	ToolsCursor     ToolSet = "cursor"
+)
+
+// toolSets are the rows of each agent's tools. Every set but Claude
+// Code's holds only that agent's names, so a name cordon's runner or
+// another agent uses (read_file, bash) is never read with the wrong
+// fields or the wrong spelling.
+var toolSets = map[ToolSet]map[string]tool{
+	ToolsClaudeCode: tools,
+	// Codex CLI: its shell tools reach hooks as Bash with
+	// {"command": ...}; apply_patch's paths are decided by the adapter
+	// (agents/codex), which turns each into an edit_file row below.
+	ToolsCodex: {
+		"Bash":             {core: ToolBash},
+		"apply_patch_file": {core: ToolEditFile, pathKey: "path", spell: spellRelaxed},
+	},
+	// Gemini CLI: paths relative to the project directory, never trimmed,
+	// "~" not expanded (the scope refuses it), and a leading "@" or a
+	// %-escape refused (Gemini strips the one and URI-decodes the other).
+	ToolsGemini: {
+		"run_shell_command": {core: ToolBash},
+		"read_file":         {core: ToolReadFile, pathKey: "file_path", spell: spellGemini},
+		"write_file":        {core: ToolWriteFile, pathKey: "file_path", spell: spellGemini},
+		"replace":           {core: ToolEditFile, pathKey: "file_path", spell: spellGemini},
+		"list_directory":    {core: ToolReadFile, pathKey: "dir_path", recursive: true, spell: spellGemini},
+		"glob":              {core: ToolGlob, pathKey: "dir_path", optional: true, globKey: "pattern", recursive: true, spell: spellGemini, walk: true},
+		"grep_search":       {core: ToolGlob, pathKey: "dir_path", optional: true, recursive: true, spell: spellGemini},
+	},
+	// GitHub Copilot CLI: file tools take absolute paths only; glob and
+	// grep take "paths" (the adapter splits a list into one row each).
+	ToolsCopilot: {
+		"bash":               {core: ToolBash},
+		"view":               {core: ToolReadFile, pathKey: "path", recursive: true, spell: spellAbsolute},
+		"create":             {core: ToolWriteFile, pathKey: "path", spell: spellAbsolute},
+		"edit":               {core: ToolEditFile, pathKey: "path", spell: spellAbsolute},
+		"str_replace_editor": {core: ToolEditFile, pathKey: "path", spell: spellAbsolute},
+		"glob":               {core: ToolGlob, pathKey: "paths", optional: true, globKey: "pattern", recursive: true, spell: spellAbsolute, walk: true},
+		"grep":               {core: ToolGlob, pathKey: "paths", optional: true, recursive: true, spell: spellAbsolute},
+	},
+	// Cursor: beforeShellExecution and beforeReadFile, which the adapter
+	// turns into these rows.
+	ToolsCursor: {
+		"shell":     {core: ToolBash},
+		"read_file": {core: ToolReadFile, pathKey: "file_path", spell: spellAbsolute},
+	},
+}
+
+// Shell reports whether name is a tool of set that runs a shell command.
+func (set ToolSet) Shell(name string) bool {
+	t, ok := toolSets[set][name]
+	return ok && t.core == ToolBash
+}
+
+// Known reports whether set has a tool called name.
+func (set ToolSet) Known(name string) bool {
+	_, ok := toolSets[set][name]
+	return ok
+}
+
 // tools maps cordon's core names and Claude Code's names onto core tools.
 // Grep and LS are reads that descend (they enumerate what is below them).
 // Claude Code's Monitor runs a shell command as Bash does (its permission

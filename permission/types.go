@@ -28,6 +28,7 @@ const (
 	RuleHardDeny         = "bash.hard_deny"
 	RuleReadAllow        = "path.read_allow"
 	RuleWriteApproval    = "path.write_requires_approval"
+	RuleBashSandboxed    = "bash.sandboxed"
 	RuleBashApproval     = "bash.requires_approval"
 	RuleDefaultDeny      = "default.deny"
 )

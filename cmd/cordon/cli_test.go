@@ -36,6 +36,10 @@ var badValues = map[string]struct {
 	"verify":           {[]string{"--workers", "many"}, `cordon verify: --workers "many": want a number`},
 	"decide":           {[]string{"--workspace", ".", "x"}, `cordon decide: unexpected argument "x"`}, // its values are checked later (125): an extra argument instead
 	"hook claude-code": {[]string{"--sandbox-bash=maybe"}, `cordon hook claude-code: --sandbox-bash "maybe": want true or false`},
+	"hook codex":       {[]string{"--allow-sandboxed=maybe"}, `cordon hook codex: --allow-sandboxed "maybe": want true or false`},
+	"hook gemini":      {[]string{"--sandbox-bash=maybe"}, `cordon hook gemini: --sandbox-bash "maybe": want true or false`},
+	"hook copilot":     {[]string{"--no-audit=maybe"}, `cordon hook copilot: --no-audit "maybe": want true or false`},
+	"hook cursor":      {[]string{"--no-audit=maybe"}, `cordon hook cursor: --no-audit "maybe": want true or false`},
 	"audit verify":     {[]string{"a.jsonl", "b.jsonl"}, `cordon audit verify: unexpected argument "b.jsonl"`},
 	"audit key export": {[]string{"a.key", "b.key"}, `cordon audit key export: unexpected argument "b.key"`},
 	"audit forget":     {nil, `cordon audit forget: name the LOG`},

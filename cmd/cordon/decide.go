@@ -45,7 +45,7 @@ end, which it trims, is refused).
 Rules, first match wins: guard.cross_agent, request.invalid_arguments,
 path.outside_workspace, guard.protected_path, policy.denied,
 bash.hard_deny, path.read_allow, path.write_requires_approval,
-bash.requires_approval, default.deny.
+bash.sandboxed (with --allow-sandboxed), bash.requires_approval, default.deny.
 
 Examples:
   echo '{"tool_use_id":"1","name":"bash","arguments":{"command":"sudo make install"}}' \

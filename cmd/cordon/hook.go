@@ -15,17 +15,22 @@ import (
 
 var hookCommand = &command{
 	name: "hook", summary: "answer Claude Code's PreToolUse hook with cordon's decision",
-	help: `Answers an agent's hooks with cordon's decisions. One agent so far:
-claude-code (Claude Code's PreToolUse and PostToolUse hooks).
+	help: `Answers an agent's hooks with cordon's decisions: claude-code (Claude
+Code's PreToolUse and PostToolUse), codex (Codex CLI's PreToolUse and
+PostToolUse), gemini (Gemini CLI's BeforeTool and AfterTool), copilot
+(GitHub Copilot CLI's preToolUse and postToolUse) and cursor (Cursor's
+beforeShellExecution, beforeReadFile and beforeMCPExecution). Each
+agent's protocol, tools and settings: docs/agents.md.
 `,
 	subs: []*command{{
 		name: "hook claude-code", summary: "answer Claude Code's PreToolUse hook",
-		usage: "[--workspace DIR] [--allow-read P]...\n[--agents-root DIR --agent ID [--parent ID]]\n[--sandbox-bash] [--audit FILE | --no-audit]",
+		usage: "[--workspace DIR] [--allow-read P]...\n[--agents-root DIR --agent ID [--parent ID]]\n[--sandbox-bash [--allow-sandboxed]] [--audit FILE | --no-audit]",
 		help:  hookHelp,
 		setup: func(fs *flag.FlagSet) action {
 			o := &hookOpts{}
 			o.df.register(fs, "the agent's workspace `DIR` (default: $CLAUDE_PROJECT_DIR, else the payload's cwd); relative paths are taken from the payload's cwd, as Claude Code's tools take them")
 			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
+			fs.BoolVar(&o.allowSandboxed, "allow-sandboxed", false, "with --sandbox-bash, allow a Bash command no rule denies (bash.sandboxed) instead of asking; needed headless ('claude -p' denies an ask)")
 			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE`, in a directory that exists (default: cordon's own, 'cordon audit path')")
 			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
 			return o.run
@@ -35,9 +40,9 @@ claude-code (Claude Code's PreToolUse and PostToolUse hooks).
 
 // hookOpts are hook claude-code's flags.
 type hookOpts struct {
-	df                   decideFlags
-	sandboxBash, noAudit bool
-	auditPath            string
+	df                                   decideFlags
+	sandboxBash, allowSandboxed, noAudit bool
+	auditPath                            string
 }
 
 const hookHelp = `A Claude Code hook. Claude Code runs it before each tool call with a JSON
@@ -67,7 +72,13 @@ itself and never follows a link at open time.
 
 With --sandbox-bash, a Bash call that is not denied comes back with its
 command rewritten to run inside 'cordon run --workspace DIR', so the kernel
-confines it; the decision (allow or ask) is unchanged.
+confines it; the decision (allow or ask) is unchanged. Add
+--allow-sandboxed to answer allow (rule bash.sandboxed) for such a call
+instead of ask, as Claude Code's own sandbox does for its Bash: driven
+headless ('claude -p'), Claude Code turns every ask into a denial. What
+you give up is the prompt: a sandboxed command still reads what the
+workspace policy lets it read and writes the workspace without asking;
+bash.hard_deny, protected paths and the path rules stay DENY.
 
 Every PreToolUse request and decision, and every PostToolUse result, is
 appended to a keyed, hash-chained audit log: by default cordon's own (see
@@ -111,7 +122,10 @@ Try it:
 const exitHookBlock = exitUsage
 
 func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
-	defer watchHook(e)()
+	defer watchHook(e, "claude-code")()
+	if o.allowSandboxed && !o.sandboxBash {
+		return hookFail(e, "--allow-sandboxed needs --sandbox-bash: a command is allowed because it runs inside the sandbox")
+	}
 	p, raw, err := claudecode.ReadPayload(e.stdin)
 	if err != nil {
 		return hookFail(e, "%v", err)
@@ -132,7 +146,7 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	}
 	switch p.HookEventName {
 	case claudecode.PreToolUse:
-		return hookPreToolUse(e, p, o.df, o.sandboxBash, log)
+		return hookPreToolUse(e, p, o.df, o.sandboxBash, o.sandboxBash && o.allowSandboxed, log)
 	case claudecode.PostToolUse:
 		if log != nil {
 			if err := log.Append(claudecode.PostToolUse, p.ToolUseID, json.RawMessage(raw)); err != nil {
@@ -150,7 +164,7 @@ func hookFail(e *env, format string, a ...any) int {
 	return errorf(e, exitHookBlock, format, a...)
 }
 
-func hookPreToolUse(e *env, p *claudecode.Payload, df decideFlags, sandboxBash bool, log *audit.Log) int {
+func hookPreToolUse(e *env, p *claudecode.Payload, df decideFlags, sandboxBash, allowSandboxed bool, log *audit.Log) int {
 	if p.ToolName == "" {
 		return hookFail(e, "PreToolUse payload has no tool_name")
 	}
@@ -168,6 +182,7 @@ func hookPreToolUse(e *env, p *claudecode.Payload, df decideFlags, sandboxBash b
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
+	cfg.ShellSandboxed = allowSandboxed
 	d, err := permission.New(cfg)
 	if err != nil {
 		return hookFail(e, "%v", err)
@@ -207,17 +222,17 @@ var exitProcess = os.Exit
 
 // watchHook starts the bound of one hook call ($CORDON_HOOK_TIMEOUT, else
 // hookTimeout) and returns what stops it.
-func watchHook(e *env) (stop func()) {
+func watchHook(e *env, agent string) (stop func()) {
 	d := hookTimeout
 	if v := os.Getenv("CORDON_HOOK_TIMEOUT"); v != "" {
 		if t, err := time.ParseDuration(v); err == nil && t > 0 {
 			d = t
 		} else {
-			fmt.Fprintf(e.stderr, "cordon hook claude-code: CORDON_HOOK_TIMEOUT=%s is not a positive duration like 10s; the bound is %v\n", v, d)
+			fmt.Fprintf(e.stderr, "cordon hook %s: CORDON_HOOK_TIMEOUT=%s is not a positive duration like 10s; the bound is %v\n", agent, v, d)
 		}
 	}
 	t := time.AfterFunc(d, func() {
-		fmt.Fprintf(e.stderr, "cordon hook claude-code: no decision within %v; blocking the call\n", d)
+		fmt.Fprintf(e.stderr, "cordon hook %s: no decision within %v; blocking the call\n", agent, d)
 		exitProcess(exitHookBlock)
 	})
 	return func() { t.Stop() }
