@@ -47,13 +47,14 @@ func walk(base, rest string) (string, error) {
 	resolved := base
 	links := 0
 	missing := false // once a component is missing, later ones cannot exist
+	// Only where a path begins (rest as given, or a link's target) does a
+	// leading "/" restart at the root; inside one, "a//b" and a target
+	// ending in "/" are empty components, as the kernel reads them.
+	if strings.HasPrefix(rest, "/") {
+		resolved = "/"
+	}
 	for rest != "" {
 		var c string
-		if strings.HasPrefix(rest, "/") {
-			resolved = "/"
-			rest = strings.TrimLeft(rest, "/")
-			continue
-		}
 		c, rest, _ = strings.Cut(rest, "/")
 		switch c {
 		case "", ".":
@@ -94,10 +95,13 @@ func walk(base, rest string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("resolve %q: %w", next, err)
 		}
+		if strings.HasPrefix(target, "/") {
+			resolved = "/" // an absolute target restarts at the root
+		}
 		if rest != "" {
 			target += "/" + rest
 		}
-		rest = target // absolute targets restart at "/" at the top of the loop
+		rest = target
 	}
 	return resolved, nil
 }
@@ -184,7 +188,7 @@ func (s *Scope) Resolve(p string) (resolved string, inside bool, err error) {
 		resolved, err = walk(s.dir, p)
 	case Within(s.dir, p) && s.dir != "/":
 		// The workspace prefix is already symlink-free; only walk below it.
-		resolved, err = walk(s.dir, strings.TrimPrefix(p[len(s.dir):], "/"))
+		resolved, err = walk(s.dir, strings.TrimLeft(p[len(s.dir):], "/"))
 	default:
 		resolved, err = walk("/", p)
 	}

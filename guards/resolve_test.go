@@ -22,6 +22,9 @@ func workspace(t *testing.T) (ws, outside string) {
 	require.NoError(t, os.Symlink("src", filepath.Join(ws, "link-in")))
 	require.NoError(t, os.Symlink(filepath.Join(outside, "new"), filepath.Join(ws, "dangling")))
 	require.NoError(t, os.Symlink("loop", filepath.Join(ws, "loop")))
+	// A link whose target ends in "/": the rest is joined after it.
+	require.NoError(t, os.Symlink(outside+"/", filepath.Join(ws, "link-out-slash")))
+	require.NoError(t, os.Symlink("src/", filepath.Join(ws, "link-in-slash")))
 	return ws, outside
 }
 
@@ -47,6 +50,13 @@ func TestScopeResolve(t *testing.T) {
 		{"dotdot after link", "link-out/../ws/src", filepath.Dir(outside) + "/ws/src", true},
 		{"dotdot after link escapes", "link-in/../../outside", outside, false},
 		{"absolute through ws", ws + "/../outside", outside, false},
+		// A doubled slash is an empty component, never a restart at "/":
+		// "src//<ws>/x" is ws/src/<ws>/x to the kernel.
+		{"doubled slash", "src//main.go", ws + "/src/main.go", true},
+		{"doubled slash before an absolute-looking rest", "link-out//" + ws[1:] + "/src", outside + "/" + ws[1:] + "/src", false},
+		{"absolute with a doubled slash", ws + "//link-out" + ws, outside + ws, false},
+		{"link target ending in a slash", "link-out-slash" + ws + "/src/main.go", outside + ws + "/src/main.go", false},
+		{"relative link target ending in a slash", "link-in-slash/main.go", ws + "/src/main.go", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
