@@ -50,6 +50,33 @@ func boundaryFdCases() []Case {
 					}
 				}
 			}},
+		Case{Name: "boundary-fd-owned-readonly-stdin", Class: Boundary, Backends: linuxOnly,
+			Summary: "a read-only key of the user's own on stdin (ssh-add - < key): change its mode and times through /proc/self/fd/0, no reopen needed, then write it",
+			Run: func(h *H) {
+				ws, p := h.ws()
+				key := h.WriteMode("outside/id.pem", h.Secret+"\n", 0o400)
+				before, err := os.Stat(key)
+				if err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				f, err := os.Open(key)
+				if err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				defer f.Close()
+				o := h.Launch(Launch{Policy: p, Dir: ws, Stdio: [3]*os.File{f},
+					Argv:      sandboxScript(`chmod 666 /proc/self/fd/0 2>/dev/null; touch -d 2001-01-01 /proc/self/fd/0 2>/dev/null; ( echo pwned >> /proc/self/fd/0 ) 2>/dev/null; cat > /dev/null`),
+					Refusable: "stdin is"})
+				after, err := os.Stat(key)
+				if err != nil {
+					h.Fatalf("stat %s: %v", key, err)
+				}
+				if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+					h.Errorf("the sandbox changed the host's file through its stdin: mode %v -> %v, mtime %v -> %v\n%s",
+						before.Mode(), after.Mode(), before.ModTime(), after.ModTime(), o)
+				}
+				h.Want("outside/id.pem", h.Secret+"\n")
+			}},
 		Case{Name: "boundary-fd-reopen-file-stdout", Class: Boundary, Backends: linuxOnly,
 			Summary: "stdout appended to a file in a denied directory (cordon run ... >> private/log): reopen /proc/self/fd/1 for reading and copy what the file held",
 			Run: func(h *H) {

@@ -223,4 +223,19 @@ func TestReopenableFile(t *testing.T) {
 	cmd.Stdin, cmd.Stdout, cmd.ExtraFiles = open(in), &out, []*os.File{open(in)}
 	require.NoError(t, cmd.Run(), out.String())
 	require.Equal(t, 2, strings.Count(out.String(), in), out.String())
+
+	// A read-only file of the user's own (a key, 0400) given on stdin: its
+	// owner may change its mode through the descriptor without reopening
+	// it, so it becomes a pipe too, and the host's file keeps its mode.
+	key := filepath.Join(outside, "id.pem")
+	require.NoError(t, os.WriteFile(key, []byte("KEY\n"), 0o400))
+	cmd = Command(workspacePolicy(t, ws), "sh", "-c", `chmod 666 /proc/self/fd/0; touch -d 2001-01-01 /proc/self/fd/0; cat`)
+	out.Reset()
+	cmd.Stdin, cmd.Stdout = open(key), &out
+	require.NoError(t, cmd.Run(), out.String())
+	require.Equal(t, "KEY\n", out.String())
+	fi, err := os.Stat(key)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o400), fi.Mode().Perm())
+	require.NotEqual(t, 2001, fi.ModTime().Year())
 }
