@@ -74,7 +74,18 @@ func addRule(rfd int, r LandlockRule) error {
 		}
 		defer unix.Close(fd)
 	}
-	attr := unix.LandlockPathBeneathAttr{Allowed_access: r.Access, Parent_fd: int32(fd)}
+	access := r.Access
+	// A rule on a file (a writable or read-only root that is a file)
+	// takes only the rights that apply to a file: the kernel refuses
+	// the directory ones (EINVAL).
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= llFileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH,
 		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	switch {
