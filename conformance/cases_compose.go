@@ -3,8 +3,12 @@ package conformance
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // agentScript is what agent a1 does in its directory: its work, then the
@@ -176,11 +180,15 @@ echo work > out2.txt && ok WORK`)
 // nestedWorkspace makes rel a workspace that holds every protected name,
 // so that its launch needs no mount stub (stubs have cases of their own).
 func nestedWorkspace(h *H, rel string) {
-	for _, n := range []string{".gitmodules", ".envrc", ".mcp.json", ".git"} {
-		h.Write(rel+"/"+n, "")
-	}
-	for _, n := range []string{".vscode", ".idea", ".claude", ".codex", ".gemini"} {
-		h.Mkdir(rel + "/" + n)
+	h.Write(rel+"/.git", "")
+	// Every name the preset protects at the top of a workspace, from the
+	// preset's own list, so a name added there needs no stub here either.
+	for _, n := range policy.AutoExecNames {
+		if strings.Contains(n[1:], ".") || slices.Contains([]string{".envrc", ".gitmodules", ".nvimrc", ".exrc"}, n) {
+			h.Write(rel+"/"+n, "")
+		} else {
+			h.Mkdir(rel + "/" + n)
+		}
 	}
 }
 
