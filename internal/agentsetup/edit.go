@@ -295,7 +295,7 @@ func Gates(a *Agent, path string) (gates []string, why string, err error) {
 				case m.key != a.events[0]:
 					note(fmt.Sprintf("%q runs under %q, not %q: it gates no tool", cmd, m.key, a.events[0]))
 				case mt != nil && (mt.kind != '"' || mt.str != "" && mt.str != a.matcher):
-					note(fmt.Sprintf("%q has matcher %s, not %q: tools outside it go ungated", cmd, c.Old[mt.start:mt.end], a.matcher))
+					note(fmt.Sprintf("%q has matcher %q, not %q: tools outside it go ungated", cmd, mt.text(), a.matcher))
 				case (a.shape == groups || a.commandKey == "bash") && h.get("type").text() != "command":
 					note(fmt.Sprintf("%q is not of \"type\": \"command\"", cmd))
 				default:
