@@ -271,3 +271,14 @@ func TestTOMLMultiLineQuotes(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, off)
 }
+
+func TestManagedHooksOnly(t *testing.T) {
+	cc, _ := Lookup("claude-code")
+	dir := t.TempDir()
+	managed := filepath.Join(dir, "managed-settings.json")
+	require.NoError(t, os.WriteFile(managed, []byte(`{"allowManagedHooksOnly": true}`), 0o644))
+	require.Contains(t, offIn(cc, managed), "allowManagedHooksOnly")
+	other := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(other, []byte(`{"allowManagedHooksOnly": true}`), 0o644))
+	require.Empty(t, offIn(cc, other), "only the managed file's setting counts")
+}

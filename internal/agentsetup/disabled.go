@@ -83,6 +83,10 @@ func offIn(a *Agent, path string) string {
 			if v := root.get("disableAllHooks"); v != nil && string(c.Old[v.start:v.end]) == "true" {
 				return path + ` sets "disableAllHooks": true`
 			}
+			// The machine's managed settings can allow their own hooks only.
+			if v := root.get("allowManagedHooksOnly"); v != nil && filepath.Base(path) == "managed-settings.json" && string(c.Old[v.start:v.end]) == "true" {
+				return path + ` sets "allowManagedHooksOnly": true`
+			}
 			return ""
 		}
 		hc := root.get("hooksConfig")
