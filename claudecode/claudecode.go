@@ -196,8 +196,13 @@ func belowProtectedName(p string) (top, name string) {
 	}
 	parts := strings.Split(p, "/")
 	for i, c := range parts {
-		if protected[c] && i > 0 {
-			top = strings.Join(parts[:i], "/")
+		j := i
+		if i > 1 && protected[parts[i-1]+"/"+c] {
+			// a name of two components (.github/hooks)
+			j, c = i-1, parts[i-1]+"/"+c
+		}
+		if protected[c] && j > 0 {
+			top = strings.Join(parts[:j], "/")
 			if top == "" {
 				top = "/"
 			}

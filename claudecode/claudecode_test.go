@@ -22,6 +22,7 @@ func fixture(t *testing.T) (ws string) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".github", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "main.go"), []byte("package main\n"), 0o644))
 	return ws
 }
@@ -85,6 +86,8 @@ func TestWorkspace(t *testing.T) {
 		{name: "a cwd inside .git is cut back", cwd: ws + "/.git/hooks", wantWS: ws, wantNote: "is inside .git, which is never a workspace"},
 		{name: "a project root inside .git is cut back", project: ws + "/.git", cwd: ws, wantWS: ws, wantNote: "CLAUDE_PROJECT_DIR " + ws + "/.git is inside .git"},
 		{name: "a cwd inside another protected name is refused", cwd: ws + "/.vscode", wantErr: "is inside .vscode, which is never a workspace"},
+		{name: "a cwd inside .github/hooks is refused", cwd: ws + "/.github/hooks", wantErr: "is inside .github/hooks, which is never a workspace"},
+		{name: "a cwd in .github is not", cwd: ws + "/.github", wantWS: ws + "/.github"},
 		{name: "the project root names the project then", project: ws, cwd: ws + "/.vscode", wantWS: ws},
 		{name: "a relative cwd is refused", cwd: "src", wantErr: `payload cwd "src" is not an absolute path`},
 		{name: "nothing names a workspace", wantErr: "no workspace: pass --workspace DIR"},

@@ -137,7 +137,7 @@ echo x > .codex/config.toml && ok CODEX; echo x > .gemini/settings.json && ok GE
 			}},
 	}
 	for _, n := range policy.AutoExecNames {
-		cs = append(cs, Case{Name: "autoexec-" + strings.TrimPrefix(n, "."), Class: 6,
+		cs = append(cs, Case{Name: "autoexec-" + strings.ReplaceAll(strings.TrimPrefix(n, "."), "/", "-"), Class: 6,
 			Summary: "create or fill " + n + " at the top of the workspace, as a file and as a directory",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -157,10 +157,10 @@ func (d *Decider) nestedConfig(s *subject) string {
 		dir := ws
 		for c := range strings.SplitSeq(rel, "/") {
 			dir += "/" + c
-			for _, n := range policy.NestedNames {
-				if c == n || caseInsensitive && strings.EqualFold(c, n) {
-					return dir
-				}
+			// The name may span the workspace's own last component
+			// (.github/hooks with the workspace at .github): still it.
+			if policy.NestedNameEnds(dir, caseInsensitive) != "" {
+				return dir
 			}
 		}
 	}

@@ -346,8 +346,16 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 	// Files of the work tree that installed hooks read and obey: protected
 	// where they exist (a mount point for a missing one would be an empty
 	// directory that confuses the tool inside the sandbox).
+	// At the top of the root, with a hook installed that may be a hook
+	// manager's (pre-commit's passes --skip-on-missing-config), a missing
+	// one is a stub: the user's next commit would run what a sandbox
+	// wrote there.
+	if g.buf == nil {
+		g.buf = make([]byte, 8<<10)
+	}
+	hooked := dir == g.root && hooksInstalled(dotgit, g.buf)
 	for _, n := range HookConfigNames {
-		if has(h, dir, n) {
+		if has(h, dir, n) || hooked && n != ".husky" {
 			g.roots = append(g.roots, filepath.Join(dir, n))
 		}
 	}
@@ -376,11 +384,23 @@ func (g *gitGuard) confPlace(dir string, conf uint32) {
 	}
 }
 
+// hooksInstalled reports whether the git directory at dotgit has a hook
+// in its hooks directory, or whether that cannot be told (then yes).
+func hooksInstalled(dotgit string, buf []byte) bool {
+	fi, err := os.Lstat(dotgit)
+	if err != nil || !fi.IsDir() {
+		return err == nil
+	}
+	names, err := hookNames(filepath.Join(dotgit, "hooks"), buf)
+	return len(names) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist)
+}
+
 // HookConfigNames are work tree files that common hook managers, once
 // installed in .git/hooks, read to decide what to run on the user's next
 // commit: pre-commit (a "local" hook is any command), lefthook, husky.
 var HookConfigNames = []string{
 	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	"lefthook.yaml", ".lefthook.yaml",
 	"lefthook-local.yml", ".lefthook-local.yml", ".husky",
 }
 

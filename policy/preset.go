@@ -31,6 +31,13 @@ var (
 		".gitmodules", ".envrc", ".mcp.json",
 		".vscode", ".idea", ".claude", ".codex", ".gemini",
 		".cursor", ".zed", ".helix", ".nvim.lua", ".nvimrc", ".exrc",
+		// GitHub Copilot CLI runs the hooks of .github/hooks/*.json
+		// from its working directory; a dev container's
+		// initializeCommand runs on the host; opencode and Continue
+		// start the MCP servers (and opencode the plugins) their
+		// project configuration names.
+		".github/hooks", ".devcontainer", "opencode.json", "opencode.jsonc",
+		".opencode", ".continue",
 	}
 	// ShellFiles are protected in HOME when a writable root contains it:
 	// what a shell, a login, the session bus or the desktop reads code or
@@ -493,4 +500,24 @@ func Agents(root, id, parent string) (FsSandboxPolicy, error) {
 		p.ReadonlyRoots = []string{filepath.Join(root, parent)}
 	}
 	return p, nil
+}
+
+// NestedNameEnds returns the one of NestedNames that path p ends with,
+// whole components ("" when none); with fold, case is ignored. Most are
+// one component, .github/hooks is two: matching a component alone would
+// miss it.
+func NestedNameEnds(p string, fold bool) string {
+	for _, n := range NestedNames {
+		if len(p) < len(n) {
+			continue
+		}
+		tail := p[len(p)-len(n):]
+		if tail != n && (!fold || !strings.EqualFold(tail, n)) {
+			continue
+		}
+		if len(p) == len(n) || p[len(p)-len(n)-1] == '/' {
+			return n
+		}
+	}
+	return ""
 }

@@ -146,6 +146,11 @@ func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 		if i, ok := nestedIndex[d.name]; ok && !isRoot && !testhook.NoNestedConfigs {
 			rec.Conf |= 1 << i
 		}
+		// The one nested name of two components: asked only of a
+		// directory holding .github.
+		if d.name == ".github" && !isRoot && !testhook.NoNestedConfigs && exists(dir+"/.github/hooks") {
+			rec.Conf |= 1 << nestedIndex[".github/hooks"]
+		}
 	}
 	if !isRoot {
 		if pl, ok := shape(dir, ents); ok {

@@ -40,7 +40,7 @@ var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means, or how it is written,
 // does.
-const scanVersion = 7
+const scanVersion = 8
 
 type scanRecord struct {
 	V      int        `json:"v"`

@@ -186,8 +186,21 @@ func checkHooks(exe, dir, home string) []finding {
 				continue
 			}
 			installed = true
+			// Only an entry that gates the agent's tools counts: one under
+			// another event, with a narrower matcher or with words added
+			// ("; exit 0") runs cordon and decides nothing.
+			gates, why, err := agentsetup.Gates(a, path)
+			if err != nil {
+				out = append(out, finding{check, "fail", err.Error(), "fix the file by hand, then " + fix})
+				continue
+			}
+			if len(gates) == 0 {
+				out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) mentions cordon's hook but gates nothing: %s", path, scope, why),
+					"remove that entry, then " + fix})
+				continue
+			}
 			var stale []string
-			for _, c := range cmds {
+			for _, c := range gates {
 				bin, _, _ := agentsetup.CordonHook(c)
 				if real, err := filepath.EvalSymlinks(bin); err == nil {
 					bin = real
@@ -199,6 +212,13 @@ func checkHooks(exe, dir, home string) []finding {
 			if len(stale) > 0 {
 				out = append(out, finding{check, "fail",
 					fmt.Sprintf("%s (%s): the hook runs %s, not this cordon (%s)", path, scope, stale[0], exe), fix})
+				continue
+			}
+			// Every layer the agent reads: a project's local file, or the
+			// user's, switches off the hooks of all the others.
+			if why := agentsetup.HooksOff(a, home, dir, os.Getenv); why != "" {
+				out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: the agent runs no hook", path, scope, why),
+					"remove that setting, then " + fix})
 				continue
 			}
 			if why := agentsetup.Disabled(a, path); why != "" {

@@ -135,3 +135,95 @@ func TestDoctorHookTurnedOff(t *testing.T) {
 	require.Equal(t, "fail", f.Status)
 	require.Contains(t, f.Detail, cfg+" turns hooks off")
 }
+
+// An entry that runs cordon but gates nothing is no "ok": under another
+// event, with a matcher no tool has, with words added after it.
+func TestDoctorHookThatGatesNothing(t *testing.T) {
+	_, project, exe := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "claude-code", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	path := filepath.Join(project, ".claude", "settings.json")
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "ok", by["hook claude-code"].Status, by["hook claude-code"])
+
+	const m = "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS"
+	for name, settings := range map[string]string{
+		"other event":   `{"hooks":{"SessionEnd":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"` + exe + ` hook claude-code"}]}]}}`,
+		"post only":     `{"hooks":{"PostToolUse":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"` + exe + ` hook claude-code"}]}]}}`,
+		"matcher":       `{"hooks":{"PreToolUse":[{"matcher":"NoSuchTool","hooks":[{"type":"command","command":"` + exe + ` hook claude-code"}]}]}}`,
+		"narrower":      `{"hooks":{"PreToolUse":[{"matcher":"Read","hooks":[{"type":"command","command":"` + exe + ` hook claude-code"}]}]}}`,
+		"exit 0":        `{"hooks":{"PreToolUse":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"` + exe + ` hook claude-code --allow-sandboxed >/dev/null 2>&1; exit 0"}]}]}}`,
+		"unknown flag":  `{"hooks":{"PreToolUse":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"` + exe + ` hook claude-code --no-such"}]}]}}`,
+		"other agent":   `{"hooks":{"PreToolUse":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"` + exe + ` hook gemini"}]}]}}`,
+		"relative":      `{"hooks":{"PreToolUse":[{"matcher":"` + m + `","hooks":[{"type":"command","command":"cordon hook claude-code"}]}]}}`,
+		"not a command": `{"hooks":{"PreToolUse":[{"matcher":"` + m + `","hooks":[{"type":"prompt","command":"` + exe + ` hook claude-code"}]}]}}`,
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(settings), 0o644))
+		_, by, _ := doctor(t, project)
+		f := by["hook claude-code"]
+		require.Equal(t, "fail", f.Status, "%s: %+v", name, f)
+		require.Contains(t, f.Fix, "cordon init claude-code", name)
+	}
+	// A matcher left out covers every tool.
+	require.NoError(t, os.WriteFile(path, []byte(`{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"`+exe+` hook claude-code --sandbox-bash"}]}]}}`), 0o644))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["hook claude-code"].Status, by["hook claude-code"])
+	require.NoError(t, os.WriteFile(path, good, 0o644))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["hook claude-code"].Status, by["hook claude-code"])
+}
+
+// A layer the hook is not in switches hooks off for all: doctor looks at
+// each, and init warns.
+func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "claude-code", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	off := []byte(`{"disableAllHooks": true}`)
+	for _, layer := range []string{filepath.Join(project, ".claude", "settings.local.json"), filepath.Join(home, ".claude", "settings.json")} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(layer), 0o755))
+		require.NoError(t, os.WriteFile(layer, off, 0o644))
+		_, by, _ := doctor(t, project)
+		f := by["hook claude-code"]
+		require.Equal(t, "fail", f.Status, "%s: %+v", layer, f)
+		require.Contains(t, f.Detail, layer)
+		code, _, errs := runCLI(t, "", "init", "claude-code", "--dir", project, "--allow-sandboxed")
+		require.Equal(t, exitOK, code, errs)
+		require.Contains(t, errs, layer+` sets "disableAllHooks": true`)
+		require.NoError(t, os.Remove(layer))
+	}
+
+	code, _, errs = runCLI(t, "", "init", "codex", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
+	user := filepath.Join(home, ".codex", "config.toml")
+	proj := filepath.Join(project, ".codex", "config.toml")
+	for _, layer := range []string{proj, user} {
+		for _, toml := range []string{
+			"features = { hooks = false }\n",
+			"[\"features\"]\nhooks = false\n",
+			"[features]\n'hooks' = false\n",
+			"features . hooks = false\n",
+			"[ features ]\n\"\\u0068ooks\" = false # off\n",
+			"model = \"o3\"\n[features]\nhooks = false\n",
+			"x = [\n 1,\n]\nfeatures = { web = true, hooks = false }\n",
+			"x = \"\"\"\n[features]\n\"\"\"\nfeatures = [\n", // unreadable: no "ok"
+		} {
+			require.NoError(t, os.MkdirAll(filepath.Dir(layer), 0o755))
+			require.NoError(t, os.WriteFile(layer, []byte(toml), 0o644))
+			_, by, _ := doctor(t, project)
+			f := by["hook codex"]
+			require.Equal(t, "fail", f.Status, "%s %q: %+v", layer, toml, f)
+			require.Contains(t, f.Detail, layer)
+		}
+		for _, toml := range []string{"[features]\nhooks = true\n[other]\nhooks = false\n", "other = { hooks = false }\n[a.features]\nhooks = false\n"} {
+			require.NoError(t, os.WriteFile(layer, []byte(toml), 0o644))
+			_, by, _ := doctor(t, project)
+			require.Equal(t, "ok", by["hook codex"].Status, "%q: %+v", toml, by["hook codex"])
+		}
+		require.NoError(t, os.Remove(layer))
+	}
+}

@@ -172,6 +172,11 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	for _, m := range c.Mixed {
 		errorf(e, 0, "note: %s holds %q in an entry with other hooks; cordon leaves that entry alone", path, m)
 	}
+	// Another settings layer (a project's local file, the user's) can
+	// switch off every hook, cordon's too.
+	if why := agentsetup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
+		errorf(e, 0, "warning: %s: %s runs no hook, cordon's neither, until that is removed", why, a.Title)
+	}
 	if !c.Changed() {
 		if o.remove {
 			fmt.Fprintf(e.stdout, "%s: no cordon entry; nothing to remove\n", path)

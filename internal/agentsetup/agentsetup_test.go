@@ -213,3 +213,72 @@ func TestDisabled(t *testing.T) {
 	write("x/config.toml", "[features]\nhooks = true\n[other]\nhooks = false\n")
 	require.Empty(t, Disabled(cx, hooks))
 }
+
+func TestTOMLFalse(t *testing.T) {
+	want := []string{"features", "hooks"}
+	for _, src := range []string{
+		"features = { hooks = false }\n",
+		"[\"features\"]\nhooks = false\n",
+		"[features]\n'hooks' = false\n",
+		"features . hooks = false\n",
+		"features.\"hooks\"=false",
+		"[ 'features' ] # t\r\nhooks = false\r\n",
+		"[features]\n\"\\u0068ooks\" = false\n",
+		"a = '''x\n[b]'''\nfeatures = { web = { x = 1 }, hooks = false }\n",
+		"args = [\n  \"x\", # c\n  { hooks = false },\n]\n[features]\nhooks = false\n",
+	} {
+		off, err := tomlFalse(src, want)
+		require.NoError(t, err, "%q", src)
+		require.True(t, off, "%q", src)
+	}
+	for _, src := range []string{
+		"[features]\nhooks = true\n",
+		"[other]\nhooks = false\n",
+		"[a.features]\nhooks = false\n",
+		"x = { features = { hooks = false } }\n",
+		"args = [ { features = { hooks = false } } ]\n",
+		"s = \"features.hooks = false\"\n",
+		"m = \"\"\"\n[features]\nhooks = false\n\"\"\"\n",
+	} {
+		off, err := tomlFalse(src, want)
+		require.NoError(t, err, "%q", src)
+		require.False(t, off, "%q", src)
+	}
+	for _, src := range []string{"features = [\n", "[features\nhooks = false\n", "a = \"x\nb\"\n", "k = \"\\q\"\n", "= false\n"} {
+		_, err := tomlFalse(src, want)
+		require.Error(t, err, "%q", src)
+	}
+}
+
+func TestExact(t *testing.T) {
+	for _, h := range []Hook{{Cordon: "/usr/bin/cordon"}, {Cordon: "/o p/cordon", SandboxBash: true, AllowSandboxed: true, Audit: "/a b/log"}} {
+		got, ok := Exact(h.Command("codex"), "codex")
+		require.True(t, ok, h.Command("codex"))
+		require.Equal(t, h, got)
+	}
+	for _, c := range []string{
+		"/usr/bin/cordon hook codex; exit 0", "/usr/bin/cordon hook codex || true", "/usr/bin/cordon hook codex >/dev/null",
+		"/usr/bin/cordon hook codex --x", "/usr/bin/cordon hook gemini", "cordon hook codex", "/usr/bin/cordon  hook codex",
+		"/usr/bin/cordon hook codex --audit", "/usr/bin/cordon hook codex\nexit 0",
+	} {
+		_, ok := Exact(c, "codex")
+		require.False(t, ok, c)
+	}
+}
+
+func TestTOMLMultiLineQuotes(t *testing.T) {
+	off, err := tomlFalse("a = \"\"\"x\"\"\"\"\"\n[features]\nhooks = false\n", []string{"features", "hooks"})
+	require.NoError(t, err)
+	require.True(t, off)
+}
+
+func TestManagedHooksOnly(t *testing.T) {
+	cc, _ := Lookup("claude-code")
+	dir := t.TempDir()
+	managed := filepath.Join(dir, "managed-settings.json")
+	require.NoError(t, os.WriteFile(managed, []byte(`{"allowManagedHooksOnly": true}`), 0o644))
+	require.Contains(t, offIn(cc, managed), "allowManagedHooksOnly")
+	other := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(other, []byte(`{"allowManagedHooksOnly": true}`), 0o644))
+	require.Empty(t, offIn(cc, other), "only the managed file's setting counts")
+}

@@ -98,3 +98,32 @@ func shellWords(s string, n int) []string {
 	}
 	return words
 }
+
+// Exact parses command when it is exactly a line 'cordon init' writes for
+// agent: an absolute cordon, "hook AGENT", known flags only, quoted as
+// Hook.Command quotes them. Anything more (a "; exit 0", a redirection,
+// another flag) is not a gate doctor can vouch for.
+func Exact(command, agent string) (Hook, bool) {
+	words := shellWords(command, 16)
+	if len(words) < 3 || !filepath.IsAbs(words[0]) || filepath.Base(words[0]) != "cordon" || words[1] != "hook" || words[2] != agent {
+		return Hook{}, false
+	}
+	h := Hook{Cordon: words[0]}
+	for i := 3; i < len(words); i++ {
+		switch words[i] {
+		case "--sandbox-bash":
+			h.SandboxBash = true
+		case "--allow-sandboxed":
+			h.AllowSandboxed = true
+		case "--audit":
+			if i+1 >= len(words) || words[i+1] == "" {
+				return Hook{}, false
+			}
+			h.Audit = words[i+1]
+			i++
+		default:
+			return Hook{}, false
+		}
+	}
+	return h, h.Command(agent) == command
+}

@@ -258,6 +258,75 @@ func Commands(a *Agent, path string) ([]string, error) {
 	return out, nil
 }
 
+// Gates lists the 'cordon hook' command lines in the agent's file at path
+// that gate the agent's tools: in an entry of the pre-tool event, whose
+// matcher covers the tools 'cordon init' names (or is absent: every
+// tool), of type "command", exactly the line 'cordon init' writes. why
+// says what is wrong with the first one that does not, when none does.
+func Gates(a *Agent, path string) (gates []string, why string, err error) {
+	c, err := read(a, path)
+	if err != nil || !c.Existed {
+		return nil, "", err
+	}
+	_, root, err := parse(path, c.Old)
+	if err != nil {
+		return nil, "", err
+	}
+	hooks := root.get("hooks")
+	if hooks == nil || hooks.kind != '{' {
+		return nil, "", nil
+	}
+	note := func(s string) {
+		if why == "" {
+			why = s
+		}
+	}
+	for _, m := range hooks.members {
+		if m.val.kind != '[' {
+			continue
+		}
+		for _, e := range m.val.elems {
+			for _, h := range a.hookObjects(e) {
+				cmd := h.get(a.commandKey).text()
+				if _, _, ok := CordonHook(cmd); !ok {
+					continue
+				}
+				switch mt := e.get("matcher"); {
+				case m.key != a.events[0]:
+					note(fmt.Sprintf("%q runs under %q, not %q: it gates no tool", cmd, m.key, a.events[0]))
+				case mt != nil && (mt.kind != '"' || mt.str != "" && mt.str != a.matcher):
+					note(fmt.Sprintf("%q has matcher %q, not %q: tools outside it go ungated", cmd, mt.text(), a.matcher))
+				case (a.shape == groups || a.commandKey == "bash") && h.get("type").text() != "command":
+					note(fmt.Sprintf("%q is not of \"type\": \"command\"", cmd))
+				default:
+					if _, ok := Exact(cmd, a.Name); !ok {
+						note(fmt.Sprintf("%q is not the command line 'cordon init' writes (an absolute cordon, 'hook %s', its flags, nothing more)", cmd, a.Name))
+						continue
+					}
+					gates = append(gates, cmd)
+				}
+			}
+		}
+	}
+	return gates, why, nil
+}
+
+// hookObjects are the objects of one entry that hold a command: the
+// entry itself (flat), or its "hooks" (groups).
+func (a *Agent) hookObjects(e *node) []*node {
+	if e.kind != '{' {
+		return nil
+	}
+	if a.shape == flat {
+		return []*node{e}
+	}
+	hs := e.get("hooks")
+	if hs == nil || hs.kind != '[' {
+		return nil
+	}
+	return hs.elems
+}
+
 func reparse(path string, src []byte) (*node, error) {
 	root, err := parseJSONC(src)
 	if err != nil {
