@@ -182,8 +182,9 @@ echo work > out2.txt && ok WORK`)
 func nestedWorkspace(h *H, rel string) {
 	h.Write(rel+"/.git", "")
 	// Every name the preset protects at the top of a workspace, from the
-	// preset's own list, so a name added there needs no stub here either.
-	for _, n := range policy.AutoExecNames {
+	// preset's own lists (a hook manager's configuration is stubbed too
+	// where .git is a file), so a name added there needs no stub here.
+	for _, n := range slices.Concat(policy.AutoExecNames, policy.HookConfigNames) {
 		if strings.Contains(n[1:], ".") || slices.Contains([]string{".envrc", ".gitmodules", ".nvimrc", ".exrc"}, n) {
 			h.Write(rel+"/"+n, "")
 		} else {
