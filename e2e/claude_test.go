@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+var claudeTools = toolNames{
+	Read: "Read", Write: "Write", Shell: "Bash",
+	ReadArgs:  func(p string) map[string]any { return map[string]any{"file_path": p} },
+	WriteArgs: func(p, c string) map[string]any { return map[string]any{"file_path": p, "content": c} },
+	ShellArgs: func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
+}
+
+// claudeEnv points Claude Code at the model server, with no onboarding,
+// no update check and no traffic besides the API.
+func claudeEnv(w *world, m *modelServer) []string {
+	return []string{
+		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
+		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		// --dangerously-skip-permissions refuses root without it: the
+		// suite runs as root on CI.
+		"IS_SANDBOX=1",
+	}
+}
+
+// claudeArgs run one headless turn with Claude Code's own permission
+// checks off: only cordon stands between the model and the host.
+func claudeArgs(bin string) []string {
+	return []string{bin, "-p", "run the scripted tool call", "--output-format", "json",
+		"--dangerously-skip-permissions", "--max-turns", "4"}
+}
+
+// claudeHook writes the project settings that call cordon's hook as
+// docs/claude-code.md documents it (with hookFlags).
+func claudeHook(t *testing.T, w *world, hookFlags string) {
+	t.Helper()
+	matcher := "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS"
+	cmd := fmt.Sprintf("%s hook claude-code --no-audit %s", cordonBin, hookFlags)
+	write(t, filepath.Join(w.WS, ".claude", "settings.json"), mustJSON(map[string]any{
+		"hooks": map[string]any{"PreToolUse": []any{map[string]any{
+			"matcher": matcher, "hooks": []any{map[string]any{"type": "command", "command": cmd}},
+		}}},
+	}))
+}
+
+// TestClaudeCodeHook: Claude Code runs on the host, cordon's hook decides
+// every tool call (--sandbox-bash: allowed shell commands run inside
+// cordon run).
+func TestClaudeCodeHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBwrap(t)
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			flags := "--sandbox-bash"
+			if sc.name == "shell-build" {
+				// A headless Claude Code turns the hook's "ask" into a
+				// denial: the build runs only where the hook may allow a
+				// sandboxed command.
+				if !hookHas(t, "claude-code", "--allow-sandboxed") {
+					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
+				}
+				flags += " --allow-sandboxed"
+			}
+			claudeHook(t, w, flags)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+// TestClaudeCodeUnguarded is the control: without cordon, every scenario
+// happens (the key leaks, the hook is planted), so the guarded runs above
+// pass because cordon stopped them, not because a scenario was inert.
+func TestClaudeCodeUnguarded(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			judge(t, sc, w, m, false)
+		})
+	}
+}
+
+// hookHas reports whether 'cordon hook AGENT' takes flag.
+func hookHas(t *testing.T, agent, flag string) bool {
+	out, _ := runQuiet(cordonBin, "hook", agent, "-h")
+	return strings.Contains(out, flag)
+}
+
+func runQuiet(argv ...string) (string, error) {
+	c := execCommand(argv...)
+	out, err := c.CombinedOutput()
+	return string(out), err
+}
+

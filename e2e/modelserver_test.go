@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// toolCall is the one tool call a scripted session makes.
+type toolCall struct {
+	Name  string
+	Input map[string]any
+}
+
+// modelServer is a scripted model API on 127.0.0.1: the first turn of the
+// agent's loop gets the scripted tool call, every later turn (one that
+// carries a tool result) a final text. It keeps every request body, so a
+// test can check what the CLI sent back, and answers at most maxRequests
+// requests: past that, an error that ends the CLI's turn.
+type modelServer struct {
+	t    *testing.T
+	URL  string // http://127.0.0.1:PORT
+	Port int
+	call toolCall
+	// proto answers one request: "anthropic", "openai" or "gemini".
+	proto string
+
+	mu     sync.Mutex
+	bodies []string
+	turns  int // requests answered with the tool call
+}
+
+const maxRequests = 40
+
+func newModelServer(t *testing.T, proto string, call toolCall) *modelServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("model server: %v", err)
+	}
+	m := &modelServer{t: t, proto: proto, call: call, Port: ln.Addr().(*net.TCPAddr).Port}
+	m.URL = fmt.Sprintf("http://127.0.0.1:%d", m.Port)
+	srv := &http.Server{Handler: m}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+// Bodies are the request bodies received so far.
+func (m *modelServer) Bodies() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.bodies...)
+}
+
+// Turns is how many times the scripted tool call was sent.
+func (m *modelServer) Turns() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.turns
+}
+
+func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	m.mu.Lock()
+	n := len(m.bodies)
+	m.bodies = append(m.bodies, r.Method+" "+r.URL.String()+"\n"+string(body))
+	m.mu.Unlock()
+	if n >= maxRequests {
+		http.Error(w, `{"error":{"type":"overloaded_error","message":"scripted model server: request limit reached"}}`, http.StatusBadRequest)
+		return
+	}
+	switch m.proto {
+	case "anthropic":
+		m.anthropic(w, r, body)
+	case "openai":
+		m.openai(w, r, body)
+	case "gemini":
+		m.gemini(w, r, body)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// firstTurn reports whether a request is the agent loop's first turn: it
+// offers the scripted tool and carries no tool result yet. Side requests
+// (titles, summaries, quota checks) offer no tools and get plain text.
+func (m *modelServer) firstTurn(body []byte, resultMarker string) bool {
+	if !bytes.Contains(body, []byte(`"`+m.call.Name+`"`)) || bytes.Contains(body, []byte(resultMarker)) {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.turns >= 3 { // a CLI that keeps retrying the call gets text
+		return false
+	}
+	m.turns++
+	return true
+}
+
+func sse(w http.ResponseWriter, events ...[2]string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	for _, e := range events {
+		if e[0] != "" {
+			fmt.Fprintf(w, "event: %s\n", e[0])
+		}
+		fmt.Fprintf(w, "data: %s\n\n", e[1])
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// anthropic speaks the Messages API (POST /v1/messages), streamed or not.
+func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []byte) {
+	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"input_tokens":10}`)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Stream bool   `json:"stream"`
+		Model  string `json:"model"`
+	}
+	json.Unmarshal(body, &req)
+	var block map[string]any
+	stop := "end_turn"
+	if m.firstTurn(body, `"tool_result"`) {
+		block = map[string]any{"type": "tool_use", "id": "toolu_scripted1", "name": m.call.Name, "input": m.call.Input}
+		stop = "tool_use"
+	} else {
+		block = map[string]any{"type": "text", "text": "done"}
+	}
+	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, mustJSON(map[string]any{
+			"id": "msg_scripted", "type": "message", "role": "assistant", "model": req.Model,
+			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		}))
+		return
+	}
+	start := map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_scripted", "type": "message", "role": "assistant", "model": req.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}}
+	var startBlock, delta map[string]any
+	if block["type"] == "tool_use" {
+		startBlock = map[string]any{"type": "tool_use", "id": block["id"], "name": block["name"], "input": map[string]any{}}
+		delta = map[string]any{"type": "input_json_delta", "partial_json": mustJSON(m.call.Input)}
+	} else {
+		startBlock = map[string]any{"type": "text", "text": ""}
+		delta = map[string]any{"type": "text_delta", "text": "done"}
+	}
+	sse(w,
+		[2]string{"message_start", mustJSON(start)},
+		[2]string{"content_block_start", mustJSON(map[string]any{"type": "content_block_start", "index": 0, "content_block": startBlock})},
+		[2]string{"content_block_delta", mustJSON(map[string]any{"type": "content_block_delta", "index": 0, "delta": delta})},
+		[2]string{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		[2]string{"message_delta", mustJSON(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})},
+		[2]string{"message_stop", `{"type":"message_stop"}`},
+	)
+}
+
+// openai and gemini are filled in below (codex_test.go, gemini_test.go).
+func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte) {
+	http.NotFound(w, r)
+}
+
+func (m *modelServer) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
+	http.NotFound(w, r)
+}
