@@ -103,4 +103,3 @@ func runQuiet(argv ...string) (string, error) {
 	out, err := c.CombinedOutput()
 	return string(out), err
 }
-

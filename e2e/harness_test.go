@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
