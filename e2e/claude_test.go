@@ -14,6 +14,7 @@ var claudeTools = toolNames{
 	ReadArgs:  func(p string) map[string]any { return map[string]any{"file_path": p} },
 	WriteArgs: func(p, c string) map[string]any { return map[string]any{"file_path": p, "content": c} },
 	ShellArgs: func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
+	Settings:  []string{".claude/settings.json", ".claude.json"},
 }
 
 // claudeEnv points Claude Code at the model server, with no onboarding,
@@ -72,6 +73,21 @@ func TestClaudeCodeHook(t *testing.T) {
 			claudeHook(t, w, flags)
 			m := newModelServer(t, "anthropic", sc.call(w))
 			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+// TestClaudeCodeInside: Claude Code itself runs inside the sandbox
+// (cordon run --agent claude-code), with no hook: the wall alone holds.
+func TestClaudeCodeInside(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
 			judge(t, sc, w, m, true)
 		})
 	}

@@ -62,11 +62,18 @@ func newWorld(t *testing.T) *world {
 	}
 	write(t, filepath.Join(w.Home, ".ssh", "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n"+w.Secret+"\n-----END OPENSSH PRIVATE KEY-----\n")
 	write(t, filepath.Join(w.WS, "notes.txt"), w.Content+"\n")
+	for _, f := range userSettings {
+		write(t, filepath.Join(w.Home, f), "{}\n")
+	}
 	if out, err := exec.Command("git", "init", "-q", w.WS).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	return w
 }
+
+// userSettings are the agents' settings files a user has: each world
+// starts with them (empty JSON objects), as an existing user's HOME would.
+var userSettings = []string{".claude.json", ".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"}
 
 func write(t *testing.T, path, s string) {
 	t.Helper()
@@ -148,6 +155,9 @@ type toolNames struct {
 	ReadArgs           func(path string) map[string]any
 	WriteArgs          func(path, content string) map[string]any
 	ShellArgs          func(cmd string) map[string]any
+	// Settings are files under HOME that decide what the agent runs on
+	// the host later (hooks, MCP servers): no sandbox may write them.
+	Settings []string
 }
 
 // scenarios are what every agent runs, in its own tool names.
@@ -156,7 +166,26 @@ func scenarios(tn toolNames) []scenario {
 		return func(w *world) toolCall { return toolCall{tn.Read, tn.ReadArgs(path(w))} }
 	}
 	key := func(w *world) string { return filepath.Join(w.Home, ".ssh", "id_ed25519") }
-	return []scenario{{
+	var out []scenario
+	for _, f := range tn.Settings {
+		// The agent's own settings: a hook planted there runs on the host
+		// at the next start outside cordon. The host's copy exists (the
+		// user's), and the write replaces it with a hook.
+		out = append(out, scenario{
+			name: "write-home-" + strings.NewReplacer("/", "-", ".", "").Replace(f), attack: true,
+			call: func(w *world) toolCall {
+				return toolCall{tn.Write, tn.WriteArgs(filepath.Join(w.Home, f), `{"hooks":{"pwned":"touch /tmp/pwned"}}`)}
+			},
+			happened: func(w *world, _ *modelServer) (bool, string) {
+				b, err := os.ReadFile(filepath.Join(w.Home, f))
+				if err == nil && strings.Contains(string(b), "pwned") {
+					return true, fmt.Sprintf("~/%s was rewritten on the host: %q", f, b)
+				}
+				return false, fmt.Sprintf("~/%s kept the user's content (%v)", f, err)
+			},
+		})
+	}
+	return append(out, []scenario{{
 		name:     "read-workspace",
 		call:     read(func(w *world) string { return filepath.Join(w.WS, "notes.txt") }),
 		happened: sawContent,
@@ -197,7 +226,7 @@ func scenarios(tn toolNames) []scenario {
 			b, _ := os.ReadFile(filepath.Join(w.WS, "out"))
 			return ok && strings.TrimSpace(string(b)) == "ok", saw
 		},
-	}}
+	}}...)
 }
 
 // runCLI runs argv in dir with env, bounded: a CLI that hangs is killed
@@ -225,3 +254,13 @@ func tail(s string, n int) string {
 }
 
 func execCommand(argv ...string) *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
+
+// inside is argv run by 'cordon run --agent agent' in w.WS, with the
+// model server's address allowed. NO_PROXY is cleared inside: cordon sets
+// it to loopback (a sandbox's own servers), but the model server is the
+// host's, reached through cordon's proxy like the agent's real API.
+func inside(agent string, m *modelServer, argv ...string) []string {
+	return append([]string{cordonBin, "run", "--agent", agent, "--no-tty",
+		"--allow-domain", fmt.Sprintf("127.0.0.1:%d", m.Port),
+		"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
+}

@@ -166,6 +166,10 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 		}
 		protect = log.Protect()
 	}
+	o.pf.hostNetwork = bool(o.network)
+	if err := o.pf.prepareAgent(os.Getenv("HOME")); err != nil {
+		return nil, nil, errorf(e, exitCordonError, "%v", err)
+	}
 	comp, err := o.pf.compose(protect)
 	if err != nil {
 		return nil, nil, errorf(e, exitCordonError, "%v", err)

@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// AgentCLI is what one agent CLI needs to work inside the sandbox
+// (cordon run --agent NAME): the workspace preset, plus its state under
+// HOME writable and its API hosts through the network allowlist. Nothing
+// else under HOME becomes writable: the agent's settings, hooks, commands,
+// skills, plugins, MCP configuration and credentials stay read-only, since
+// they decide what the same agent runs on the host when the user starts it
+// outside cordon later (docs/agents.md, "The agent inside the wall").
+type AgentCLI struct {
+	// Name is the --agent value.
+	Name string
+	// StateDirs are directories under HOME the agent writes as it works
+	// (sessions, transcripts, caches, logs): writable, made (0700) when
+	// missing, so that the sandbox has a mount point for each.
+	StateDirs []string
+	// StateFiles are files under HOME the agent rewrites in place; each is
+	// writable where it exists (a missing one stays unwritable: HOME is).
+	StateFiles []string
+	// Domains are network patterns (netpolicy presets) for its API.
+	Domains []string
+	// Env are variables set inside the sandbox, unless the caller set them.
+	Env []string
+}
+
+// AgentCLIs are the agents cordon run --agent knows. What each needs was
+// read from the published packages (docs/agents.md gives the versions).
+var AgentCLIs = map[string]AgentCLI{
+	"claude-code": {
+		Name: "claude-code",
+		StateDirs: []string{
+			".claude/projects", ".claude/sessions", ".claude/todos", ".claude/statsig",
+			".claude/debug", ".claude/plans", ".claude/paste-cache", ".claude/backups",
+			".claude/telemetry", ".claude/cache", ".claude/file-history",
+			".cache/claude-cli-nodejs",
+		},
+		StateFiles: []string{".claude/history.jsonl"},
+		Domains:    []string{"@anthropic"},
+		// The sandbox has no updater's business: the binary it would
+		// replace runs on the host next.
+		Env: []string{"DISABLE_AUTOUPDATER=1"},
+	},
+	"codex": {
+		Name: "codex",
+		StateDirs: []string{
+			".codex/sessions", ".codex/archived_sessions", ".codex/log", ".codex/cache",
+			".codex/shell_snapshots", ".codex/tmp",
+		},
+		StateFiles: []string{".codex/history.jsonl"},
+		Domains:    []string{"@openai"},
+	},
+	"gemini": {
+		Name: "gemini",
+		StateDirs: []string{
+			".gemini/tmp", ".gemini/history", ".cache/gemini-cli",
+		},
+		Domains: []string{"@gemini"},
+	},
+}
+
+// AgentCLINames are the names AgentCLIs knows, sorted.
+func AgentCLINames() []string {
+	var n []string
+	for k := range AgentCLIs {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// LookupAgentCLI returns the agent called name, or an error listing the
+// known ones.
+func LookupAgentCLI(name string) (AgentCLI, error) {
+	a, ok := AgentCLIs[name]
+	if !ok {
+		return a, fmt.Errorf("--agent %q: no such agent; known: %s", name, strings.Join(AgentCLINames(), ", "))
+	}
+	return a, nil
+}
+
+// PrepareHome makes the agent's missing state directories under home
+// (0700): each needs to exist to become a writable root. It makes nothing
+// else, and refuses to go through a symbolic link in home: the state
+// directory the sandbox writes must be the one the policy names.
+func (a AgentCLI) PrepareHome(home string) error {
+	for _, d := range a.StateDirs {
+		p := filepath.Join(home, d)
+		if err := mkdirNoLinks(home, p); err != nil {
+			return fmt.Errorf("--agent %s: %w", a.Name, err)
+		}
+	}
+	return nil
+}
+
+// mkdirNoLinks makes dir and its missing parents below base, each 0700,
+// refusing a symbolic link on the way.
+func mkdirNoLinks(base, dir string) error {
+	rel, err := filepath.Rel(base, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s: not under %s", dir, base)
+	}
+	cur := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: name the directory itself, or remove the link", cur)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%s: not a directory", cur)
+		case err == nil:
+			continue
+		case !os.IsNotExist(err):
+			return err
+		}
+		if err := os.Mkdir(cur, 0o700); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("make %s: %w", cur, err)
+		}
+	}
+	return nil
+}
+
+// roots are the agent's writable roots under home: every state directory
+// and every state file that exists.
+func (a AgentCLI) roots(home string) []string {
+	var w []string
+	for _, d := range a.StateDirs {
+		w = append(w, filepath.Join(home, d))
+	}
+	for _, f := range a.StateFiles {
+		p := filepath.Join(home, f)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			w = append(w, p)
+		}
+	}
+	return w
+}
