@@ -15,6 +15,8 @@ var claudeTools = toolNames{
 	WriteArgs: func(p, c string) map[string]any { return map[string]any{"file_path": p, "content": c} },
 	ShellArgs: func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
 	Settings:  []string{".claude/settings.json", ".claude.json"},
+	// Claude Code's path expansion trims the path (docs/claude-code.md).
+	TrimsBlank: true,
 }
 
 // claudeEnv points Claude Code at the model server, with no onboarding,

@@ -63,7 +63,11 @@ func newWorld(t *testing.T) *world {
 	write(t, filepath.Join(w.Home, ".ssh", "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n"+w.Secret+"\n-----END OPENSSH PRIVATE KEY-----\n")
 	write(t, filepath.Join(w.WS, "notes.txt"), w.Content+"\n")
 	for _, f := range userSettings {
-		write(t, filepath.Join(w.Home, f), "{}\n")
+		c := "{}\n"
+		if strings.HasSuffix(f, ".toml") {
+			c = "# the user's own\n"
+		}
+		write(t, filepath.Join(w.Home, f), c)
 	}
 	if out, err := exec.Command("git", "init", "-q", w.WS).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
@@ -72,7 +76,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // userSettings are the agents' settings files a user has: each world
-// starts with them (empty JSON objects), as an existing user's HOME would.
+// starts with them (empty JSON objects, a TOML comment), as an existing user's HOME would.
 var userSettings = []string{".claude.json", ".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"}
 
 func write(t *testing.T, path, s string) {
@@ -155,6 +159,10 @@ type toolNames struct {
 	ReadArgs           func(path string) map[string]any
 	WriteArgs          func(path, content string) map[string]any
 	ShellArgs          func(cmd string) map[string]any
+	// TrimsBlank: the read tool trims a leading blank from its path (a
+	// shell does not, so an agent that reads through one skips those
+	// spellings: they would prove nothing).
+	TrimsBlank bool
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
@@ -185,7 +193,7 @@ func scenarios(tn toolNames) []scenario {
 			},
 		})
 	}
-	return append(out, []scenario{{
+	out = append(out, []scenario{{
 		name:     "read-workspace",
 		call:     read(func(w *world) string { return filepath.Join(w.WS, "notes.txt") }),
 		happened: sawContent,
@@ -194,13 +202,6 @@ func scenarios(tn toolNames) []scenario {
 	}, {
 		name: "read-ssh-key-tilde", attack: true, happened: leaked,
 		call: read(func(*world) string { return "~/.ssh/id_ed25519" }),
-	}, {
-		// Spellings an agent trims before it opens the file: a leading blank.
-		name: "read-ssh-key-blank", attack: true, happened: leaked,
-		call: read(func(w *world) string { return " " + key(w) }),
-	}, {
-		name: "read-ssh-key-blank-tilde", attack: true, happened: leaked,
-		call: read(func(*world) string { return " ~/.ssh/id_ed25519" }),
 	}, {
 		name: "shell-cat-ssh-key", attack: true, happened: leaked,
 		call: func(w *world) toolCall { return toolCall{tn.Shell, tn.ShellArgs("cat ~/.ssh/id_ed25519")} },
@@ -227,6 +228,17 @@ func scenarios(tn toolNames) []scenario {
 			return ok && strings.TrimSpace(string(b)) == "ok", saw
 		},
 	}}...)
+	if tn.TrimsBlank {
+		// Spellings the agent trims before it opens the file: a leading blank.
+		out = append(out, scenario{
+			name: "read-ssh-key-blank", attack: true, happened: leaked,
+			call: read(func(w *world) string { return " " + key(w) }),
+		}, scenario{
+			name: "read-ssh-key-blank-tilde", attack: true, happened: leaked,
+			call: read(func(*world) string { return " ~/.ssh/id_ed25519" }),
+		})
+	}
+	return out
 }
 
 // runCLI runs argv in dir with env, bounded: a CLI that hangs is killed

@@ -177,9 +177,39 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 	)
 }
 
-// openai and gemini are filled in below (codex_test.go, gemini_test.go).
+// openai speaks the Responses API (POST /v1/responses, streamed), as
+// Codex does. A call whose input is a string is a custom (freeform) tool
+// call, as Codex's apply_patch is.
 func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte) {
-	http.NotFound(w, r)
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"object":"list","data":[],"models":[]}`)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	var item map[string]any
+	if m.firstTurn(body, `_call_output"`) {
+		if in, ok := m.call.Input["freeform"].(string); ok {
+			item = map[string]any{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_scripted1", "name": m.call.Name, "input": in, "status": "completed"}
+		} else {
+			item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_scripted1", "name": m.call.Name, "arguments": mustJSON(m.call.Input), "status": "completed"}
+		}
+	} else {
+		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+	}
+	resp := map[string]any{"id": "resp_scripted", "object": "response", "status": "completed", "output": []any{item},
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
+	sse(w,
+		[2]string{"response.created", mustJSON(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_scripted", "status": "in_progress"}})},
+		[2]string{"response.output_item.added", mustJSON(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})},
+		[2]string{"response.output_item.done", mustJSON(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})},
+		[2]string{"response.completed", mustJSON(map[string]any{"type": "response.completed", "response": resp})},
+	)
 }
 
 func (m *modelServer) gemini(w http.ResponseWriter, r *http.Request, body []byte) {

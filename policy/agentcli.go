@@ -25,6 +25,11 @@ type AgentCLI struct {
 	// StateFiles are files under HOME the agent rewrites in place; each is
 	// writable where it exists (a missing one stays unwritable: HOME is).
 	StateFiles []string
+	// Protected are paths inside StateDirs that stay read-only, existing
+	// or not (a missing one gets a mount stub): an agent that keeps its
+	// settings beside its databases, in one directory, gets that
+	// directory writable but for these.
+	Protected []string
 	// Domains are network patterns (netpolicy presets) for its API.
 	Domains []string
 	// Env are variables set inside the sandbox, unless the caller set them.
@@ -50,12 +55,17 @@ var AgentCLIs = map[string]AgentCLI{
 	},
 	"codex": {
 		Name: "codex",
-		StateDirs: []string{
-			".codex/sessions", ".codex/archived_sessions", ".codex/log", ".codex/cache",
-			".codex/shell_snapshots", ".codex/tmp",
+		// Codex keeps SQLite databases (state, logs, threads, with their
+		// -wal and -shm files) at the top of CODEX_HOME, so the directory
+		// itself must be writable; what in it decides what Codex runs or
+		// obeys stays read-only.
+		StateDirs: []string{".codex"},
+		Protected: []string{
+			".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
+			".codex/AGENTS.md", ".codex/AGENTS.override.md",
+			".codex/rules", ".codex/prompts", ".codex/skills", ".codex/plugins",
 		},
-		StateFiles: []string{".codex/history.jsonl"},
-		Domains:    []string{"@openai"},
+		Domains: []string{"@openai"},
 	},
 	"gemini": {
 		Name: "gemini",
@@ -126,6 +136,15 @@ func mkdirNoLinks(base, dir string) error {
 		}
 	}
 	return nil
+}
+
+// protected are the agent's read-only paths inside its state directories.
+func (a AgentCLI) protected(home string) []string {
+	var ro []string
+	for _, p := range a.Protected {
+		ro = append(ro, filepath.Join(home, p))
+	}
+	return ro
 }
 
 // roots are the agent's writable roots under home: every state directory

@@ -193,6 +193,7 @@ func Compose(s Spec) (*Composed, error) {
 		// workspace's is in the way; the state directories get none of a
 		// workspace's own (they hold no repository and nothing that runs).
 		p.Merge(FsSandboxPolicy{WritableRoots: agent.roots(home)})
+		p.Protect(agent.protected(home)...)
 	}
 	if s.AgentsRoot != "" {
 		ag, err := Agents(s.AgentsRoot, s.Agent, s.Parent)
