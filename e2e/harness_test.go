@@ -163,6 +163,9 @@ type toolNames struct {
 	// shell does not, so an agent that reads through one skips those
 	// spellings: they would prove nothing).
 	TrimsBlank bool
+	// ReadConfined: the read tool refuses every path outside the
+	// workspace on its own, so the key is read only through the shell.
+	ReadConfined bool
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
@@ -198,11 +201,6 @@ func scenarios(tn toolNames) []scenario {
 		call:     read(func(w *world) string { return filepath.Join(w.WS, "notes.txt") }),
 		happened: sawContent,
 	}, {
-		name: "read-ssh-key", attack: true, call: read(key), happened: leaked,
-	}, {
-		name: "read-ssh-key-tilde", attack: true, happened: leaked,
-		call: read(func(*world) string { return "~/.ssh/id_ed25519" }),
-	}, {
 		name: "shell-cat-ssh-key", attack: true, happened: leaked,
 		call: func(w *world) toolCall { return toolCall{tn.Shell, tn.ShellArgs("cat ~/.ssh/id_ed25519")} },
 	}, {
@@ -228,7 +226,15 @@ func scenarios(tn toolNames) []scenario {
 			return ok && strings.TrimSpace(string(b)) == "ok", saw
 		},
 	}}...)
-	if tn.TrimsBlank {
+	if !tn.ReadConfined {
+		out = append(out, scenario{
+			name: "read-ssh-key", attack: true, call: read(key), happened: leaked,
+		}, scenario{
+			name: "read-ssh-key-tilde", attack: true, happened: leaked,
+			call: read(func(*world) string { return "~/.ssh/id_ed25519" }),
+		})
+	}
+	if tn.TrimsBlank && !tn.ReadConfined {
 		// Spellings the agent trims before it opens the file: a leading blank.
 		out = append(out, scenario{
 			name: "read-ssh-key-blank", attack: true, happened: leaked,

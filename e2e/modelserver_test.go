@@ -212,6 +212,38 @@ func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte
 	)
 }
 
+// gemini speaks the Gemini API (POST .../models/M:generateContent, and
+// :streamGenerateContent?alt=sse), as Gemini CLI does with an API key.
 func (m *modelServer) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
-	http.NotFound(w, r)
+	if strings.HasSuffix(r.URL.Path, ":countTokens") {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"totalTokens":10}`)
+		return
+	}
+	if !strings.Contains(r.URL.Path, ":generateContent") && !strings.Contains(r.URL.Path, ":streamGenerateContent") {
+		http.NotFound(w, r)
+		return
+	}
+	var part map[string]any
+	if m.firstTurn(body, `"functionResponse"`) {
+		part = map[string]any{"functionCall": map[string]any{"name": m.call.Name, "args": m.call.Input}}
+	} else if bytes.Contains(body, []byte(`"responseSchema"`)) || bytes.Contains(body, []byte(`"responseJsonSchema"`)) {
+		// Gemini CLI's side questions (who speaks next, is it looping)
+		// want JSON: the model is done.
+		part = map[string]any{"text": `{"reasoning":"done","next_speaker":"user"}`}
+	} else {
+		part = map[string]any{"text": "done"}
+	}
+	resp := mustJSON(map[string]any{
+		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
+			"content": map[string]any{"role": "model", "parts": []any{part}}}},
+		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		"modelVersion":  "gemini-e2e",
+	})
+	if strings.Contains(r.URL.Path, ":streamGenerateContent") {
+		sse(w, [2]string{"", resp})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, resp)
 }

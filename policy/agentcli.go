@@ -69,8 +69,16 @@ var AgentCLIs = map[string]AgentCLI{
 	},
 	"gemini": {
 		Name: "gemini",
-		StateDirs: []string{
-			".gemini/tmp", ".gemini/history", ".cache/gemini-cli",
+		// Gemini CLI writes installation_id and projects.json (through a
+		// temporary file it renames) at the top of ~/.gemini and stops
+		// when it cannot: the directory is writable but for what decides
+		// what Gemini CLI runs, trusts or obeys.
+		StateDirs: []string{".gemini"},
+		Protected: []string{
+			".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
+			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
+			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
+			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
 		},
 		Domains: []string{"@gemini"},
 	},
