@@ -95,6 +95,31 @@ func TestClaudeCodeInside(t *testing.T) {
 	}
 }
 
+// TestClaudeCodeBothWalls: Claude Code inside 'cordon run --agent
+// claude-code' with cordon's hook configured, as a user who has the hook
+// installed and starts the agent inside: the hook decides inside, and a
+// shell command it sends to 'cordon run' must still run.
+func TestClaudeCodeBothWalls(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			flags := "--sandbox-bash"
+			if sc.name == "shell-build" || sc.name == "shell-cat-ssh-key" {
+				if !hookHas(t, "claude-code", "--allow-sandboxed") {
+					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
+				}
+				flags += " --allow-sandboxed"
+			}
+			claudeHook(t, w, flags)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
 // TestClaudeCodeUnguarded is the control: without cordon, every scenario
 // happens (the key leaks, the hook is planted), so the guarded runs above
 // pass because cordon stopped them, not because a scenario was inert.
