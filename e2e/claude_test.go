@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,12 +138,6 @@ func TestClaudeCodeUnguarded(t *testing.T) {
 
 // hookHas reports whether 'cordon hook AGENT' takes flag.
 func hookHas(t *testing.T, agent, flag string) bool {
-	out, _ := runQuiet(cordonBin, "hook", agent, "-h")
-	return strings.Contains(out, flag)
-}
-
-func runQuiet(argv ...string) (string, error) {
-	c := execCommand(argv...)
-	out, err := c.CombinedOutput()
-	return string(out), err
+	out, _ := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput()
+	return strings.Contains(string(out), flag)
 }

@@ -271,8 +271,6 @@ func tail(s string, n int) string {
 	return s
 }
 
-func execCommand(argv ...string) *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
-
 // inside is argv run by 'cordon run --agent agent' in w.WS, with the
 // model server's address allowed. NO_PROXY is cleared inside: cordon sets
 // it to loopback (a sandbox's own servers), but the model server is the

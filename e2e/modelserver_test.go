@@ -24,7 +24,6 @@ type toolCall struct {
 // test can check what the CLI sent back, and answers at most maxRequests
 // requests: past that, an error that ends the CLI's turn.
 type modelServer struct {
-	t    *testing.T
 	URL  string // http://127.0.0.1:PORT
 	Port int
 	call toolCall
@@ -44,7 +43,7 @@ func newModelServer(t *testing.T, proto string, call toolCall) *modelServer {
 	if err != nil {
 		t.Fatalf("model server: %v", err)
 	}
-	m := &modelServer{t: t, proto: proto, call: call, Port: ln.Addr().(*net.TCPAddr).Port}
+	m := &modelServer{proto: proto, call: call, Port: ln.Addr().(*net.TCPAddr).Port}
 	m.URL = fmt.Sprintf("http://127.0.0.1:%d", m.Port)
 	srv := &http.Server{Handler: m}
 	go srv.Serve(ln)
@@ -178,8 +177,7 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 }
 
 // openai speaks the Responses API (POST /v1/responses, streamed), as
-// Codex does. A call whose input is a string is a custom (freeform) tool
-// call, as Codex's apply_patch is.
+// Codex does.
 func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte) {
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		if strings.HasSuffix(r.URL.Path, "/models") {
@@ -192,11 +190,7 @@ func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	var item map[string]any
 	if m.firstTurn(body, `_call_output"`) {
-		if in, ok := m.call.Input["freeform"].(string); ok {
-			item = map[string]any{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_scripted1", "name": m.call.Name, "input": in, "status": "completed"}
-		} else {
-			item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_scripted1", "name": m.call.Name, "arguments": mustJSON(m.call.Input), "status": "completed"}
-		}
+		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_scripted1", "name": m.call.Name, "arguments": mustJSON(m.call.Input), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
