@@ -64,6 +64,11 @@ var AgentCLIs = map[string]AgentCLI{
 			".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
 			".codex/AGENTS.md", ".codex/AGENTS.override.md",
 			".codex/rules", ".codex/prompts", ".codex/skills", ".codex/plugins",
+			// What a Codex running on the host at the same time would run:
+			// the shell snapshots it sources before each command, the
+			// helper links it puts first on PATH (tmp/arg0), the plugins it
+			// stages before moving them into plugins/.
+			".codex/shell_snapshots", ".codex/tmp", ".codex/.tmp",
 		},
 		Domains: []string{"@openai"},
 	},
@@ -79,6 +84,9 @@ var AgentCLIs = map[string]AgentCLI{
 			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
 			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
 			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+			// Checkpoints are git repositories that Gemini CLI on the host
+			// runs git in: a hook or config planted there would run.
+			".gemini/history",
 		},
 		Domains: []string{"@gemini"},
 	},
