@@ -72,6 +72,21 @@ func TestCodexUnguarded(t *testing.T) {
 	}
 }
 
-// Hook mode for Codex: 'cordon hook codex' (another branch) slots in here
-// as TestCodexHook, writing [hooks] into the world's ~/.codex/config.toml
-// and running codexArgs on the host, judged with judge(..., true).
+// TestCodexHook: Codex on the host, cordon's hook deciding each call
+// through Codex's PreToolUse hook in ~/.codex/config.toml. It runs once
+// 'cordon hook codex' exists.
+func TestCodexHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "codex", "codex")
+	testenv.RequireBwrap(t)
+	needHook(t, "codex")
+	for _, sc := range scenarios(codexTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			write(t, filepath.Join(w.Home, ".codex", "config.toml"), fmt.Sprintf(
+				"[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"%s hook codex --no-audit\"\n", cordonBin))
+			m := newModelServer(t, "openai", sc.call(w))
+			runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}

@@ -73,7 +73,26 @@ func TestGeminiUnguarded(t *testing.T) {
 	}
 }
 
-// Hook mode for Gemini CLI: 'cordon hook gemini' (another branch) slots
-// in here as TestGeminiHook, writing a BeforeTool hook into the world's
-// ~/.gemini/settings.json and running geminiArgs on the host, judged with
-// judge(..., true).
+// TestGeminiHook: Gemini CLI on the host, cordon's hook deciding each
+// call through a BeforeTool hook in ~/.gemini/settings.json. It runs once
+// 'cordon hook gemini' exists.
+func TestGeminiHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "gemini", "gemini")
+	testenv.RequireBwrap(t)
+	needHook(t, "gemini")
+	for _, sc := range scenarios(geminiTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := geminiWorld(t)
+			write(t, filepath.Join(w.Home, ".gemini", "settings.json"), mustJSON(map[string]any{
+				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+				"hooks": map[string]any{"BeforeTool": []any{map[string]any{
+					"matcher": ".*",
+					"hooks":   []any{map[string]any{"type": "command", "command": cordonBin + " hook gemini --no-audit"}},
+				}}},
+			}))
+			m := newModelServer(t, "gemini", sc.call(w))
+			runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}

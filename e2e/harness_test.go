@@ -280,3 +280,12 @@ func inside(agent string, m *modelServer, argv ...string) []string {
 		"--allow-domain", fmt.Sprintf("127.0.0.1:%d", m.Port),
 		"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
 }
+
+// needHook skips t until 'cordon hook agent' exists in the cordon under
+// test (the hooks of agents other than Claude Code land separately).
+func needHook(t *testing.T, agent string) {
+	t.Helper()
+	if out, err := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput(); err != nil && !strings.Contains(string(out), "Usage") {
+		t.Skipf("'cordon hook %s' is not in this cordon yet: %s", agent, tail(string(out), 200))
+	}
+}
