@@ -75,18 +75,17 @@ var AgentCLIs = map[string]AgentCLI{
 	"gemini": {
 		Name: "gemini",
 		// Gemini CLI writes installation_id and projects.json (through a
-		// temporary file it renames) at the top of ~/.gemini and stops
+		// temporary file it renames) at the top of ~/.gemini, and makes
+		// its project's directory in history/ at every start, and stops
 		// when it cannot: the directory is writable but for what decides
-		// what Gemini CLI runs, trusts or obeys.
+		// what Gemini CLI runs, trusts or obeys. history/ stays writable
+		// (docs/agents.md: the limit this leaves with checkpointing on).
 		StateDirs: []string{".gemini"},
 		Protected: []string{
 			".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
 			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
 			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
 			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
-			// Checkpoints are git repositories that Gemini CLI on the host
-			// runs git in: a hook or config planted there would run.
-			".gemini/history",
 		},
 		Domains: []string{"@gemini"},
 	},
