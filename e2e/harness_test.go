@@ -275,8 +275,14 @@ func tail(s string, n int) string {
 // model server's address allowed. NO_PROXY is cleared inside: cordon sets
 // it to loopback (a sandbox's own servers), but the model server is the
 // host's, reached through cordon's proxy like the agent's real API.
+//
+// CORDON_E2E_BACKEND picks the backend (default auto: native where usable).
 func inside(agent string, m *modelServer, argv ...string) []string {
-	return append([]string{cordonBin, "run", "--agent", agent, "--no-tty",
+	backend := os.Getenv("CORDON_E2E_BACKEND")
+	if backend == "" {
+		backend = "auto"
+	}
+	return append([]string{cordonBin, "run", "--backend", backend, "--agent", agent, "--no-tty",
 		"--allow-domain", fmt.Sprintf("127.0.0.1:%d", m.Port),
 		"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
 }
