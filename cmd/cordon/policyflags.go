@@ -44,7 +44,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&pf.agent, "agent", "", "an agent CLI's preset `NAME` (claude-code, codex, gemini): its state writable, its API reachable; with --agents-root: this agent's ID (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
 	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
-	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github); repeatable", appendTo(&pf.allowDomains))
+	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendTo(&pf.allowDomains))
 	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendTo(&pf.denyDomains))
 }
 
