@@ -91,6 +91,28 @@ var AgentCLIs = map[string]AgentCLI{
 	},
 }
 
+// claudeConfig are the paths under HOME where Claude Code keeps what it
+// runs or obeys (hooks, MCP servers, commands, instructions, credentials,
+// the shell snapshots its Bash tool sources).
+var claudeConfig = []string{
+	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
+	".claude/commands", ".claude/agents", ".claude/skills", ".claude/hooks", ".claude/plugins",
+	".claude/output-styles", ".claude/keybindings.json", ".claude/.credentials.json",
+	".claude/shell-snapshots", ".claude/session-env",
+}
+
+// AgentConfigPaths are the paths under HOME, for every agent CLI cordon
+// knows, that decide what the agent runs, trusts or obeys on the host.
+// Compose keeps each read-only wherever a policy would let the sandbox
+// write it: --writable ~/.claude must not hand over the hooks in it.
+func AgentConfigPaths() []string {
+	out := append([]string(nil), claudeConfig...)
+	for _, n := range AgentCLINames() {
+		out = append(out, AgentCLIs[n].Protected...)
+	}
+	return out
+}
+
 // AgentCLINames are the names AgentCLIs knows, sorted.
 func AgentCLINames() []string {
 	var n []string

@@ -65,3 +65,22 @@ func TestPrepareHomeRefusesLink(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(home, ".codex"))
 	require.True(t, os.IsNotExist(err), "%v", fi)
 }
+
+// An agent's directory named writable by hand keeps the agent's settings,
+// hooks and credentials in it read-only.
+func TestComposeAgentDirWritableByHand(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{".claude", ".codex", ".gemini"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o700))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude/settings.json"), []byte("{}"), 0o600))
+	c, err := Compose(Spec{Workspace: ws, Home: home,
+		Writable: []string{filepath.Join(home, ".claude"), filepath.Join(home, ".codex"), filepath.Join(home, ".gemini")}})
+	require.NoError(t, err)
+	k := c.Canonical
+	require.True(t, k.Access(filepath.Join(home, ".claude/projects/x.jsonl"), Write))
+	for _, p := range []string{".claude/settings.json", ".claude/hooks/x.sh", ".claude/commands/x.md", ".codex/config.toml", ".gemini/settings.json"} {
+		require.False(t, k.Access(filepath.Join(home, p), Write), "~/%s writable", p)
+	}
+}

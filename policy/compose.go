@@ -317,6 +317,14 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 			cand = append(cand, filepath.Join(home, n))
 		}
 	}
+	if home != "" && !testhook.SkipProtectHomeAgents {
+		// A directory of an agent's named writable (--writable
+		// ~/.claude) leaves its settings and hooks in it writable unless
+		// they are protected one by one.
+		for _, n := range AgentConfigPaths() {
+			cand = append(cand, filepath.Join(home, n))
+		}
+	}
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range cand {
