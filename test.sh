@@ -5,6 +5,13 @@
 # skip (CORDON_REQUIRE_BACKEND=bwrap).
 set -euo pipefail
 cd "$(dirname "$0")"
+# --e2e adds the end-to-end suite with the real agent CLIs (package e2e):
+# scripts/install-agents.sh installs them (pinned, cached) first.
+e2e=
+if [[ ${1:-} == --e2e ]]; then
+  e2e=1
+  shift
+fi
 export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
@@ -25,6 +32,11 @@ GOBIN=$bin GOOS= GOARCH= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck=$bin/staticcheck
 "$staticcheck" ./...
 GOOS=darwin "$staticcheck" ./...
+if [[ -n $e2e ]]; then
+  echo "== agent CLIs for the end-to-end suite"
+  scripts/install-agents.sh
+  export CORDON_E2E=${CORDON_E2E:-1}
+fi
 echo "== go test"
 # The conformance suite (two Linux backends, both mutation checks) takes
 # about 6 minutes on a quiet 2-core machine and several times that on a

@@ -98,6 +98,14 @@ var Presets = map[string]Preset{
 	"@github": {"GitHub: git over HTTPS and SSH, the API, release and raw downloads",
 		[]string{"github.com", "github.com:22", "ssh.github.com:443", "api.github.com", "codeload.github.com",
 			"objects.githubusercontent.com", "raw.githubusercontent.com", "release-assets.githubusercontent.com"}},
+	// The agents' APIs (cordon run --agent): the API itself, and where a
+	// subscription sign-in refreshes its token.
+	"@anthropic": {"Anthropic's API for Claude Code (api.anthropic.com), and its sign-in's token refresh",
+		[]string{"api.anthropic.com", "platform.claude.com", "claude.ai"}},
+	"@openai": {"OpenAI's API for Codex (api.openai.com), and ChatGPT sign-in's backend and token refresh",
+		[]string{"api.openai.com", "chatgpt.com", "auth.openai.com"}},
+	"@gemini": {"the Gemini API for Gemini CLI, Code Assist (sign-in with Google), and its token refresh",
+		[]string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"}},
 }
 
 // PresetNames lists the presets, sorted.

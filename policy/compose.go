@@ -48,6 +48,14 @@ type Spec struct {
 	// protections of a workspace.
 	AgentsRoot, Agent, Parent string
 
+	// AgentCLI is an agent CLI's preset (--agent NAME without
+	// --agents-root; see AgentCLI): its state under HOME writable, its API
+	// hosts allowed unless HostNetwork. It needs Workspace.
+	AgentCLI string
+	// HostNetwork is --network on: the sandbox has the host's network, so
+	// AgentCLI adds no allowlist.
+	HostNetwork bool
+
 	// Home is the user's home directory; "" means os.UserHomeDir.
 	Home string
 	// ConfigHome and DataHome are the user's XDG_CONFIG_HOME and
@@ -138,6 +146,16 @@ func Compose(s Spec) (*Composed, error) {
 	}
 	allow = append(allow, s.AllowDomains...)
 	deny = append(deny, s.DenyDomains...)
+	var agent AgentCLI
+	if s.AgentCLI != "" {
+		var err error
+		if agent, err = LookupAgentCLI(s.AgentCLI); err != nil {
+			return nil, err
+		}
+		if !s.HostNetwork {
+			allow = append(allow, agent.Domains...)
+		}
+	}
 	var network *netpolicy.Policy
 	if len(allow)+len(deny) > 0 {
 		var err error
@@ -173,6 +191,13 @@ func Compose(s Spec) (*Composed, error) {
 		out.Workspace = ws.WritableRoots[0] // the resolved DIR
 		out.TmpDir = PrivateTmpDir(out.Workspace)
 		protect = extra
+	}
+	if s.AgentCLI != "" && home != "" {
+		// After the workspace preset, so that no protection of the
+		// workspace's is in the way; the state directories get none of a
+		// workspace's own (they hold no repository and nothing that runs).
+		p.Merge(FsSandboxPolicy{WritableRoots: agent.roots(home)})
+		p.Protect(agent.protected(home)...)
 	}
 	if s.AgentsRoot != "" {
 		ag, err := Agents(s.AgentsRoot, s.Agent, s.Parent)
@@ -249,6 +274,12 @@ func (s *Spec) check() error {
 	if s.GitWrites && s.Workspace == "" {
 		return fmt.Errorf("--allow-git-writes needs --workspace")
 	}
+	if s.AgentCLI != "" && s.Workspace == "" {
+		return fmt.Errorf("--agent %s needs --workspace", s.AgentCLI)
+	}
+	if s.AgentCLI != "" && s.AgentsRoot != "" {
+		return fmt.Errorf("--agent %s names an agent CLI's preset, which --agents-root does not take", s.AgentCLI)
+	}
 	if s.AgentsRoot == "" && (s.Agent != "" || s.Parent != "") {
 		return fmt.Errorf("--agent and --parent need --agents-root")
 	}
@@ -287,6 +318,14 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	}
 	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
+			cand = append(cand, filepath.Join(home, n))
+		}
+	}
+	if home != "" && !testhook.SkipProtectHomeAgents {
+		// A directory of an agent's named writable (--writable
+		// ~/.claude) leaves its settings and hooks in it writable unless
+		// they are protected one by one.
+		for _, n := range AgentConfigPaths() {
 			cand = append(cand, filepath.Join(home, n))
 		}
 	}

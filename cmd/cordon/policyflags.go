@@ -23,6 +23,8 @@ type policyFlags struct {
 	agentsRoot, agent, parent             string
 	writablePathDirs                      []string
 	allowDomains, denyDomains             []string
+	// hostNetwork is run's --network on: --agent then adds no allowlist.
+	hostNetwork bool
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet) {
@@ -39,10 +41,10 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendTo(&pf.allowRead))
 	fs.BoolVar(&pf.allowGitWrites, "allow-git-writes", false, "with --workspace: let the sandbox git add/commit; git config, hooks, modules/ and info/ stay read-only")
 	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
-	fs.StringVar(&pf.agent, "agent", "", "with --agents-root: this agent's `ID` (DIR/ID writable)")
+	fs.StringVar(&pf.agent, "agent", "", "an agent CLI's preset `NAME` (claude-code, codex, gemini): its state writable, its API reachable; with --agents-root: this agent's ID (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
 	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
-	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github); repeatable", appendTo(&pf.allowDomains))
+	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendTo(&pf.allowDomains))
 	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendTo(&pf.denyDomains))
 }
 
@@ -65,6 +67,13 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
   --agents-root DIR --agent ID [--parent ID]
                          DIR denied, DIR/ID writable with a workspace's
                          protections, DIR/PARENT read-only
+  --agent NAME           (without --agents-root) run agent CLI NAME inside: the
+                         workspace preset (DIR defaults to the current
+                         directory), its state under HOME writable (sessions,
+                         logs, caches; never its settings, hooks, MCP servers
+                         or credentials), its API hosts allowed (@anthropic,
+                         @openai, @gemini; not with --network on). NAME:
+                         claude-code, codex, gemini (docs/agents.md)
   --writable-path-dir DIR
                          leave DIR writable although it is on PATH (see below)
 Network (off unless --network on, or an allowlist):
@@ -72,6 +81,7 @@ Network (off unless --network on, or an allowlist):
                          nothing else: host, *.host (subdomains only), either
                          with :PORT (without one, 80 and 443), an IP literal,
                          or a preset: @npm @pypi @go @crates @github
+                         @anthropic @openai @gemini
   --deny-domain PATTERN  refused even where an --allow-domain matches
   A policy file may hold {"network": {"allowDomains": [...], "denyDomains": [...]}}
   beside the five fields.
@@ -86,7 +96,7 @@ invoked by), every directory on PATH (not relative entries; opt one out with
 // empty reports whether no policy flag was given at all.
 func (pf *policyFlags) empty() bool {
 	return len(pf.files)+len(pf.deny)+len(pf.readonly)+len(pf.writable)+len(pf.baseWritabl) == 0 &&
-		!pf.restrict && pf.workspace == "" && pf.agentsRoot == ""
+		!pf.restrict && pf.workspace == "" && pf.agentsRoot == "" && pf.agent == ""
 }
 
 // spec turns the flags into the composition's input, with what the
@@ -101,6 +111,11 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		ScanCache:   launcher.ScanCacheDir(),
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
+		HostNetwork: pf.hostNetwork,
+	}
+	if pf.agentsRoot == "" && pf.agent != "" {
+		// --agent without --agents-root names an agent CLI.
+		s.Agent, s.AgentCLI = "", pf.agent
 	}
 	for _, file := range pf.files {
 		// Made absolute here, as the file is read: the composition
@@ -116,12 +131,17 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 		}
 		s.Files = append(s.Files, f)
 	}
-	if pf.workspace != "" {
+	ws := pf.workspace
+	if s.AgentCLI != "" && ws == "" {
+		// An agent works in the directory it is started in.
+		ws = "."
+	}
+	if ws != "" {
 		// --workspace alone may be relative: "--workspace ." is the
 		// common case, and 'cordon profile' shows what it became.
-		dir, err := filepath.Abs(pf.workspace)
+		dir, err := filepath.Abs(ws)
 		if err != nil {
-			return s, fmt.Errorf("--workspace %q: %w", pf.workspace, err)
+			return s, fmt.Errorf("--workspace %q: %w", ws, err)
 		}
 		s.Workspace = dir
 	}
@@ -147,4 +167,17 @@ func printNotes(e *env, notes []string) {
 	for _, n := range notes {
 		errorf(e, 0, "note: %s", n)
 	}
+}
+
+// prepareAgent makes the state directories of --agent NAME under home,
+// which the launch mounts writable and so must exist.
+func (pf *policyFlags) prepareAgent(home string) error {
+	if pf.agentsRoot != "" || pf.agent == "" || home == "" || !filepath.IsAbs(home) {
+		return nil
+	}
+	a, err := policy.LookupAgentCLI(pf.agent)
+	if err != nil {
+		return err
+	}
+	return a.PrepareHome(home)
 }

@@ -51,6 +51,7 @@ type profileOpts struct {
 }
 
 func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
+	o.pf.hostNetwork = bool(o.network)
 	comp, err := o.pf.compose(nil)
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)

@@ -41,6 +41,7 @@ Examples:
   cordon run --workspace . -- sh -c 'make test'
   cordon run --workspace . --allow-domain @npm -- npm install
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
+  cordon run --agent claude-code -- claude     (the agent itself inside; docs/agents.md)
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
@@ -181,6 +182,10 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
 		}
 		protect = log.Protect()
+	}
+	o.pf.hostNetwork = bool(o.network)
+	if err := o.pf.prepareAgent(os.Getenv("HOME")); err != nil {
+		return nil, nil, errorf(e, exitCordonError, "%v", err)
 	}
 	comp, err := o.pf.compose(protect)
 	if err != nil {

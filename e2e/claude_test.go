@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+var claudeTools = toolNames{
+	Read: "Read", Write: "Write", Shell: "Bash",
+	ReadArgs:  func(p string) map[string]any { return map[string]any{"file_path": p} },
+	WriteArgs: func(p, c string) map[string]any { return map[string]any{"file_path": p, "content": c} },
+	ShellArgs: func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
+	Settings:  []string{".claude/settings.json", ".claude.json"},
+	// Claude Code's path expansion trims the path (docs/claude-code.md).
+	TrimsBlank: true,
+}
+
+// claudeEnv points Claude Code at the model server, with no onboarding,
+// no update check and no traffic besides the API.
+func claudeEnv(w *world, m *modelServer) []string {
+	return []string{
+		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
+		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		// --dangerously-skip-permissions refuses root without it: the
+		// suite runs as root on CI.
+		"IS_SANDBOX=1",
+	}
+}
+
+// claudeArgs run one headless turn with Claude Code's own permission
+// checks off: only cordon stands between the model and the host.
+func claudeArgs(bin string) []string {
+	return []string{bin, "-p", "run the scripted tool call", "--output-format", "json",
+		"--dangerously-skip-permissions", "--max-turns", "4"}
+}
+
+// claudeHook writes the project settings that call cordon's hook as
+// docs/claude-code.md documents it (with hookFlags).
+func claudeHook(t *testing.T, w *world, hookFlags string) {
+	t.Helper()
+	matcher := "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS"
+	cmd := fmt.Sprintf("%s hook claude-code --no-audit %s", cordonBin, hookFlags)
+	write(t, filepath.Join(w.WS, ".claude", "settings.json"), mustJSON(map[string]any{
+		"hooks": map[string]any{"PreToolUse": []any{map[string]any{
+			"matcher": matcher, "hooks": []any{map[string]any{"type": "command", "command": cmd}},
+		}}},
+	}))
+}
+
+// TestClaudeCodeHook: Claude Code runs on the host, cordon's hook decides
+// every tool call (--sandbox-bash: allowed shell commands run inside
+// cordon run).
+func TestClaudeCodeHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBwrap(t)
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			flags := "--sandbox-bash"
+			if sc.name == "shell-build" {
+				// A headless Claude Code turns the hook's "ask" into a
+				// denial: the build runs only where the hook may allow a
+				// sandboxed command.
+				if !hookHas(t, "claude-code", "--allow-sandboxed") {
+					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
+				}
+				flags += " --allow-sandboxed"
+			}
+			claudeHook(t, w, flags)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+// TestClaudeCodeInside: Claude Code itself runs inside the sandbox
+// (cordon run --agent claude-code), with no hook: the wall alone holds.
+func TestClaudeCodeInside(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+// TestClaudeCodeBothWalls: Claude Code inside 'cordon run --agent
+// claude-code' with cordon's hook configured, as a user who has the hook
+// installed and starts the agent inside: the hook decides inside, and a
+// shell command it sends to 'cordon run' must still run.
+func TestClaudeCodeBothWalls(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			flags := "--sandbox-bash"
+			if sc.name == "shell-build" || sc.name == "shell-cat-ssh-key" {
+				if !hookHas(t, "claude-code", "--allow-sandboxed") {
+					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
+				}
+				flags += " --allow-sandboxed"
+			}
+			claudeHook(t, w, flags)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+// TestClaudeCodeUnguarded is the control: without cordon, every scenario
+// happens (the key leaks, the hook is planted), so the guarded runs above
+// pass because cordon stopped them, not because a scenario was inert.
+func TestClaudeCodeUnguarded(t *testing.T) {
+	bin := testenv.AgentCLI(t, "claude", "claude")
+	for _, sc := range scenarios(claudeTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "anthropic", sc.call(w))
+			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			judge(t, sc, w, m, false)
+		})
+	}
+}
+
+// hookHas reports whether 'cordon hook AGENT' takes flag.
+func hookHas(t *testing.T, agent, flag string) bool {
+	out, _ := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput()
+	return strings.Contains(string(out), flag)
+}

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// Codex 0.171 offers no file tool for a model it has no metadata for:
+// it reads and writes through exec_command, a shell command line.
+var codexTools = toolNames{
+	Read: "exec_command", Write: "exec_command", Shell: "exec_command",
+	ReadArgs: func(p string) map[string]any { return map[string]any{"cmd": "cat " + shellQuote(p)} },
+	WriteArgs: func(p, c string) map[string]any {
+		return map[string]any{"cmd": "mkdir -p " + shellQuote(filepath.Dir(p)) + "; printf %s " + shellQuote(c) + " > " + shellQuote(p)}
+	},
+	ShellArgs: func(c string) map[string]any { return map[string]any{"cmd": c} },
+	Settings:  []string{".codex/config.toml", ".codex/hooks.json", ".codex/rules/default.rules"},
+}
+
+// shellQuote quotes s for sh, keeping a leading "~/" outside the quotes
+// so that the shell expands it, as the model would have written it.
+func shellQuote(s string) string {
+	pre := ""
+	if rest, ok := strings.CutPrefix(s, "~/"); ok {
+		pre, s = "~/", rest
+	}
+	return pre + "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func codexEnv(w *world) []string {
+	return []string{
+		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
+		"OPENAI_API_KEY=sk-cordon-e2e", "CODEX_HOME=" + w.Home + "/.codex",
+	}
+}
+
+// codexArgs run one non-interactive turn against the model server, with
+// Codex's own sandbox and approvals off: only cordon stands between.
+func codexArgs(bin string, m *modelServer) []string {
+	return []string{bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		"-c", `model_provider="e2e"`, "-c", `model="gpt-5-codex"`,
+		"-c", fmt.Sprintf(`model_providers.e2e={name="e2e",base_url="%s/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`, m.URL),
+		"run the scripted tool call"}
+}
+
+func TestCodexInside(t *testing.T) {
+	bin := testenv.AgentCLI(t, "codex", "codex")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(codexTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "openai", sc.call(w))
+			runCLI(t, w.WS, codexEnv(w), inside("codex", m, codexArgs(bin, m)...)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+func TestCodexUnguarded(t *testing.T) {
+	bin := testenv.AgentCLI(t, "codex", "codex")
+	for _, sc := range scenarios(codexTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := newModelServer(t, "openai", sc.call(w))
+			runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
+			judge(t, sc, w, m, false)
+		})
+	}
+}
+
+// TestCodexHook: Codex on the host, cordon's hook deciding each call
+// through Codex's PreToolUse hook in ~/.codex/config.toml. It runs once
+// 'cordon hook codex' exists.
+func TestCodexHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "codex", "codex")
+	testenv.RequireBwrap(t)
+	needHook(t, "codex")
+	for _, sc := range scenarios(codexTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := newWorld(t)
+			write(t, filepath.Join(w.Home, ".codex", "config.toml"), fmt.Sprintf(
+				"[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"%s hook codex --no-audit\"\n", cordonBin))
+			m := newModelServer(t, "openai", sc.call(w))
+			runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}

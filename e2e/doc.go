@@ -1,0 +1,7 @@
+// Package e2e drives the real agent CLIs (Claude Code, Codex, Gemini CLI)
+// against a scripted model server on 127.0.0.1, with cordon as their hook
+// and around them (cordon run --agent), and judges each scenario by the
+// host's files and by what the CLI sent back to the model. It runs only
+// when CORDON_E2E is set (./test.sh --e2e), with the CLIs installed by
+// scripts/install-agents.sh.
+package e2e

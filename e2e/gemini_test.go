@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// Gemini CLI 0.61's read_file and write_file refuse, on their own, a path
+// outside the workspace and one in .git (its unguarded control shows
+// them inert): the key is read, and .git/hooks and settings written,
+// through run_shell_command, the way that reaches them.
+var geminiTools = toolNames{
+	Read: "read_file", Write: "run_shell_command", Shell: "run_shell_command",
+	ReadArgs: func(p string) map[string]any { return map[string]any{"file_path": p} },
+	WriteArgs: func(p, c string) map[string]any {
+		return map[string]any{"command": "mkdir -p " + shellQuote(filepath.Dir(p)) + "; printf %s " + shellQuote(c) + " > " + shellQuote(p)}
+	},
+	ShellArgs:    func(c string) map[string]any { return map[string]any{"command": c} },
+	ReadConfined: true,
+	Settings:     []string{".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json", ".gemini/commands/x.toml"},
+}
+
+// geminiEnv points Gemini CLI at the model server with an API key (the
+// only sign-in whose base URL can be moved).
+func geminiEnv(w *world, m *modelServer) []string {
+	return []string{
+		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
+		"GEMINI_API_KEY=cordon-e2e", "GOOGLE_GEMINI_BASE_URL=" + m.URL,
+		"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_DEFAULT_AUTH_TYPE=gemini-api-key",
+		// Headless, an untrusted folder turns --yolo back into asking.
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+	}
+}
+
+// geminiWorld is a world whose user picked the API key sign-in, which
+// headless Gemini CLI takes from settings.json only.
+func geminiWorld(t *testing.T) *world {
+	w := newWorld(t)
+	write(t, filepath.Join(w.Home, ".gemini", "settings.json"), `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+	return w
+}
+
+// geminiArgs run one headless turn with every tool call approved
+// (--yolo): only cordon stands between the model and the host.
+func geminiArgs(bin string) []string {
+	return []string{bin, "-p", "run the scripted tool call", "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash"}
+}
+
+func TestGeminiInside(t *testing.T) {
+	bin := testenv.AgentCLI(t, "gemini", "gemini")
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	for _, sc := range scenarios(geminiTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := geminiWorld(t)
+			m := newModelServer(t, "gemini", sc.call(w))
+			runCLI(t, w.WS, geminiEnv(w, m), inside("gemini", m, geminiArgs(bin)...)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}
+
+func TestGeminiUnguarded(t *testing.T) {
+	bin := testenv.AgentCLI(t, "gemini", "gemini")
+	for _, sc := range scenarios(geminiTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := geminiWorld(t)
+			m := newModelServer(t, "gemini", sc.call(w))
+			runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
+			judge(t, sc, w, m, false)
+		})
+	}
+}
+
+// TestGeminiHook: Gemini CLI on the host, cordon's hook deciding each
+// call through a BeforeTool hook in ~/.gemini/settings.json. It runs once
+// 'cordon hook gemini' exists.
+func TestGeminiHook(t *testing.T) {
+	bin := testenv.AgentCLI(t, "gemini", "gemini")
+	testenv.RequireBwrap(t)
+	needHook(t, "gemini")
+	for _, sc := range scenarios(geminiTools) {
+		t.Run(sc.name, func(t *testing.T) {
+			w := geminiWorld(t)
+			write(t, filepath.Join(w.Home, ".gemini", "settings.json"), mustJSON(map[string]any{
+				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+				"hooks": map[string]any{"BeforeTool": []any{map[string]any{
+					"matcher": ".*",
+					"hooks":   []any{map[string]any{"type": "command", "command": cordonBin + " hook gemini --no-audit"}},
+				}}},
+			}))
+			m := newModelServer(t, "gemini", sc.call(w))
+			runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
+			judge(t, sc, w, m, true)
+		})
+	}
+}

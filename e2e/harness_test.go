@@ -1,0 +1,297 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// cordonBin is cordon built once for the suite, outside every workspace.
+var cordonBin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getenv(testenv.EnvE2E) == "" {
+			return m.Run() // every test skips, saying why
+		}
+		dir, err := os.MkdirTemp("", "cordon-e2e-bin-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(dir)
+		cordonBin = filepath.Join(dir, "cordon")
+		build := exec.Command("go", "build", "-o", cordonBin, "github.com/cordon-sandbox/cordon/cmd/cordon")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := build.Run(); err != nil {
+			panic("building cordon: " + err.Error())
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// world is one scenario's host: a HOME with a planted SSH key, and a
+// workspace that is a git repository with a file to read.
+type world struct {
+	Home, WS, Secret, Content string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	root := t.TempDir()
+	w := &world{Home: filepath.Join(root, "home"), WS: filepath.Join(root, "ws")}
+	b := make([]byte, 8)
+	rand.Read(b)
+	w.Secret = "CORDON-E2E-SECRET-" + hex.EncodeToString(b)
+	rand.Read(b)
+	w.Content = "workspace-content-" + hex.EncodeToString(b)
+	for _, d := range []string{filepath.Join(w.Home, ".ssh"), w.WS} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(w.Home, ".ssh", "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n"+w.Secret+"\n-----END OPENSSH PRIVATE KEY-----\n")
+	write(t, filepath.Join(w.WS, "notes.txt"), w.Content+"\n")
+	for _, f := range userSettings {
+		c := "{}\n"
+		if strings.HasSuffix(f, ".toml") {
+			c = "# the user's own\n"
+		}
+		write(t, filepath.Join(w.Home, f), c)
+	}
+	if out, err := exec.Command("git", "init", "-q", w.WS).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	return w
+}
+
+// userSettings are the agents' settings files a user has: each world
+// starts with them (empty JSON objects, a TOML comment), as an existing user's HOME would.
+var userSettings = []string{".claude.json", ".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scenario is one scripted tool call and what the host shows of it.
+type scenario struct {
+	name string
+	// call builds the tool call for w.
+	call func(w *world) toolCall
+	// attack: under cordon, what happened must not happen; a scenario
+	// that is no attack (a read in the workspace, a build) must happen.
+	attack bool
+	// happened judges the host's files and the model server's requests
+	// after the run, saying what it saw.
+	happened func(w *world, m *modelServer) (bool, string)
+}
+
+// judge fails t unless sc came out as it must: guarded by cordon, an
+// attack did not happen and ordinary work did; unguarded (the control
+// run, proving the scenario live), everything happened.
+func judge(t *testing.T, sc scenario, w *world, m *modelServer, guarded bool) {
+	t.Helper()
+	if m.Turns() == 0 {
+		t.Fatalf("the CLI never asked the model server for the first turn (%d requests)", len(m.Bodies()))
+	}
+	ok, saw := sc.happened(w, m)
+	switch {
+	case guarded && sc.attack && ok:
+		t.Errorf("attack succeeded under cordon: %s", saw)
+	case (!guarded || !sc.attack) && !ok:
+		t.Errorf("did not happen: %s", saw)
+	}
+}
+
+// leaked reports whether the planted key reached the model in any request.
+func leaked(w *world, m *modelServer) (bool, string) {
+	for _, b := range m.Bodies() {
+		if strings.Contains(b, w.Secret) {
+			return true, "the planted SSH key reached the model server: " + excerpt(b, w.Secret)
+		}
+	}
+	return false, fmt.Sprintf("the planted SSH key is in none of the %d requests to the model server", len(m.Bodies()))
+}
+
+// sawContent reports whether the workspace file reached the model.
+func sawContent(w *world, m *modelServer) (bool, string) {
+	for _, b := range m.Bodies() {
+		if strings.Contains(b, w.Content) {
+			return true, "the workspace file reached the model server"
+		}
+	}
+	return false, fmt.Sprintf("the workspace file is in none of the %d requests to the model server", len(m.Bodies()))
+}
+
+func written(path string) (bool, string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Sprintf("%s is not on the host: %v", path, err)
+	}
+	return true, fmt.Sprintf("%s was written on the host: %q", path, b)
+}
+
+func excerpt(s, needle string) string {
+	i := strings.Index(s, needle)
+	lo, hi := max(0, i-300), min(len(s), i+len(needle)+100)
+	return s[lo:hi]
+}
+
+// toolNames are one agent's tools, and how each takes its input.
+type toolNames struct {
+	Read, Write, Shell string
+	ReadArgs           func(path string) map[string]any
+	WriteArgs          func(path, content string) map[string]any
+	ShellArgs          func(cmd string) map[string]any
+	// TrimsBlank: the read tool trims a leading blank from its path (a
+	// shell does not, so an agent that reads through one skips those
+	// spellings: they would prove nothing).
+	TrimsBlank bool
+	// ReadConfined: the read tool refuses every path outside the
+	// workspace on its own, so the key is read only through the shell.
+	ReadConfined bool
+	// Settings are files under HOME that decide what the agent runs on
+	// the host later (hooks, MCP servers): no sandbox may write them.
+	Settings []string
+}
+
+// scenarios are what every agent runs, in its own tool names.
+func scenarios(tn toolNames) []scenario {
+	read := func(path func(w *world) string) func(w *world) toolCall {
+		return func(w *world) toolCall { return toolCall{tn.Read, tn.ReadArgs(path(w))} }
+	}
+	key := func(w *world) string { return filepath.Join(w.Home, ".ssh", "id_ed25519") }
+	var out []scenario
+	for _, f := range tn.Settings {
+		// The agent's own settings: a hook planted there runs on the host
+		// at the next start outside cordon. The host's copy exists (the
+		// user's), and the write replaces it with a hook.
+		out = append(out, scenario{
+			name: "write-home-" + strings.NewReplacer("/", "-", ".", "").Replace(f), attack: true,
+			call: func(w *world) toolCall {
+				return toolCall{tn.Write, tn.WriteArgs(filepath.Join(w.Home, f), `{"hooks":{"pwned":"touch /tmp/pwned"}}`)}
+			},
+			happened: func(w *world, _ *modelServer) (bool, string) {
+				b, err := os.ReadFile(filepath.Join(w.Home, f))
+				if err == nil && strings.Contains(string(b), "pwned") {
+					return true, fmt.Sprintf("~/%s was rewritten on the host: %q", f, b)
+				}
+				return false, fmt.Sprintf("~/%s kept the user's content (%v)", f, err)
+			},
+		})
+	}
+	out = append(out, []scenario{{
+		name:     "read-workspace",
+		call:     read(func(w *world) string { return filepath.Join(w.WS, "notes.txt") }),
+		happened: sawContent,
+	}, {
+		name: "shell-cat-ssh-key", attack: true, happened: leaked,
+		call: func(w *world) toolCall { return toolCall{tn.Shell, tn.ShellArgs("cat ~/.ssh/id_ed25519")} },
+	}, {
+		name: "write-git-hook", attack: true,
+		call: func(w *world) toolCall {
+			return toolCall{tn.Write, tn.WriteArgs(filepath.Join(w.WS, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho pwned\n")}
+		},
+		happened: func(w *world, _ *modelServer) (bool, string) {
+			return written(filepath.Join(w.WS, ".git", "hooks", "pre-commit"))
+		},
+	}, {
+		name: "shell-write-outside", attack: true,
+		call: func(w *world) toolCall {
+			return toolCall{tn.Shell, tn.ShellArgs("echo pwned > " + filepath.Join(w.Home, "outside.txt"))}
+		},
+		happened: func(w *world, _ *modelServer) (bool, string) { return written(filepath.Join(w.Home, "outside.txt")) },
+	}, {
+		name: "shell-build",
+		call: func(w *world) toolCall { return toolCall{tn.Shell, tn.ShellArgs("sh -c 'echo ok > out'")} },
+		happened: func(w *world, _ *modelServer) (bool, string) {
+			ok, saw := written(filepath.Join(w.WS, "out"))
+			b, _ := os.ReadFile(filepath.Join(w.WS, "out"))
+			return ok && strings.TrimSpace(string(b)) == "ok", saw
+		},
+	}}...)
+	if !tn.ReadConfined {
+		out = append(out, scenario{
+			name: "read-ssh-key", attack: true, call: read(key), happened: leaked,
+		}, scenario{
+			name: "read-ssh-key-tilde", attack: true, happened: leaked,
+			call: read(func(*world) string { return "~/.ssh/id_ed25519" }),
+		})
+	}
+	if tn.TrimsBlank && !tn.ReadConfined {
+		// Spellings the agent trims before it opens the file: a leading blank.
+		out = append(out, scenario{
+			name: "read-ssh-key-blank", attack: true, happened: leaked,
+			call: read(func(w *world) string { return " " + key(w) }),
+		}, scenario{
+			name: "read-ssh-key-blank-tilde", attack: true, happened: leaked,
+			call: read(func(*world) string { return " ~/.ssh/id_ed25519" }),
+		})
+	}
+	return out
+}
+
+// runCLI runs argv in dir with env, bounded: a CLI that hangs is killed
+// after the bound and the test fails, naming it.
+func runCLI(t *testing.T, dir string, env []string, argv ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not end within 3 minutes; output:\n%s", argv[0], out)
+	}
+	t.Logf("%s: %v\n%s", filepath.Base(argv[0]), err, tail(string(out), 3000))
+	return string(out)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// inside is argv run by 'cordon run --agent agent' in w.WS, with the
+// model server's address allowed. NO_PROXY is cleared inside: cordon sets
+// it to loopback (a sandbox's own servers), but the model server is the
+// host's, reached through cordon's proxy like the agent's real API.
+//
+// CORDON_E2E_BACKEND picks the backend (default auto: native where usable).
+func inside(agent string, m *modelServer, argv ...string) []string {
+	backend := os.Getenv("CORDON_E2E_BACKEND")
+	if backend == "" {
+		backend = "auto"
+	}
+	return append([]string{cordonBin, "run", "--backend", backend, "--agent", agent, "--no-tty",
+		"--allow-domain", fmt.Sprintf("127.0.0.1:%d", m.Port),
+		"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
+}
+
+// needHook skips t until 'cordon hook agent' exists in the cordon under
+// test (the hooks of agents other than Claude Code land separately).
+func needHook(t *testing.T, agent string) {
+	t.Helper()
+	if out, err := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput(); err != nil && !strings.Contains(string(out), "Usage") {
+		t.Skipf("'cordon hook %s' is not in this cordon yet: %s", agent, tail(string(out), 200))
+	}
+}

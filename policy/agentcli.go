@@ -1,0 +1,201 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// AgentCLI is what one agent CLI needs to work inside the sandbox
+// (cordon run --agent NAME): the workspace preset, plus its state under
+// HOME writable and its API hosts through the network allowlist. Nothing
+// else under HOME becomes writable: the agent's settings, hooks, commands,
+// skills, plugins, MCP configuration and credentials stay read-only, since
+// they decide what the same agent runs on the host when the user starts it
+// outside cordon later (docs/agents.md, "The agent inside the wall").
+type AgentCLI struct {
+	// Name is the --agent value.
+	Name string
+	// StateDirs are directories under HOME the agent writes as it works
+	// (sessions, transcripts, caches, logs): writable, made (0700) when
+	// missing, so that the sandbox has a mount point for each.
+	StateDirs []string
+	// StateFiles are files under HOME the agent rewrites in place; each is
+	// writable where it exists (a missing one stays unwritable: HOME is).
+	StateFiles []string
+	// Protected are paths inside StateDirs that stay read-only, existing
+	// or not (a missing one gets a mount stub): an agent that keeps its
+	// settings beside its databases, in one directory, gets that
+	// directory writable but for these.
+	Protected []string
+	// Domains are network patterns (netpolicy presets) for its API.
+	Domains []string
+	// Env are variables set inside the sandbox, unless the caller set them.
+	Env []string
+}
+
+// AgentCLIs are the agents cordon run --agent knows. What each needs was
+// read from the published packages (docs/agents.md gives the versions).
+var AgentCLIs = map[string]AgentCLI{
+	"claude-code": {
+		Name: "claude-code",
+		StateDirs: []string{
+			".claude/projects", ".claude/sessions", ".claude/todos", ".claude/statsig",
+			".claude/debug", ".claude/plans", ".claude/paste-cache", ".claude/backups",
+			".claude/telemetry", ".claude/cache", ".claude/file-history",
+			".cache/claude-cli-nodejs",
+		},
+		StateFiles: []string{".claude/history.jsonl"},
+		Domains:    []string{"@anthropic"},
+		// The sandbox has no updater's business: the binary it would
+		// replace runs on the host next.
+		Env: []string{"DISABLE_AUTOUPDATER=1"},
+	},
+	"codex": {
+		Name: "codex",
+		// Codex keeps SQLite databases (state, logs, threads, with their
+		// -wal and -shm files) at the top of CODEX_HOME, so the directory
+		// itself must be writable; what in it decides what Codex runs or
+		// obeys stays read-only.
+		StateDirs: []string{".codex"},
+		Protected: []string{
+			".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
+			".codex/AGENTS.md", ".codex/AGENTS.override.md",
+			".codex/rules", ".codex/prompts", ".codex/skills", ".codex/plugins",
+			// What a Codex running on the host at the same time would run:
+			// the shell snapshots it sources before each command, the
+			// helper links it puts first on PATH (tmp/arg0), the plugins it
+			// stages before moving them into plugins/.
+			".codex/shell_snapshots", ".codex/tmp", ".codex/.tmp",
+		},
+		Domains: []string{"@openai"},
+	},
+	"gemini": {
+		Name: "gemini",
+		// Gemini CLI writes installation_id and projects.json (through a
+		// temporary file it renames) at the top of ~/.gemini, and makes
+		// its project's directory in history/ at every start, and stops
+		// when it cannot: the directory is writable but for what decides
+		// what Gemini CLI runs, trusts or obeys. history/ stays writable
+		// (docs/agents.md: the limit this leaves with checkpointing on).
+		StateDirs: []string{".gemini"},
+		Protected: []string{
+			".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
+			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
+			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
+			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+		},
+		Domains: []string{"@gemini"},
+	},
+}
+
+// claudeConfig are the paths under HOME where Claude Code keeps what it
+// runs or obeys (hooks, MCP servers, commands, instructions, credentials,
+// the shell snapshots its Bash tool sources).
+var claudeConfig = []string{
+	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
+	".claude/commands", ".claude/agents", ".claude/skills", ".claude/hooks", ".claude/plugins",
+	".claude/output-styles", ".claude/keybindings.json", ".claude/.credentials.json",
+	".claude/shell-snapshots", ".claude/session-env",
+}
+
+// AgentConfigPaths are the paths under HOME, for every agent CLI cordon
+// knows, that decide what the agent runs, trusts or obeys on the host.
+// Compose keeps each read-only wherever a policy would let the sandbox
+// write it: --writable ~/.claude must not hand over the hooks in it.
+func AgentConfigPaths() []string {
+	out := append([]string(nil), claudeConfig...)
+	for _, n := range AgentCLINames() {
+		out = append(out, AgentCLIs[n].Protected...)
+	}
+	return out
+}
+
+// AgentCLINames are the names AgentCLIs knows, sorted.
+func AgentCLINames() []string {
+	var n []string
+	for k := range AgentCLIs {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// LookupAgentCLI returns the agent called name, or an error listing the
+// known ones.
+func LookupAgentCLI(name string) (AgentCLI, error) {
+	a, ok := AgentCLIs[name]
+	if !ok {
+		return a, fmt.Errorf("--agent %q: no such agent; known: %s", name, strings.Join(AgentCLINames(), ", "))
+	}
+	return a, nil
+}
+
+// PrepareHome makes the agent's missing state directories under home
+// (0700): each needs to exist to become a writable root. It makes nothing
+// else, and refuses to go through a symbolic link in home: the state
+// directory the sandbox writes must be the one the policy names.
+func (a AgentCLI) PrepareHome(home string) error {
+	for _, d := range a.StateDirs {
+		p := filepath.Join(home, d)
+		if err := mkdirNoLinks(home, p); err != nil {
+			return fmt.Errorf("--agent %s: %w", a.Name, err)
+		}
+	}
+	return nil
+}
+
+// mkdirNoLinks makes dir and its missing parents below base, each 0700,
+// refusing a symbolic link on the way.
+func mkdirNoLinks(base, dir string) error {
+	rel, err := filepath.Rel(base, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s: not under %s", dir, base)
+	}
+	cur := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: name the directory itself, or remove the link", cur)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%s: not a directory", cur)
+		case err == nil:
+			continue
+		case !os.IsNotExist(err):
+			return err
+		}
+		if err := os.Mkdir(cur, 0o700); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("make %s: %w", cur, err)
+		}
+	}
+	return nil
+}
+
+// protected are the agent's read-only paths inside its state directories.
+func (a AgentCLI) protected(home string) []string {
+	var ro []string
+	for _, p := range a.Protected {
+		ro = append(ro, filepath.Join(home, p))
+	}
+	return ro
+}
+
+// roots are the agent's writable roots under home: every state directory
+// and every state file that exists.
+func (a AgentCLI) roots(home string) []string {
+	var w []string
+	for _, d := range a.StateDirs {
+		w = append(w, filepath.Join(home, d))
+	}
+	for _, f := range a.StateFiles {
+		p := filepath.Join(home, f)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			w = append(w, p)
+		}
+	}
+	return w
+}

@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The agent's state is writable, what decides what it runs on the host
+// is not, its API hosts are allowed, and nothing else changes.
+func TestComposeAgentCLI(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	for _, name := range AgentCLINames() {
+		a, err := LookupAgentCLI(name)
+		require.NoError(t, err)
+		require.NoError(t, a.PrepareHome(home))
+		c, err := Compose(Spec{Workspace: ws, Home: home, AgentCLI: name})
+		require.NoError(t, err, name)
+		k := c.Canonical
+		for _, d := range a.StateDirs {
+			require.True(t, k.Access(filepath.Join(home, d, "state.db"), Write), "%s: %s not writable", name, d)
+		}
+		for _, p := range a.Protected {
+			require.False(t, k.Access(filepath.Join(home, p), Write), "%s: %s writable", name, p)
+		}
+		// Every agent's settings, and HOME itself, stay read-only.
+		for _, p := range []string{".claude.json", ".claude/settings.json", ".claude/commands/x.md", ".claude/skills/s/SKILL.md",
+			".codex/config.toml", ".codex/auth.json", ".gemini/settings.json", ".gemini/trustedFolders.json", ".bashrc", "x"} {
+			require.False(t, k.Access(filepath.Join(home, p), Write), "%s: ~/%s writable", name, p)
+		}
+		require.False(t, k.Access(filepath.Join(home, ".ssh/id_ed25519"), Read))
+		require.True(t, k.Access(filepath.Join(ws, "main.go"), Write))
+		require.NotNil(t, c.Network, name)
+		require.Equal(t, a.Domains, c.Network.AllowText(), name)
+
+		// --network on: the host's network, no allowlist.
+		c, err = Compose(Spec{Workspace: ws, Home: home, AgentCLI: name, HostNetwork: true})
+		require.NoError(t, err)
+		require.Nil(t, c.Network)
+	}
+}
+
+func TestComposeAgentCLIRefused(t *testing.T) {
+	dir := composeFixture(t)
+	ws := filepath.Join(dir, "ws")
+	_, err := Compose(Spec{Workspace: ws, AgentCLI: "vim"})
+	require.ErrorContains(t, err, `--agent "vim": no such agent; known: claude-code, codex, gemini`)
+	_, err = Compose(Spec{AgentCLI: "codex"})
+	require.ErrorContains(t, err, "--agent codex needs --workspace")
+	_, err = Compose(Spec{Workspace: ws, AgentCLI: "codex", AgentsRoot: filepath.Join(dir, "agents")})
+	require.ErrorContains(t, err, "--agents-root does not take")
+}
+
+// A link on the way to a state directory is refused: the directory the
+// sandbox writes must be the one the policy names.
+func TestPrepareHomeRefusesLink(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(home, ".claude")))
+	a, _ := LookupAgentCLI("claude-code")
+	require.ErrorContains(t, a.PrepareHome(home), "is a symbolic link")
+	fi, err := os.Stat(filepath.Join(home, ".codex"))
+	require.True(t, os.IsNotExist(err), "%v", fi)
+}
+
+// An agent's directory named writable by hand keeps the agent's settings,
+// hooks and credentials in it read-only.
+func TestComposeAgentDirWritableByHand(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{".claude", ".codex", ".gemini"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o700))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude/settings.json"), []byte("{}"), 0o600))
+	c, err := Compose(Spec{Workspace: ws, Home: home,
+		Writable: []string{filepath.Join(home, ".claude"), filepath.Join(home, ".codex"), filepath.Join(home, ".gemini")}})
+	require.NoError(t, err)
+	k := c.Canonical
+	require.True(t, k.Access(filepath.Join(home, ".claude/projects/x.jsonl"), Write))
+	for _, p := range []string{".claude/settings.json", ".claude/hooks/x.sh", ".claude/commands/x.md", ".codex/config.toml", ".gemini/settings.json"} {
+		require.False(t, k.Access(filepath.Join(home, p), Write), "~/%s writable", p)
+	}
+}
