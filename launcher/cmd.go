@@ -218,7 +218,7 @@ type Cmd struct {
 	status, statusW *os.File
 	// termOut are the caller's terminals that stdout and stderr reach
 	// through a pipe (replaceTerminals), for Wait to reset.
-	termOut []*termTrack
+	termOut []*termWriter
 	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
 	streamCanon *policy.Canonical
 }

@@ -127,25 +127,24 @@ func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 	if IsTerminal(inner.Stdin) {
 		inner.Stdin = nil
 	}
-	var seen []*termWriter
+	var out *termWriter
 	for _, w := range []*io.Writer{&inner.Stdout, &inner.Stderr} {
 		if !IsTerminal(*w) {
 			continue
 		}
 		f := (*w).(*os.File)
-		tw := &termWriter{f: f, t: &termTrack{f: f}}
 		// Stdout and stderr on the same terminal are one stream to it:
-		// one tracker, fed in the order written, or a sequence split
-		// across them (ESC[?1049 on one, h on the other) escapes both.
-		for _, o := range seen {
-			if sameFile(o.f, f) {
-				tw.t = o.t
-			}
+		// one writer (os/exec then makes one pipe for both), so the
+		// tracker sees the bytes in the order the terminal does, or a
+		// sequence split across them (ESC[?1049 on one, h on the
+		// other) escapes both trackers.
+		if out != nil && sameFile(out.f, f) {
+			*w = out
+			continue
 		}
-		if tw.t.f == f {
-			c.termOut = append(c.termOut, tw.t)
-		}
-		seen = append(seen, tw)
+		tw := &termWriter{f: f}
+		c.termOut = append(c.termOut, tw)
+		out = tw
 		*w = tw
 	}
 }
@@ -160,42 +159,35 @@ func sameFile(a, b *os.File) bool {
 	return err == nil && os.SameFile(ai, bi)
 }
 
-// termTrack follows the modes switched on in one of the caller's
-// terminals, by every stream that reaches it.
-type termTrack struct {
-	mu    sync.Mutex
-	f     *os.File // where the reset goes
-	modes termModes
-}
-
 // termWriter copies the sandbox's output to the caller's terminal and
 // follows the modes it switches on.
 type termWriter struct {
-	f *os.File
-	t *termTrack
+	mu    sync.Mutex
+	f     *os.File
+	modes termModes
 }
 
 func (w *termWriter) Write(b []byte) (int, error) {
-	w.t.mu.Lock()
-	defer w.t.mu.Unlock()
-	w.t.modes.feed(b)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.modes.feed(b)
 	return w.f.Write(b)
 }
 
 // reset switches off what the sandbox's output left switched on.
-func (t *termTrack) reset() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r := t.modes.reset(); len(r) > 0 {
-		t.f.Write(r)
+func (w *termWriter) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.modes.reset(); len(r) > 0 {
+		w.f.Write(r)
 	}
 }
 
 // resetTerminals, once the sandbox has ended, leaves each terminal it
 // wrote to through a pipe with the modes it had.
 func (c *Cmd) resetTerminals() {
-	for _, t := range c.termOut {
-		t.reset()
+	for _, w := range c.termOut {
+		w.reset()
 	}
 	c.termOut = nil
 }

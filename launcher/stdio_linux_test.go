@@ -153,7 +153,8 @@ func TestDescriptorAccepted(t *testing.T) {
 
 // Without Tty, the caller's terminal does not enter the sandbox: on stdin
 // the command reads /dev/null, on stdout and stderr it writes to a pipe
-// copied to the terminal, and the screen modes it switched on are
+// copied to the terminal (one for both: the terminal sees one stream),
+// and the screen modes it switched on are
 // switched off once it has ended.
 func TestTerminalReplacedWithoutTty(t *testing.T) {
 	testenv.RequireBwrap(t)
@@ -163,7 +164,7 @@ func TestTerminalReplacedWithoutTty(t *testing.T) {
 	defer s.Close()
 	cmd := Command(workspacePolicy(t, t.TempDir()), "sh", "-c",
 		`test -t 0 || echo IN-NOT-TTY; test -t 1 || echo OUT-NOT-TTY; test -t 2 || echo ERR-NOT-TTY >&2
-read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
+read -r x || echo EOF; [ /proc/self/fd/1 -ef /proc/self/fd/2 ] && echo ONE-PIPE; printf '\033[?1049h\033[?2004h'`)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
 	require.NoError(t, cmd.Run())
 	require.NoError(t, unix.SetNonblock(m, true))
@@ -177,7 +178,7 @@ read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
 		got = append(got, buf[:n]...)
 	}
 	out := string(got)
-	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF"} {
+	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF", "ONE-PIPE"} {
 		require.Contains(t, out, want)
 	}
 	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h\x1b[?1049l"), "%q", out)
