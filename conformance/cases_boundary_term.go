@@ -15,10 +15,12 @@ func boundaryTermCases() []Case {
 				{"\x1b[?" + zeros + "1000h", []string{"\x1b[?1000l"}},
 				{"\x1b[?" + zeros + "2004h", []string{"\x1b[?2004l"}},
 				{"\x1b[=5u", []string{"\x1b[=0u", "\x1b[=0;1u"}},
-				{"\x1b[4h", []string{"\x1b[4l", "\x1b[!p"}},
-				{"\x1b[2;5r", []string{"\x1b[r", "\x1b[!p"}},
-				{"\x1b[?6h", []string{"\x1b[?6l", "\x1b[!p"}},
-				{"\x1b(0", []string{"\x1b(B", "\x1b[!p"}},
+				// Explicitly: tmux's soft reset (CSI ! p) keeps the
+				// scroll region and origin mode.
+				{"\x1b[4h", []string{"\x1b[4l"}},
+				{"\x1b[2;5r", []string{"\x1b[r"}},
+				{"\x1b[?6h", []string{"\x1b[?6l"}},
+				{"\x1b(0", []string{"\x1b(B"}},
 				{"\x1b[?1047h\x1bc", []string{"\x1b[?1047l"}},
 			}),
 		termEvasionCase("boundary-tty-split-stdout-stderr", "the user's terminal on stdout and stderr (cordon run --no-tty, or </dev/null): a sequence begun on stdout and ended on stderr switches on the alternate screen and mouse reporting; after the run both are switched off again",

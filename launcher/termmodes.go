@@ -31,6 +31,7 @@ type termModes struct {
 	kitty   int  // kitty keyboard protocol: flags pushed (CSI > n u)
 	kset    bool // kitty flags set in place (CSI = flags ; mode u)
 	mok     bool // xterm modifyOtherKeys (CSI > 4 ; n m)
+	margins bool // a scroll region (CSI t ; b r) or origin mode (CSI ? 6 h)
 
 	// The CSI sequence being read.
 	prefix byte   // its private marker ('?', '>', '<', '=') or 0
@@ -39,6 +40,7 @@ type termModes struct {
 	np     int    // parameters ended so far, saturated
 	first  [2]uint32
 	named  uint64 // bits of the privateModes it names
+	origin bool   // it names mode 6
 }
 
 // maxParam saturates parameters: larger than any mode or count followed.
@@ -63,6 +65,7 @@ var privateModes = []struct {
 	{1004, 'l'}, // focus events
 	{2004, 'l'}, // bracketed paste
 	{2026, 'l'}, // synchronized output: the terminal stops drawing
+	{69, 'l'},   // left and right margins
 	{7, 'h'},    // autowrap
 	{25, 'h'},   // visible cursor
 	{47, 'l'},   // alternate screen: last, so the rest applies to the main one
@@ -95,7 +98,7 @@ func (m *termModes) feed(b []byte) {
 			m.state = 0
 			switch c {
 			case '[':
-				m.state, m.prefix, m.inter, m.cur, m.np, m.first, m.named = 2, 0, 0, 0, 0, [2]uint32{}, 0
+				m.state, m.prefix, m.inter, m.cur, m.np, m.first, m.named, m.origin = 2, 0, 0, 0, 0, [2]uint32{}, 0, false
 			case '=':
 				m.keypad = true
 			case '>':
@@ -152,6 +155,7 @@ func (m *termModes) endParam() {
 			m.named |= 1 << i
 		}
 	}
+	m.origin = m.origin || m.cur == 6
 	m.cur = 0
 }
 
@@ -161,6 +165,7 @@ func (m *termModes) csi(final byte) {
 	}
 	switch {
 	case m.prefix == '?' && (final == 'h' || final == 'l'):
+		m.margins = m.margins || m.origin && final == 'h'
 		for i, pm := range privateModes {
 			if m.named&(1<<i) == 0 {
 				continue
@@ -171,6 +176,8 @@ func (m *termModes) csi(final byte) {
 				m.dirty &^= 1 << i
 			}
 		}
+	case m.prefix == 0 && final == 'r' && (m.np > 1 || m.first[0] != 0):
+		m.margins = true
 	case m.prefix == '>' && final == 'u':
 		m.kitty = min(m.kitty+1, 64)
 	case m.prefix == '<' && final == 'u':
@@ -220,10 +227,25 @@ func (m *termModes) reset() []byte {
 	if m.keypad {
 		b = append(b, "\x1b>"...)
 	}
+	// Origin mode off and the scroll region reset move the cursor
+	// home (not every terminal's DECSTR undoes them: tmux's does not):
+	// in the alternate screen, just before leaving it, which puts the
+	// main screen's cursor back; otherwise with the cursor then taken to
+	// the bottom line, where the shell's prompt is not drawn over the
+	// output.
+	const marginsOff = "\x1b[?6l\x1b[r"
+	margins := m.margins
 	for i, pm := range privateModes {
-		if dirty&(1<<i) != 0 {
-			b = append(b, "\x1b[?"+strconv.Itoa(int(pm.mode))+string(pm.off)...)
+		if dirty&(1<<i) == 0 {
+			continue
 		}
+		if margins && (pm.mode == 47 || pm.mode == 1047 || pm.mode == 1049) {
+			b, margins = append(b, marginsOff...), false
+		}
+		b = append(b, "\x1b[?"+strconv.Itoa(int(pm.mode))+string(pm.off)...)
+	}
+	if margins {
+		b = append(b, marginsOff+"\x1b[9999B"...)
 	}
 	*m = termModes{}
 	return b

@@ -34,7 +34,12 @@ func TestTermModesReset(t *testing.T) {
 		{"leading zeros", "\x1b[?" + zeros(34) + "1049h\x1b[?" + zeros(4000) + "25l\x1b[>" + zeros(50) + "4;" + zeros(50) + "2m",
 			soft + "\x1b[>4m" + wrap + "\x1b[?25h\x1b[?1049l"},
 		{"saturated, not wrapped", "\x1b[?4294968345h\x1b[?" + strings.Repeat("9", 100) + "h", soft + wrap},
-		{"insert, scroll region, origin, charset, conceal", "\x1b[4h\x1b[2;5r\x1b[?6h\x1b(0\x1b[8m", soft + wrap},
+		{"insert, charset, conceal", "\x1b[4h\x1b(0\x1b[8m", soft + wrap},
+		{"scroll region", "\x1b[2;5r", soft + wrap + "\x1b[?6l\x1b[r\x1b[9999B"},
+		{"origin mode", "\x1b[?0006h", soft + wrap + "\x1b[?6l\x1b[r\x1b[9999B"},
+		{"scroll region reset", "\x1b[r\x1b[0r\x1b[?6l", soft + wrap},
+		{"scroll region in the alternate screen", "\x1b[?1049h\x1b[2;5r", soft + wrap + "\x1b[?6l\x1b[r\x1b[?1049l"},
+		{"left and right margins", "\x1b[?69h\x1b[5;10s", soft + "\x1b[?69l" + wrap},
 		{"shift out", "text\x0emore", soft + wrap},
 		{"soft reset is not a mode", "\x1b[!p", soft + wrap},
 	} {
