@@ -209,9 +209,10 @@ func (m *termModes) reset() []byte {
 	dirty := m.dirty
 	if m.touched {
 		// DECSTR: insert and origin mode, margins, SGR attributes,
-		// character sets, cursor visibility and keys; then the same
-		// explicitly for terminals without it, but not the margins
-		// (CSI r moves the cursor home).
+		// character sets, cursor visibility and keys; then insert
+		// mode, SGR and G0 explicitly for terminals without it (the
+		// margins below, only when set: resetting them moves the
+		// cursor).
 		b = append(b, "\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B"...)
 		dirty |= autowrapBit
 	}
