@@ -8,7 +8,7 @@ func Catalogue() []Case {
 		workCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), boundaryNetCases(), modelCases(), seatbeltCases(),
-		boundaryFdCases(),
+		boundaryFdCases(), boundaryTermCases(),
 	} {
 		all = append(all, part...)
 	}

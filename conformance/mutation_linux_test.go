@@ -238,7 +238,7 @@ var mutations = []mutation{
 		catchers: []string{"boundary-tty-stderr-alone", "boundary-tty-stdin-alone"}},
 	{name: "terminal-mode-reset", step: "the screen modes the sandbox's output switched on, switched off after it",
 		hooks:    func() { testhook.SkipTermModeReset = true },
-		catchers: []string{"boundary-tty-stdout-alone", "boundary-tty-stderr-alone"}},
+		catchers: []string{"boundary-tty-stdout-alone", "boundary-tty-stderr-alone", "boundary-tty-evasions"}},
 	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",

@@ -127,13 +127,36 @@ func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 	if IsTerminal(inner.Stdin) {
 		inner.Stdin = nil
 	}
+	var out *termWriter
 	for _, w := range []*io.Writer{&inner.Stdout, &inner.Stderr} {
-		if IsTerminal(*w) {
-			tw := &termWriter{f: (*w).(*os.File)}
-			c.termOut = append(c.termOut, tw)
-			*w = tw
+		if !IsTerminal(*w) {
+			continue
 		}
+		f := (*w).(*os.File)
+		// Stdout and stderr on the same terminal are one stream to it:
+		// one writer (os/exec then makes one pipe for both), so the
+		// tracker sees the bytes in the order the terminal does, or a
+		// sequence split across them (ESC[?1049 on one, h on the
+		// other) escapes both trackers.
+		if out != nil && sameFile(out.f, f) {
+			*w = out
+			continue
+		}
+		tw := &termWriter{f: f}
+		c.termOut = append(c.termOut, tw)
+		out = tw
+		*w = tw
 	}
+}
+
+// sameFile reports whether a and b are the same terminal.
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // termWriter copies the sandbox's output to the caller's terminal and

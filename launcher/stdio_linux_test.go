@@ -3,8 +3,10 @@ package launcher
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,7 +153,8 @@ func TestDescriptorAccepted(t *testing.T) {
 
 // Without Tty, the caller's terminal does not enter the sandbox: on stdin
 // the command reads /dev/null, on stdout and stderr it writes to a pipe
-// copied to the terminal, and the screen modes it switched on are
+// copied to the terminal (one for both: the terminal sees one stream),
+// and the screen modes it switched on are
 // switched off once it has ended.
 func TestTerminalReplacedWithoutTty(t *testing.T) {
 	testenv.RequireBwrap(t)
@@ -161,7 +164,7 @@ func TestTerminalReplacedWithoutTty(t *testing.T) {
 	defer s.Close()
 	cmd := Command(workspacePolicy(t, t.TempDir()), "sh", "-c",
 		`test -t 0 || echo IN-NOT-TTY; test -t 1 || echo OUT-NOT-TTY; test -t 2 || echo ERR-NOT-TTY >&2
-read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
+read -r x || echo EOF; [ /proc/self/fd/1 -ef /proc/self/fd/2 ] && echo ONE-PIPE; printf '\033[?1049h\033[?2004h'`)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
 	require.NoError(t, cmd.Run())
 	require.NoError(t, unix.SetNonblock(m, true))
@@ -175,10 +178,59 @@ read -r x || echo EOF; printf '\033[?1049h\033[?2004h'`)
 		got = append(got, buf[:n]...)
 	}
 	out := string(got)
-	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF"} {
+	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF", "ONE-PIPE"} {
 		require.Contains(t, out, want)
 	}
-	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[?2004l\x1b[?1049l"), "%q", out)
+	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h\x1b[?1049l"), "%q", out)
+}
+
+// Stdout and stderr on one terminal are one stream to it: a sequence
+// begun on one and ended on the other switches the mode on, and is
+// switched off at the end. On two terminals, each gets its own reset.
+func TestTerminalStdoutStderrOneStream(t *testing.T) {
+	readAll := func(m int) string {
+		require.NoError(t, unix.SetNonblock(m, true))
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := unix.Read(m, buf)
+			if n <= 0 || err != nil {
+				return string(got)
+			}
+			got = append(got, buf[:n]...)
+		}
+	}
+	m, s, err := openPty()
+	require.NoError(t, err)
+	defer unix.Close(m)
+	defer s.Close()
+	// Another descriptor on the same terminal, as a shell's 2>&1 gives.
+	fd, err := unix.Dup(int(s.Fd()))
+	require.NoError(t, err)
+	s2 := os.NewFile(uintptr(fd), s.Name())
+	defer s2.Close()
+	m2, o, err := openPty()
+	require.NoError(t, err)
+	defer unix.Close(m2)
+	defer o.Close()
+
+	c := &Cmd{}
+	inner := &exec.Cmd{Stdout: s, Stderr: s2}
+	c.replaceTerminals(inner)
+	io.WriteString(inner.Stdout, "\x1b[?1049")
+	io.WriteString(inner.Stderr, "h\x1b[?1000")
+	io.WriteString(inner.Stdout, "h")
+	c.resetTerminals()
+	require.Equal(t, "\x1b[?1049h\x1b[?1000h\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?1000l\x1b[?7h\x1b[?1049l", readAll(m))
+
+	c = &Cmd{}
+	inner = &exec.Cmd{Stdout: s, Stderr: o}
+	c.replaceTerminals(inner)
+	io.WriteString(inner.Stdout, "\x1b[?2004h")
+	io.WriteString(inner.Stderr, "\x1b[?25l")
+	c.resetTerminals()
+	require.Equal(t, "\x1b[?2004h\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h", readAll(m))
+	require.Equal(t, "\x1b[?25l\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h", readAll(m2))
 }
 
 // A regular file reopened through /proc/self/fd gets the file's own

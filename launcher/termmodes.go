@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -13,24 +12,44 @@ import (
 // found: a sandbox that exits (or is killed) in the alternate screen, with
 // the mouse reported, the cursor hidden or bracketed paste on would
 // otherwise leave the user's shell unusable, or typing escape sequences
-// into whatever reads next. Its state is a fixed set of flags and a short
-// buffer for the sequence being read, whatever the sandbox writes.
+// into whatever reads next. Its state is fixed-size whatever the sandbox
+// writes: a control sequence's parameters of any length are read as
+// saturating numbers (terminals accept leading zeros: ESC[?0…01049h is
+// 1049), keeping only which tracked modes they name and the first few.
+//
+// It is deliberately one-sided: a sequence that might switch a mode on
+// counts, and nothing the sandbox writes counts as undoing everything (a
+// full reset, ESC c, does not leave the alternate screen in tmux). Modes
+// it does not follow one by one (insert mode, scroll region, origin mode,
+// character sets, SGR attributes) are undone by a soft reset (DECSTR)
+// once any escape sequence reached the terminal.
 type termModes struct {
-	state  byte // 0 ground, 1 after ESC, 2 in a CSI sequence
-	param  [32]byte
-	n      int
-	over   bool // the parameters did not fit: ignore the sequence
-	inter  byte // the CSI sequence's intermediate byte (DECSTR's '!')
-	dirty  map[int]bool
-	keypad bool // application keypad (ESC =)
-	kitty  int  // kitty keyboard protocol: flags pushed (CSI > n u)
-	mok    bool // xterm modifyOtherKeys (CSI > 4 ; n m)
+	state   byte // 0 ground, 1 after ESC, 2 in a CSI sequence
+	touched bool // an escape sequence (or a shift, SO) reached the terminal
+	dirty   uint64
+	keypad  bool // application keypad (ESC =)
+	kitty   int  // kitty keyboard protocol: flags pushed (CSI > n u)
+	kset    bool // kitty flags set in place (CSI = flags ; mode u)
+	mok     bool // xterm modifyOtherKeys (CSI > 4 ; n m)
+	margins bool // a scroll region (CSI t ; b r) or origin mode (CSI ? 6 h)
+
+	// The CSI sequence being read.
+	prefix byte   // its private marker ('?', '>', '<', '=') or 0
+	inter  byte   // its intermediate byte (DECSTR's '!')
+	cur    uint32 // the parameter being read, saturated at maxParam
+	np     int    // parameters ended so far, saturated
+	first  [2]uint32
+	named  uint64 // bits of the privateModes it names
+	origin bool   // it names mode 6
 }
+
+// maxParam saturates parameters: larger than any mode or count followed.
+const maxParam = 1 << 20
 
 // privateModes are the DEC private modes a full-screen or interactive
 // program switches, each with the setting a shell prompt expects.
 var privateModes = []struct {
-	mode int
+	mode uint32
 	off  byte // 'l' reset, 'h' set
 }{
 	{1, 'l'},    // application cursor keys
@@ -46,6 +65,7 @@ var privateModes = []struct {
 	{1004, 'l'}, // focus events
 	{2004, 'l'}, // bracketed paste
 	{2026, 'l'}, // synchronized output: the terminal stops drawing
+	{69, 'l'},   // left and right margins
 	{7, 'h'},    // autowrap
 	{25, 'h'},   // visible cursor
 	{47, 'l'},   // alternate screen: last, so the rest applies to the main one
@@ -53,95 +73,154 @@ var privateModes = []struct {
 	{1049, 'l'},
 }
 
+// autowrapBit is privateModes' autowrap, set again after a soft reset
+// (which may clear it, as the VT510 does).
+var autowrapBit = func() uint64 {
+	for i, pm := range privateModes {
+		if pm.mode == 7 {
+			return 1 << i
+		}
+	}
+	panic("autowrap not in privateModes")
+}()
+
 func (m *termModes) feed(b []byte) {
 	for _, c := range b {
 		switch m.state {
 		case 0:
-			if c == 0x1b {
-				m.state = 1
+			switch c {
+			case 0x1b:
+				m.state, m.touched = 1, true
+			case 0x0e: // SO: the G1 character set
+				m.touched = true
 			}
 		case 1:
 			m.state = 0
 			switch c {
 			case '[':
-				m.state, m.n, m.over, m.inter = 2, 0, false, 0
+				m.state, m.prefix, m.inter, m.cur, m.np, m.first, m.named, m.origin = 2, 0, 0, 0, 0, [2]uint32{}, 0, false
 			case '=':
 				m.keypad = true
 			case '>':
 				m.keypad = false
-			case 'c': // full reset
-				m.dirty, m.keypad, m.kitty, m.mok = nil, false, 0, false
 			case 0x1b:
 				m.state = 1
 			}
+			// A full reset (ESC c) is not taken as undoing anything:
+			// tmux's leaves the alternate screen on.
 		case 2:
-			switch {
-			case c >= 0x30 && c <= 0x3f:
-				if m.n < len(m.param) {
-					m.param[m.n] = c
-					m.n++
-				} else {
-					m.over = true
-				}
-			case c >= 0x20 && c <= 0x2f:
-				m.inter = c
-			case c >= 0x40 && c <= 0x7e:
-				m.state = 0
-				if !m.over {
-					m.csi(string(m.param[:m.n]), c)
-				}
-			case c == 0x1b:
-				m.state = 1
-			case c == 0x18 || c == 0x1a: // CAN, SUB cancel the sequence
-				m.state = 0
-			}
+			m.csiByte(c)
 		}
 	}
 }
 
-func (m *termModes) csi(p string, final byte) {
+// csiByte reads one byte of a CSI sequence.
+func (m *termModes) csiByte(c byte) {
+	switch {
+	case c >= '0' && c <= '9':
+		m.cur = min(m.cur*10+uint32(c-'0'), maxParam)
+	case c == ';' || c == ':':
+		m.endParam()
+	case c >= 0x3c && c <= 0x3f: // a private marker
+		if m.prefix == 0 && m.np == 0 && m.cur == 0 {
+			m.prefix = c
+		} else {
+			// Where a terminal would take it is unclear: as a
+			// separator, so that what follows still counts.
+			m.endParam()
+		}
+	case c >= 0x20 && c <= 0x2f:
+		m.inter = c
+	case c >= 0x40 && c <= 0x7e:
+		m.state = 0
+		m.endParam()
+		m.csi(c)
+	case c == 0x1b:
+		m.state = 1
+	case c == 0x18 || c == 0x1a: // CAN, SUB cancel the sequence
+		m.state = 0
+	}
+}
+
+// endParam takes the parameter read so far.
+func (m *termModes) endParam() {
+	if m.np < len(m.first) {
+		m.first[m.np] = m.cur
+	}
+	if m.np < maxParam {
+		m.np++
+	}
+	for i, pm := range privateModes {
+		if pm.mode == m.cur {
+			m.named |= 1 << i
+		}
+	}
+	m.origin = m.origin || m.cur == 6
+	m.cur = 0
+}
+
+func (m *termModes) csi(final byte) {
 	if m.inter != 0 {
 		return
 	}
 	switch {
-	case strings.HasPrefix(p, "?") && (final == 'h' || final == 'l'):
-		for _, f := range strings.Split(p[1:], ";") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
+	case m.prefix == '?' && (final == 'h' || final == 'l'):
+		m.margins = m.margins || m.origin && final == 'h'
+		for i, pm := range privateModes {
+			if m.named&(1<<i) == 0 {
 				continue
 			}
-			for _, pm := range privateModes {
-				if pm.mode == n {
-					if m.dirty == nil {
-						m.dirty = map[int]bool{}
-					}
-					m.dirty[n] = final != pm.off
-				}
+			if final != pm.off {
+				m.dirty |= 1 << i
+			} else {
+				m.dirty &^= 1 << i
 			}
 		}
-	case strings.HasPrefix(p, ">") && final == 'u':
+	case m.prefix == 0 && final == 'r' && (m.np > 1 || m.first[0] != 0):
+		m.margins = true
+	case m.prefix == '>' && final == 'u':
 		m.kitty = min(m.kitty+1, 64)
-	case strings.HasPrefix(p, "<") && final == 'u':
-		n, err := strconv.Atoi(p[1:])
-		if err != nil || n < 1 {
+	case m.prefix == '<' && final == 'u':
+		n := int(min(m.first[0], 64))
+		if n < 1 {
 			n = 1
 		}
 		m.kitty = max(m.kitty-n, 0)
-	case strings.HasPrefix(p, ">4") && final == 'm':
-		f := strings.Split(p[1:], ";")
-		m.mok = len(f) > 1 && f[1] != "" && f[1] != "0"
+	case m.prefix == '=' && final == 'u':
+		// flags ; mode: 1 sets them all, 2 sets bits, 3 clears bits.
+		if mode := m.first[1]; m.first[0] != 0 && mode != 3 {
+			m.kset = true
+		}
+	case m.prefix == '>' && final == 'm' && m.first[0] == 4:
+		m.mok = m.np > 1 && m.first[1] != 0
 	}
 }
 
 // reset is what switches off every mode left on, in the order of
-// privateModes; nil when there is none.
+// privateModes, after a soft reset if any escape sequence reached the
+// terminal; nil when there is none. What it cannot undo: the window
+// title, the palette, the clipboard (OSC 52), anything the terminal
+// keeps outside the screen's modes.
 func (m *termModes) reset() []byte {
 	if testhook.SkipTermModeReset {
 		return nil
 	}
 	var b []byte
+	dirty := m.dirty
+	if m.touched {
+		// DECSTR: insert and origin mode, margins, SGR attributes,
+		// character sets, cursor visibility and keys; then insert
+		// mode, SGR and G0 explicitly for terminals without it (the
+		// margins below, only when set: resetting them moves the
+		// cursor).
+		b = append(b, "\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B"...)
+		dirty |= autowrapBit
+	}
 	if m.kitty > 0 {
 		b = append(b, "\x1b[<"+strconv.Itoa(m.kitty)+"u"...)
+	}
+	if m.kset {
+		b = append(b, "\x1b[=0;1u"...)
 	}
 	if m.mok {
 		b = append(b, "\x1b[>4m"...)
@@ -149,10 +228,25 @@ func (m *termModes) reset() []byte {
 	if m.keypad {
 		b = append(b, "\x1b>"...)
 	}
-	for _, pm := range privateModes {
-		if m.dirty[pm.mode] {
-			b = append(b, "\x1b[?"+strconv.Itoa(pm.mode)+string(pm.off)...)
+	// Origin mode off and the scroll region reset move the cursor
+	// home (not every terminal's DECSTR undoes them: tmux's does not):
+	// in the alternate screen, just before leaving it, which puts the
+	// main screen's cursor back; otherwise with the cursor then taken to
+	// the bottom line, where the shell's prompt is not drawn over the
+	// output.
+	const marginsOff = "\x1b[?6l\x1b[r"
+	margins := m.margins
+	for i, pm := range privateModes {
+		if dirty&(1<<i) == 0 {
+			continue
 		}
+		if margins && (pm.mode == 47 || pm.mode == 1047 || pm.mode == 1049) {
+			b, margins = append(b, marginsOff...), false
+		}
+		b = append(b, "\x1b[?"+strconv.Itoa(int(pm.mode))+string(pm.off)...)
+	}
+	if margins {
+		b = append(b, marginsOff+"\x1b[9999B"...)
 	}
 	*m = termModes{}
 	return b
