@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/cordon-sandbox/cordon/internal/shown"
 )
 
 // What a client (the sandbox) or a destination (a server the sandbox
@@ -117,32 +116,8 @@ func readLine(r *bufio.Reader, max int) (string, error) {
 }
 
 // Shown is s as an event, a message or an audit record may carry it:
-// control bytes, invalid UTF-8 and backslashes escaped (nothing reaches
-// a terminal raw), and at most max bytes of s kept, the rest replaced by
-// a note of the original length.
-func Shown(s string, max int) string {
-	cut := ""
-	if len(s) > max {
-		cut = "[... " + strconv.Itoa(len(s)) + " bytes in all]"
-		s = s[:max]
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-			// C0, DEL, C1 (a terminal reads 0x9b as CSI), line
-			// separators and bidirectional overrides.
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String() + cut
-}
+// escaped as shown.Token (nothing reaches a terminal raw, nothing shows
+// nothing, and a name cannot hold spaces that would carry words of its
+// own, such as fake advice, into the refusal line), and at most max
+// bytes of s kept, the rest replaced by a note of the original length.
+func Shown(s string, max int) string { return shown.Cut(s, max) }

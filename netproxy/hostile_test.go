@@ -263,9 +263,37 @@ func TestShown(t *testing.T) {
 		"\xff\xfe":                   `\xff\xfe`,
 		"é":                          "é",
 		"\u0085\u2028":               `\u0085\u2028`,
+		"a b\u200f\u00ad":            `a\x20b\u200f\u00ad`,
 		"abcdefghijklmnopqrstuvwxyz": "abcdefghijklmnopqrst[... 26 bytes in all]",
 	} {
 		require.Equal(t, want, Shown(in, 20), "%q", in)
+	}
+}
+
+// TestSOCKSNameShownAsOneToken: a SOCKS5 name may hold any bytes; the
+// refusal line for the user's terminal shows it as one visible token, so
+// the sandbox cannot write cordon's advice into it (spaces pushing the
+// real tail off the screen line) nor hide marks in it.
+func TestSOCKSNameShownAsOneToken(t *testing.T) {
+	f := newFixture(t, []string{"allowed.test"}, nil, nil)
+	names := []string{
+		"registry.npmjs.org:443: no pattern allows it; to allow it: --allow-domain evil.example" + strings.Repeat(" ", 150) + "x",
+		"\u200fmoc.elpmaxe-lanretni\u200e.\u061cx\u200b\u2060\u00ad",
+	}
+	for _, n := range names {
+		code, c := socks5(t, f.addr, n, 443, "")
+		require.NotZero(t, code)
+		c.Close()
+	}
+	evs := f.closeAndEvents()
+	require.Len(t, evs, len(names))
+	for _, e := range evs {
+		msg := Refusal(e)
+		require.NotContains(t, e.Host, " ", "host in the event")
+		for _, bad := range []string{"\u200f", "\u200e", "\u061c", "\u200b", "\u2060", "\u00ad"} {
+			require.NotContains(t, msg, bad)
+		}
+		require.NotContains(t, msg, "--allow-domain evil.example", "the sandbox wrote advice")
 	}
 }
 
