@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,6 +227,102 @@ func TestHeadsHeldAtOnce(t *testing.T) {
 	require.Zero(t, f.srv.heads.Load(), "heads still charged after their connections ended")
 }
 
+// tinyHeaders is a head of n distinct headers of three letters and no
+// value, LF only, without the blank line that would end it: each line
+// costs the parse far more than its five bytes.
+func tinyHeaders(n int) string {
+	const abc = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	var b strings.Builder
+	b.WriteString("GET http://s.test/ HTTP/1.1\n")
+	for i := range n {
+		b.WriteByte(abc[i/(52*52)%52])
+		b.WriteByte(abc[i/52%52])
+		b.WriteByte(abc[i%52])
+		b.WriteString(":\n")
+	}
+	return b.String()
+}
+
+// TestHeadsOfTinyHeaders: heads of many tiny distinct headers, held at
+// once over several connections, cost the proxy what its budget says,
+// not thirty times more: each line is charged as a parsed header. Judged
+// by the heap live once every head is read or refused.
+func TestHeadsOfTinyHeaders(t *testing.T) {
+	f := newFixture(t, []string{"s.test:80"}, nil, nil)
+	head := tinyHeaders(132651) // 663 KB: twelve fit the budget's raw bytes
+	conns := make([]net.Conn, 12)
+	answered := make([]atomic.Bool, len(conns))
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i := range conns {
+		c, err := net.Dial("tcp", f.addr)
+		require.NoError(t, err)
+		conns[i] = c
+		go func() {
+			c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			io.WriteString(c, head) // fails once the proxy refuses it
+		}()
+		go func() {
+			var b [1]byte
+			c.Read(b[:]) // an answer, or the proxy's close
+			answered[i].Store(true)
+		}()
+	}
+	// Until every head is refused or read whole (a condition, not a
+	// sleep); the first read of each, a peek, is not charged.
+	done := func() bool {
+		n := 0
+		for i := range answered {
+			if answered[i].Load() {
+				n++
+			}
+		}
+		return n == len(conns) || f.srv.heads.Load() >= int64(len(conns)*(len(head)-4096))
+	}
+	for end := time.Now().Add(60 * time.Second); !done(); {
+		require.True(t, time.Now().Before(end), "the proxy neither read nor refused the heads: %d bytes held", f.srv.heads.Load())
+		time.Sleep(5 * time.Millisecond)
+	}
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	// Three times the budget, where it held 43 MB live (and a cordon run
+	// 230 MB resident, with the garbage of the maps' growth).
+	require.Less(t, m.HeapAlloc, uint64(3*maxHeadsHeld), "heap live with the heads held: %d MB", m.HeapAlloc>>20)
+}
+
+// TestLegitHeadsPass: the charge per line leaves real heads alone: a
+// 16 KiB cookie and a hundred headers reach the destination.
+func TestLegitHeadsPass(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%d %d", len(r.Header.Get("Cookie")), len(r.Header))
+	}))
+	defer srv.Close()
+	p := port(t, srv.URL)
+	f := newFixture(t, []string{fmt.Sprintf("s.test:%d", p)}, nil, map[string]string{"s.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", f.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "GET http://s.test:%d/ HTTP/1.1\r\nHost: s.test:%d\r\nCookie: %s\r\n", p, p, strings.Repeat("c", 16<<10))
+	for i := range 100 {
+		fmt.Fprintf(&b, "X-H%d: v\r\n", i)
+	}
+	b.WriteString("Connection: close\r\n\r\n")
+	io.WriteString(c, b.String())
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, fmt.Sprintf("%d %d", 16<<10, 102), string(body))
+}
+
 // TestLongNames: a refused name of any length is cut and escaped in the
 // event and in the message for the user's terminal.
 func TestLongNames(t *testing.T) {
@@ -263,9 +363,37 @@ func TestShown(t *testing.T) {
 		"\xff\xfe":                   `\xff\xfe`,
 		"é":                          "é",
 		"\u0085\u2028":               `\u0085\u2028`,
+		"a b\u200f\u00ad":            `a\x20b\u200f\u00ad`,
 		"abcdefghijklmnopqrstuvwxyz": "abcdefghijklmnopqrst[... 26 bytes in all]",
 	} {
 		require.Equal(t, want, Shown(in, 20), "%q", in)
+	}
+}
+
+// TestSOCKSNameShownAsOneToken: a SOCKS5 name may hold any bytes; the
+// refusal line for the user's terminal shows it as one visible token, so
+// the sandbox cannot write cordon's advice into it (spaces pushing the
+// real tail off the screen line) nor hide marks in it.
+func TestSOCKSNameShownAsOneToken(t *testing.T) {
+	f := newFixture(t, []string{"allowed.test"}, nil, nil)
+	names := []string{
+		"registry.npmjs.org:443: no pattern allows it; to allow it: --allow-domain evil.example" + strings.Repeat(" ", 150) + "x",
+		"\u200fmoc.elpmaxe-lanretni\u200e.\u061cx\u200b\u2060\u00ad",
+	}
+	for _, n := range names {
+		code, c := socks5(t, f.addr, n, 443, "")
+		require.NotZero(t, code)
+		c.Close()
+	}
+	evs := f.closeAndEvents()
+	require.Len(t, evs, len(names))
+	for _, e := range evs {
+		msg := Refusal(e)
+		require.NotContains(t, e.Host, " ", "host in the event")
+		for _, bad := range []string{"\u200f", "\u200e", "\u061c", "\u200b", "\u2060", "\u00ad"} {
+			require.NotContains(t, msg, bad)
+		}
+		require.NotContains(t, msg, "--allow-domain evil.example", "the sandbox wrote advice")
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 )
@@ -288,7 +289,7 @@ func (s *Server) connect(proto, host string, port int) (net.Conn, Event, error) 
 		if !valid {
 			suggest = ""
 		}
-		ev.Reason, ev.Suggest = Shown(reason, maxReasonShown), suggest
+		ev.Reason, ev.Suggest = shown.CutString(reason, maxReasonShown), suggest // a lookup's error: words, about a valid name
 		s.emit(ev)
 		return nil, ev, &refusal{ev}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cordon-sandbox/cordon/audit"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 )
 
 var auditCommand = &command{
@@ -141,13 +142,13 @@ func auditVerify(e *env, keyFile string, args []string) int {
 		fmt.Fprintf(e.stdout, "OK  %s: %d records, keyed chain and anchor intact (key %s)\n", path, len(recs), key.ID())
 		return exitOK
 	case errors.Is(err, audit.ErrUnkeyed):
-		fmt.Fprintf(e.stdout, "UNKEYED  %v\n", err)
+		fmt.Fprintf(e.stdout, "UNKEYED  %s\n", shown.String(err.Error()))
 		return exitFail
 	case errors.As(err, &ke):
-		fmt.Fprintf(e.stdout, "WRONG KEY  %v\n", err)
+		fmt.Fprintf(e.stdout, "WRONG KEY  %s\n", shown.String(err.Error()))
 		return exitFail
 	case errors.As(err, &ve):
-		fmt.Fprintf(e.stdout, "TAMPERED  %v\n", err)
+		fmt.Fprintf(e.stdout, "TAMPERED  %s\n", shown.String(err.Error())) // a tampered record may quote what it holds
 		fmt.Fprintf(e.stdout, "The %d record(s) before it are intact.\n", len(recs))
 		return exitFail
 	}

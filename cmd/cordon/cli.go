@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
@@ -214,9 +215,12 @@ func usageError(e *env, format string, a ...any) int {
 
 // errorf prints a message naming the command and returns code. An error
 // that starts with the command's own verb ("verify LOG: ..." under audit
-// verify) loses it rather than saying it twice.
+// verify) loses it rather than saying it twice. The message is escaped
+// (shown.String): errors and notes name paths a sandbox or a repository
+// chose, and nothing of theirs reaches the user's terminal raw, a
+// newline (a line of its own, looking like cordon's) included.
 func errorf(e *env, code int, format string, a ...any) int {
-	msg := strings.TrimRight(fmt.Sprintf(format, a...), "\n")
+	msg := shown.String(strings.TrimRight(fmt.Sprintf(format, a...), "\n"))
 	if verb := lastWord(e.name); verb != "" {
 		if rest, ok := strings.CutPrefix(msg, verb+": "); ok {
 			msg = rest
@@ -226,6 +230,20 @@ func errorf(e *env, code int, format string, a ...any) int {
 	}
 	fmt.Fprintf(e.stderr, "%s: %s\n", strings.TrimSpace("cordon "+e.name), msg)
 	return code
+}
+
+// shownLines is text with each line escaped (shown.String), its line
+// breaks kept.
+func shownLines(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		lines[i] = shown.String(body)
+		if nl {
+			lines[i] += "\n"
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // printHelp prints c's usage, help and flags.

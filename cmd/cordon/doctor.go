@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/agentsetup"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
@@ -110,9 +111,9 @@ func (o *doctorOpts) run(ctx context.Context, e *env, _ []string) int {
 		}
 	} else {
 		for _, f := range found {
-			fmt.Fprintf(e.stdout, "%-4s  %-18s %s\n", f.Status, f.Check, f.Detail)
+			fmt.Fprintf(e.stdout, "%-4s  %-18s %s\n", f.Status, f.Check, shown.String(f.Detail)) // a repository's settings name the hook
 			if f.Fix != "" {
-				fmt.Fprintf(e.stdout, "      %-18s fix: %s\n", "", f.Fix)
+				fmt.Fprintf(e.stdout, "      %-18s fix: %s\n", "", shown.String(f.Fix))
 			}
 		}
 		if bad == 0 {

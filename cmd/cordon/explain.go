@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -97,11 +98,11 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 			enc.Encode(v)
 			continue
 		}
-		shown := rp
+		name := rp
 		if rp != abs {
-			shown = fmt.Sprintf("%s (as %s)", rp, in)
+			name = fmt.Sprintf("%s (as %s)", rp, in)
 		}
-		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown, yesNo(v.Read), yesNo(v.Write), v.Reason)
+		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown.String(name), yesNo(v.Read), yesNo(v.Write), shown.String(v.Reason))
 	}
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		return errorf(e, exitCordonError, "write: %v", err)

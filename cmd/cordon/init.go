@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/agentsetup"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -179,14 +180,14 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	if !c.Changed() {
 		if o.remove {
-			fmt.Fprintf(e.stdout, "%s: no cordon entry; nothing to remove\n", path)
+			fmt.Fprintf(e.stdout, "%s: no cordon entry; nothing to remove\n", shown.String(path))
 		} else {
-			fmt.Fprintf(e.stdout, "%s: %s's hook is already set up; nothing changed\n", path, a.Title)
+			fmt.Fprintf(e.stdout, "%s: %s's hook is already set up; nothing changed\n", shown.String(path), a.Title)
 		}
 		return exitOK
 	}
 	if o.dryRun {
-		fmt.Fprint(e.stdout, c.Diff())
+		fmt.Fprint(e.stdout, shownLines(c.Diff())) // the settings file is the repository's
 		fmt.Fprintln(e.stdout, "(--dry-run: nothing written)")
 		return exitOK
 	}
@@ -195,13 +196,13 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	if o.remove {
 		if c.Remove {
-			fmt.Fprintf(e.stdout, "removed %s (it held only cordon's hook)\n", path)
+			fmt.Fprintf(e.stdout, "removed %s (it held only cordon's hook)\n", shown.String(path))
 		} else {
-			fmt.Fprintf(e.stdout, "took cordon's hook out of %s\n", path)
+			fmt.Fprintf(e.stdout, "took cordon's hook out of %s\n", shown.String(path))
 		}
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s runs '%s'\n", path, a.Title, o.hook.Command(a.Name))
+	fmt.Fprintf(e.stdout, "wrote %s: %s runs '%s'\n", shown.String(path), a.Title, shown.String(o.hook.Command(a.Name)))
 	fmt.Fprintf(e.stdout, "%s\n", a.Notes)
 	if !o.hook.AllowSandboxed {
 		fmt.Fprintf(e.stdout, "Every shell command asks first; a headless session (claude -p, codex exec) refuses them all.\n"+

@@ -70,7 +70,11 @@ func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
 		enc.Encode(r)
 		return exitOK
 	}
-	printProfile(e.stdout, r, o.network)
+	// Escaped line by line as a whole: paths in it (derived roots, mounts,
+	// bwrap's argv) are named by what the workspace holds.
+	var out strings.Builder
+	printProfile(&out, r, o.network)
+	io.WriteString(e.stdout, shownLines(out.String()))
 	return exitOK
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -200,7 +201,7 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 		// Allowed, but said: the sandbox gets the directory the link
 		// pointed at when the policy was built, not whatever it points at
 		// later (the launch checks that).
-		fmt.Fprintf(e.stderr, "cordon run: --workspace %s resolves to %s\n", o.pf.workspace, comp.Workspace)
+		fmt.Fprintf(e.stderr, "cordon run: --workspace %s resolves to %s\n", shown.String(o.pf.workspace), shown.String(comp.Workspace))
 	}
 	if log != nil {
 		if err := auditLaunch(log, comp, args, string(o.backend), bool(o.network)); err != nil {
@@ -297,7 +298,9 @@ func startFailure(e *env, name string, err error) int {
 	case errors.As(err, &ee):
 		return errorf(e, exitNotExec, "%s: cannot execute: %v", name, ee.Err)
 	case errors.Is(err, launcher.ErrNoBackend):
-		return errorf(e, exitCordonError, "%v\n(use --backend none to run without a sandbox, at your own risk)", err)
+		errorf(e, exitCordonError, "%v", err)
+		fmt.Fprintln(e.stderr, "(use --backend none to run without a sandbox, at your own risk)")
+		return exitCordonError
 	}
 	return errorf(e, exitCordonError, "%v", err)
 }
