@@ -47,9 +47,6 @@ const (
 	// llFileWrite are the rights a rule on a file (not a directory) may
 	// hold besides reading.
 	llFileWrite = llWriteFile | llTruncate
-	// llFileRights are all the rights Landlock takes on a rule whose
-	// object is a file (LANDLOCK_ACCESS_FILE).
-	llFileRights = llExecute | llReadFile | llWriteFile | llTruncate | llIoctlDev
 )
 
 // MinLandlockABI is the oldest Landlock ABI the init uses: ABI 1 refuses

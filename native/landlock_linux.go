@@ -57,6 +57,10 @@ func landlock(s *Spec) error {
 	return nil
 }
 
+// llFileRights are all the rights Landlock takes on a rule whose object
+// is a file (LANDLOCK_ACCESS_FILE).
+const llFileRights = llExecute | llReadFile | llWriteFile | llTruncate | llIoctlDev
+
 // addRule adds r to the ruleset rfd. A fixed path the sandbox lacks
 // (/dev/shm, /proc under a mutation) is skipped; a descriptor on a
 // file system Landlock does not take rules on (EBADFD: pipes, sockets,
