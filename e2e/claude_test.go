@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -80,7 +81,19 @@ func TestClaudeCodeBothWalls(t *testing.T) {
 	for _, sc := range scenarios(claudeTools) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := newWorld(t)
-			initHook(t, w, "claude-code")
+			// Not init's settings: the hook they run keeps an audit
+			// log in cordon's state directory, which is read-only inside
+			// the sandbox, so that hook fails closed and denies every
+			// call (even a read in the workspace). Until the hook knows
+			// what to do about its log inside a sandbox, this test runs
+			// it with --no-audit.
+			write(t, filepath.Join(w.Home, ".claude", "settings.json"), mustJSON(map[string]any{
+				"hooks": map[string]any{"PreToolUse": []any{map[string]any{
+					"matcher": "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
+					"hooks": []any{map[string]any{"type": "command",
+						"command": cordonBin + " hook claude-code --no-audit --sandbox-bash --allow-sandboxed"}},
+				}}},
+			}))
 			m := newModelServer(t, "anthropic", sc.call(w))
 			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
 			judge(t, sc, w, m, true)
