@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -41,19 +38,6 @@ func claudeArgs(bin string) []string {
 		"--dangerously-skip-permissions", "--max-turns", "4"}
 }
 
-// claudeHook writes the project settings that call cordon's hook as
-// docs/claude-code.md documents it (with hookFlags).
-func claudeHook(t *testing.T, w *world, hookFlags string) {
-	t.Helper()
-	matcher := "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS"
-	cmd := fmt.Sprintf("%s hook claude-code --no-audit %s", cordonBin, hookFlags)
-	write(t, filepath.Join(w.WS, ".claude", "settings.json"), mustJSON(map[string]any{
-		"hooks": map[string]any{"PreToolUse": []any{map[string]any{
-			"matcher": matcher, "hooks": []any{map[string]any{"type": "command", "command": cmd}},
-		}}},
-	}))
-}
-
 // TestClaudeCodeHook: Claude Code runs on the host, cordon's hook decides
 // every tool call (--sandbox-bash: allowed shell commands run inside
 // cordon run).
@@ -63,20 +47,11 @@ func TestClaudeCodeHook(t *testing.T) {
 	for _, sc := range scenarios(claudeTools) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := newWorld(t)
-			flags := "--sandbox-bash"
-			if sc.name == "shell-build" {
-				// A headless Claude Code turns the hook's "ask" into a
-				// denial: the build runs only where the hook may allow a
-				// sandboxed command.
-				if !hookHas(t, "claude-code", "--allow-sandboxed") {
-					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
-				}
-				flags += " --allow-sandboxed"
-			}
-			claudeHook(t, w, flags)
+			initHook(t, w, "claude-code")
 			m := newModelServer(t, "anthropic", sc.call(w))
-			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
+			runCLI(t, w.WS, hookEnv(w, claudeEnv(w, m)), claudeArgs(bin)...)
 			judge(t, sc, w, m, true)
+			hookDecided(t, w)
 		})
 	}
 }
@@ -106,14 +81,19 @@ func TestClaudeCodeBothWalls(t *testing.T) {
 	for _, sc := range scenarios(claudeTools) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := newWorld(t)
-			flags := "--sandbox-bash"
-			if sc.name == "shell-build" || sc.name == "shell-cat-ssh-key" {
-				if !hookHas(t, "claude-code", "--allow-sandboxed") {
-					t.Skip("needs 'cordon hook claude-code --allow-sandboxed' (headless Claude Code denies what the hook asks)")
-				}
-				flags += " --allow-sandboxed"
-			}
-			claudeHook(t, w, flags)
+			// Not init's settings: the hook they run keeps an audit
+			// log in cordon's state directory, which is read-only inside
+			// the sandbox, so that hook fails closed and denies every
+			// call (even a read in the workspace). Until the hook knows
+			// what to do about its log inside a sandbox, this test runs
+			// it with --no-audit.
+			write(t, filepath.Join(w.Home, ".claude", "settings.json"), mustJSON(map[string]any{
+				"hooks": map[string]any{"PreToolUse": []any{map[string]any{
+					"matcher": "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
+					"hooks": []any{map[string]any{"type": "command",
+						"command": cordonBin + " hook claude-code --no-audit --sandbox-bash --allow-sandboxed"}},
+				}}},
+			}))
 			m := newModelServer(t, "anthropic", sc.call(w))
 			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
 			judge(t, sc, w, m, true)
@@ -134,10 +114,4 @@ func TestClaudeCodeUnguarded(t *testing.T) {
 			judge(t, sc, w, m, false)
 		})
 	}
-}
-
-// hookHas reports whether 'cordon hook AGENT' takes flag.
-func hookHas(t *testing.T, agent, flag string) bool {
-	out, _ := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput()
-	return strings.Contains(string(out), flag)
 }

@@ -73,20 +73,22 @@ func TestCodexUnguarded(t *testing.T) {
 }
 
 // TestCodexHook: Codex on the host, cordon's hook deciding each call
-// through Codex's PreToolUse hook in ~/.codex/config.toml. It runs once
-// 'cordon hook codex' exists.
+// through the PreToolUse hook 'cordon init codex --user' writes in
+// $CODEX_HOME/hooks.json. 'codex exec' runs a hook nobody trusted only
+// with --dangerously-bypass-hook-trust.
 func TestCodexHook(t *testing.T) {
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBwrap(t)
-	needHook(t, "codex")
 	for _, sc := range scenarios(codexTools) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := newWorld(t)
-			write(t, filepath.Join(w.Home, ".codex", "config.toml"), fmt.Sprintf(
-				"[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"%s hook codex --no-audit\"\n", cordonBin))
+			initHook(t, w, "codex")
 			m := newModelServer(t, "openai", sc.call(w))
-			runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
+			argv := codexArgs(bin, m)
+			argv = append(argv[:2:2], append([]string{"--dangerously-bypass-hook-trust"}, argv[2:]...)...)
+			runCLI(t, w.WS, hookEnv(w, codexEnv(w)), argv...)
 			judge(t, sc, w, m, true)
+			hookDecided(t, w)
 		})
 	}
 }

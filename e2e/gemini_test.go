@@ -74,25 +74,20 @@ func TestGeminiUnguarded(t *testing.T) {
 }
 
 // TestGeminiHook: Gemini CLI on the host, cordon's hook deciding each
-// call through a BeforeTool hook in ~/.gemini/settings.json. It runs once
-// 'cordon hook gemini' exists.
+// call through the BeforeTool hook 'cordon init gemini --user' writes in
+// ~/.gemini/settings.json (user scope: a project's hooks need a trusted
+// folder and warn first).
 func TestGeminiHook(t *testing.T) {
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBwrap(t)
-	needHook(t, "gemini")
 	for _, sc := range scenarios(geminiTools) {
 		t.Run(sc.name, func(t *testing.T) {
 			w := geminiWorld(t)
-			write(t, filepath.Join(w.Home, ".gemini", "settings.json"), mustJSON(map[string]any{
-				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-				"hooks": map[string]any{"BeforeTool": []any{map[string]any{
-					"matcher": ".*",
-					"hooks":   []any{map[string]any{"type": "command", "command": cordonBin + " hook gemini --no-audit"}},
-				}}},
-			}))
+			initHook(t, w, "gemini")
 			m := newModelServer(t, "gemini", sc.call(w))
-			runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
+			runCLI(t, w.WS, hookEnv(w, geminiEnv(w, m)), geminiArgs(bin)...)
 			judge(t, sc, w, m, true)
+			hookDecided(t, w)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
@@ -44,12 +45,16 @@ func TestMain(m *testing.M) {
 // workspace that is a git repository with a file to read.
 type world struct {
 	Home, WS, Secret, Content string
+	// State is cordon's state directory for this world (CORDON_STATE_DIR
+	// in the hook tests): the hook's audit log lands there, not in the
+	// machine user's own.
+	State string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	root := t.TempDir()
-	w := &world{Home: filepath.Join(root, "home"), WS: filepath.Join(root, "ws")}
+	w := &world{Home: filepath.Join(root, "home"), WS: filepath.Join(root, "ws"), State: filepath.Join(root, "state")}
 	b := make([]byte, 8)
 	rand.Read(b)
 	w.Secret = "CORDON-E2E-SECRET-" + hex.EncodeToString(b)
@@ -287,11 +292,39 @@ func inside(agent string, m *modelServer, argv ...string) []string {
 		"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
 }
 
-// needHook skips t until 'cordon hook agent' exists in the cordon under
-// test (the hooks of agents other than Claude Code land separately).
-func needHook(t *testing.T, agent string) {
+// initHook installs cordon's hook for agent the way a user does: the
+// real 'cordon init AGENT --user --sandbox-bash --allow-sandboxed', run in
+// w.WS with w's HOME, so the suite proves that what init writes works with
+// the real CLI. --allow-sandboxed is the setting a headless run needs (its
+// asks become denials) and the more permissive one: an attack it stops,
+// the stricter default stops too.
+func initHook(t *testing.T, w *world, agent string) {
 	t.Helper()
-	if out, err := exec.Command(cordonBin, "hook", agent, "-h").CombinedOutput(); err != nil && !strings.Contains(string(out), "Usage") {
-		t.Skipf("'cordon hook %s' is not in this cordon yet: %s", agent, tail(string(out), 200))
+	cmd := exec.Command(cordonBin, "init", agent, "--user", "--sandbox-bash", "--allow-sandboxed")
+	cmd.Dir = w.WS
+	cmd.Env = []string{"HOME=" + w.Home, "CODEX_HOME=" + filepath.Join(w.Home, ".codex"), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cordon init %s --user: %v\n%s", agent, err, out)
 	}
+}
+
+// hookEnv is env for a CLI whose hook is cordon's: cordon's state (the
+// hook's audit log) kept in w.
+func hookEnv(w *world, env []string) []string {
+	return append(env, state.EnvDir+"="+w.State)
+}
+
+// hookDecided fails t unless cordon's hook left a record in its audit log
+// under w.State: a guarded scenario passes because the hook decided, not
+// because the CLI never asked it.
+func hookDecided(t *testing.T, w *world) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(w.State, "audit", "*.jsonl"))
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil && fi.Size() > 0 {
+			return
+		}
+	}
+	t.Errorf("cordon's hook wrote no audit record under %s: the CLI never ran it", w.State)
 }
