@@ -64,6 +64,14 @@ func resolve(backend string) string {
 	return "none"
 }
 
+// Nested reports whether this process runs inside a sandbox cordon
+// launched (the sentinel, verified on Linux as Detect does), and which
+// backend's.
+func Nested() (backend string, ok bool) {
+	r, ok := nested()
+	return r.Backend, ok
+}
+
 // nested reports the sentinel the launcher sets inside every sandbox.
 func nested() (Result, bool) {
 	v := os.Getenv(EnvSandbox)

@@ -130,19 +130,9 @@ func (o *hookOpts) run(_ context.Context, e *env, _ []string) int {
 	if err != nil {
 		return hookFail(e, "%v", err)
 	}
-	var log *audit.Log
-	if !o.noAudit {
-		if log, err = audit.OpenUser(o.auditPath, hookLogName); err == nil {
-			err = log.Check()
-		}
-		if err != nil {
-			return hookFail(e, "%v (--no-audit runs without a log)", err)
-		}
-		if o.auditPath != "" {
-			o.df.auditLog = log.Path()
-		}
-	} else if o.auditPath != "" {
-		return hookFail(e, "--audit and --no-audit contradict each other")
+	log, code := o.openLog(e)
+	if code != exitOK {
+		return code
 	}
 	switch p.HookEventName {
 	case claudecode.PreToolUse:

@@ -14,6 +14,7 @@ import (
 	"github.com/cordon-sandbox/cordon/agents/hookcall"
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/claudecode"
+	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/permission"
 )
 
@@ -194,6 +195,16 @@ func (o *hookOpts) openLog(e *env) (*audit.Log, int) {
 	log, err := audit.OpenUser(o.auditPath, hookLogName)
 	if err == nil {
 		err = log.Check()
+	}
+	if err != nil && o.auditPath == "" {
+		// Inside a cordon sandbox (an agent run with 'cordon run --agent'
+		// and the hook 'cordon init' installed), cordon's state directory
+		// is denied, so the default log cannot be kept there: the hook
+		// still decides, without a log, rather than refuse every call.
+		// A log named with --audit is kept or the call refused.
+		if _, in := detect.Nested(); in {
+			return nil, exitOK
+		}
 	}
 	if err != nil {
 		return nil, hookFail(e, "%v (--no-audit runs without a log)", err)

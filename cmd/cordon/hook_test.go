@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -528,4 +531,26 @@ func TestHookBlocksWhenItCannotDecideInTime(t *testing.T) {
 		t.Fatal("the hook waited on the lock without its bound")
 	}
 	require.Contains(t, stderr, "no decision within 200ms; blocking the call")
+}
+
+// TestHookInsideASandbox: the hook 'cordon init' installs, run by an agent
+// inside 'cordon run --agent', where cordon's state directory is denied,
+// decides without its default log instead of refusing every call.
+func TestHookInsideASandbox(t *testing.T) {
+	testenv.RequireBwrap(t)
+	out := runInside(t, "TestHelperHookInside", "")
+	require.Contains(t, out, `"permissionDecision":"allow"`)
+	require.Contains(t, out, "code 0")
+}
+
+// TestHelperHookInside answers one Read inside the sandbox's workspace.
+func TestHelperHookInside(t *testing.T) {
+	testenv.InSubprocess(t) // for TestHookInsideASandbox
+	ws, err := os.Getwd()   // this package's directory: hook.go is in it
+	require.NoError(t, err)
+	p := fmt.Sprintf(`{"session_id":"s","transcript_path":"/tmp/t","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q}}`,
+		ws, filepath.Join(ws, "hook.go"))
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"hook", "claude-code", "--workspace", ws}, strings.NewReader(p), &out, &errb)
+	fmt.Printf("%s code %d %s\n", out.String(), code, errb.String())
 }
