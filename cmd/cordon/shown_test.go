@@ -64,7 +64,9 @@ func TestDoctorEscapesRepository(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"'/x\u001b]52;c;ZWNobyBwd25lZAo=\u0007\u001b[?1049h\u202e/cordon' hook claude-code"}]}]}}`), 0o644))
 	_, out, stderr := runCLI(t, "", "doctor", "--dir", project)
-	require.Contains(t, out, `/x\x1b]52;c;ZWNobyBwd25lZAo=\a\x1b[?1049h\u202e/cordon`, "the hook's path is shown, escaped")
+	// Shown escaped (doctor quotes the command too, so the escapes may
+	// be escaped once more), never raw.
+	require.Regexp(t, `/x\\+x1b\]52;c;ZWNobyBwd25lZAo=\\+a\\+x1b\[\?1049h\\+u202e/cordon`, out, "the hook's path is shown, escaped")
 	require.Empty(t, rawControl(out), "stdout %q", out)
 	require.Empty(t, rawControl(stderr), "stderr %q", stderr)
 }
