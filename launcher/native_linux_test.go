@@ -133,7 +133,10 @@ func TestExecNativeReportsStatusEarly(t *testing.T) {
 	ws := t.TempDir()
 	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
 	require.NoError(t, err)
-	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	// In the workspace: a file of the user's outside the writable roots
+	// would become a pipe cordon copies (its owner could chmod it through
+	// the descriptor), and Exec then waits as Run does.
+	out, err := os.Create(filepath.Join(ws, "out"))
 	require.NoError(t, err)
 	defer out.Close()
 	for _, tc := range []struct {
