@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -248,6 +249,10 @@ func TestHookAgentBlocksWhenItCannotDecideInTime(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, locks)
 	var held []*os.File
+	// Each hook call's goroutine goes on once the locks are let go, and
+	// writes its records: the cleanup waits for all of them, before the
+	// temporary directories are removed beneath them.
+	var calls []chan string
 	for _, l := range locks {
 		f, err := os.OpenFile(l, os.O_RDWR, 0)
 		require.NoError(t, err)
@@ -255,10 +260,17 @@ func TestHookAgentBlocksWhenItCannotDecideInTime(t *testing.T) {
 		held = append(held, f)
 	}
 	t.Cleanup(func() {
-		exitProcess = os.Exit
 		for _, f := range held {
 			f.Close()
 		}
+		for _, done := range calls {
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("a hook call did not end after its lock was let go")
+			}
+		}
+		exitProcess = os.Exit
 	})
 	for agent, p := range payloads {
 		exited := make(chan int, 1)
@@ -267,10 +279,10 @@ func TestHookAgentBlocksWhenItCannotDecideInTime(t *testing.T) {
 		unblock := make(chan struct{})
 		exitProcess = func(code int) { exited <- code; close(unblock) }
 		done := make(chan string, 1)
+		calls = append(calls, done)
 		go func() { _, _, stderr := runCLI(t, p, "hook", agent); done <- stderr }()
 		<-unblock
 		require.Equal(t, exitHookBlock, <-exited, agent)
-		_ = done
 	}
 }
 
