@@ -1,0 +1,63 @@
+package landlock
+
+// Landlock's access rights (linux/landlock.h), kept here so that the
+// rendering is a pure function, testable on any OS.
+const (
+	Execute    uint64 = 1 << 0
+	WriteFile  uint64 = 1 << 1
+	ReadFile   uint64 = 1 << 2
+	ReadDir    uint64 = 1 << 3
+	RemoveDir  uint64 = 1 << 4
+	RemoveFile uint64 = 1 << 5
+	MakeChar   uint64 = 1 << 6
+	MakeDir    uint64 = 1 << 7
+	MakeReg    uint64 = 1 << 8
+	MakeSock   uint64 = 1 << 9
+	MakeFifo   uint64 = 1 << 10
+	MakeBlock  uint64 = 1 << 11
+	MakeSym    uint64 = 1 << 12
+	Refer      uint64 = 1 << 13 // ABI 2
+	Truncate   uint64 = 1 << 14 // ABI 3
+	IoctlDev   uint64 = 1 << 15 // ABI 5
+
+	// Network rights (ABI 4).
+	BindTCP    uint64 = 1 << 0
+	ConnectTCP uint64 = 1 << 1
+
+	// Scopes (ABI 6).
+	ScopeAbstractUnix uint64 = 1 << 0
+	ScopeSignal       uint64 = 1 << 1
+)
+
+// FileRights are the rights a rule whose object is a file (not a
+// directory) may hold.
+const FileRights = Execute | ReadFile | WriteFile | Truncate | IoctlDev
+
+// Rule grants Access beneath Path (on Path itself when it is a file).
+type Rule struct {
+	Path   string `json:"path"`
+	Access uint64 `json:"access"`
+	// Dir is whether Path was a directory when the plan was made; the
+	// init refuses to apply a rule whose object changed kind.
+	Dir bool `json:"dir"`
+}
+
+// Difference is a place where the backend is stricter than the policy's
+// model, and why (cordon profile and cordon explain show them).
+type Difference struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// Plan is the Landlock domain for one launch.
+type Plan struct {
+	ABI        int    `json:"abi"`
+	HandledFS  uint64 `json:"handledFS"`
+	HandledNet uint64 `json:"handledNet,omitempty"`
+	Scoped     uint64 `json:"scoped,omitempty"`
+	Rules      []Rule `json:"rules"`
+	// Frozen are the directories in which nothing can be made or
+	// removed, each an ancestor of a place the model narrows.
+	Frozen   []string     `json:"frozen,omitempty"`
+	Stricter []Difference `json:"stricter,omitempty"`
+}
