@@ -55,6 +55,7 @@ const (
 	BackendAuto     = "auto"
 	BackendBwrap    = "bwrap"
 	BackendNative   = "native"
+	BackendLandlock = "landlock"
 	BackendSeatbelt = "seatbelt"
 	BackendNone     = "none"
 )
