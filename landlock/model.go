@@ -118,7 +118,7 @@ func (p *Plan) Explain(path string) []string {
 		case d.Path == path:
 			out = append(out, d.Why)
 		case split && parent(path) == d.Path && slices.Contains(p.Frozen, d.Path):
-			out = append(out, fmt.Sprintf("%s cannot be created, removed or renamed: %s", path, d.Why))
+			out = append(out, path+": "+d.Why)
 		case !split && below(path, d.Path) && !p.granted(path):
 			out = append(out, d.Why)
 		}

@@ -176,6 +176,9 @@ type renderer struct {
 // and docs/design.md, "landlock"). The plan never allows what c's model
 // refuses; where it is stricter, Plan.Stricter says where and why.
 func Render(c *policy.Canonical, abi int, l Lister, opt Options) (*Plan, error) {
+	if abi <= 0 {
+		return nil, errors.New("landlock: this kernel offers no Landlock to this process (not built in, off at boot, or refused by a seccomp profile around cordon)")
+	}
 	if abi < MinABI {
 		return nil, fmt.Errorf("landlock: the kernel offers ABI %d; the landlock backend needs ABI %d or later (Linux 5.19), since ABI 1 refuses every rename between directories", abi, MinABI)
 	}
@@ -268,7 +271,7 @@ func (r *renderer) bounds() {
 				r.common[a] = wa
 			}
 			r.common[a] &= wb
-			if wa&^wb != 0 && len(r.causes[a]) < 4 {
+			if wa&^wb != 0 && !slices.ContainsFunc(r.causes[a], func(c string) bool { return below(b, c) }) {
 				r.causes[a] = append(r.causes[a], b)
 			}
 			if a == "/" {
@@ -423,19 +426,29 @@ func (r *renderer) explainLosses() {
 	}
 }
 
-// causeText names the carve-outs below d that take rights away, nearest
-// first.
+// causeText names the carve-outs below d that take rights away (not one
+// inside another): those that exist first, then nearest first.
 func (r *renderer) causeText(d string) string {
-	cs := r.causes[d]
+	cs := slices.Clone(r.causes[d])
+	slices.SortStableFunc(cs, func(a, b string) int {
+		return boolInt(!r.found[a]) - boolInt(!r.found[b])
+	})
 	var names []string
 	for i, b := range cs {
 		if i == 3 {
-			names = append(names, "more")
+			names = append(names, fmt.Sprintf("and %d more", len(cs)-i))
 			break
 		}
 		names = append(names, r.describe(b))
 	}
 	return strings.Join(names, ", ")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (r *renderer) describe(b string) string {

@@ -100,8 +100,10 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		return renderNative(out, canon, network, np, cmd)
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, np, cmd)
+	case BackendLandlock:
+		return renderLandlock(out, canon, np, cmd)
 	default:
-		return nil, fmt.Errorf("backend %q: want auto, bwrap, native or seatbelt", backend)
+		return nil, fmt.Errorf("backend %q: want auto, bwrap, native, landlock or seatbelt", backend)
 	}
 }
 
