@@ -67,5 +67,6 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, np *netpolicy.Policy
 	out.Command = cmd
 	out.Landlock = "the only wall on the file system (no mounts, no namespaces)"
 	out.LandlockRules = pl.Describe()
+	out.LandlockPlan = pl
 	return out, nil
 }

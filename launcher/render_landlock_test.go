@@ -35,6 +35,7 @@ func TestRenderLandlock(t *testing.T) {
 	require.Equal(t, BackendLandlock, r.Backend)
 	require.Equal(t, []string{"make"}, r.Command)
 	require.Equal(t, landlockInitArg, r.Argv[1])
+	require.Contains(t, r.LandlockPlan.Frozen, ws)
 	all := strings.Join(r.LandlockRules, "\n")
 	require.Contains(t, all, "landlock ABI 6")
 	require.Contains(t, all, "dir  "+ws+"/src: read, write")
