@@ -170,8 +170,8 @@ type renderer struct {
 	listed map[string]bool     // directories listed
 	pl     *Plan
 	nList  int
-	loss   []string // split dirs that lose rights, in visit order
-	absent []string // boundaries that want rights but do not exist
+	loss   []string       // split dirs that lose rights, in visit order
+	perDir map[string]int // a split dir -> rules on its entries
 }
 
 // Render renders the canonical policy c to a Landlock domain for ABI abi,
@@ -189,7 +189,7 @@ func Render(c *policy.Canonical, abi int, l Lister, opt Options) (*Plan, error) 
 		c: c, l: l, opt: opt, handled: HandledFS(abi),
 		devices: map[string]bool{}, made: map[string]bool{}, wants: map[string]uint64{},
 		split: map[string]bool{}, common: map[string]uint64{}, causes: map[string][]string{},
-		found: map[string]bool{}, listed: map[string]bool{},
+		found: map[string]bool{}, listed: map[string]bool{}, perDir: map[string]int{},
 		pl: &Plan{ABI: abi, HandledFS: HandledFS(abi)},
 	}
 	for _, d := range opt.Devices {
@@ -335,7 +335,14 @@ func (r *renderer) visit(p string, dir bool, inherited uint64) error {
 		}
 		if err != nil {
 			if errors.Is(err, errTooMany) {
-				return fmt.Errorf("landlock: rendering needs more than %d rules (directory %s holds %d entries, each a rule of its own since it is split): narrow the roots below it", maxRules, p, len(entries))
+				// Name the directory whose entries took the most rules.
+				most := p
+				for d, n := range r.perDir {
+					if n > r.perDir[most] || (n == r.perDir[most] && d < most) {
+						most = d
+					}
+				}
+				return fmt.Errorf("landlock: rendering needs more than %d rules: directory %s is split (a root below it decides differently), so each of its entries is a rule of its own, %d so far; narrow the roots below it", maxRules, most, r.perDir[most])
 			}
 			return err
 		}
@@ -350,6 +357,7 @@ func (r *renderer) rule(p string, a uint64, dir bool) error {
 		return errTooMany
 	}
 	r.pl.Rules = append(r.pl.Rules, Rule{Path: p, Access: a, Dir: dir})
+	r.perDir[parent(p)]++
 	return nil
 }
 

@@ -357,7 +357,7 @@ func TestRenderBounded(t *testing.T) {
 	}
 	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/big"}, ReadonlyRoots: []string{"/big/.git"}, RestrictWrites: true})
 	_, err := Render(c, 7, tree(names...), Options{})
-	require.ErrorContains(t, err, "more than 50 rules (directory "+top+"/big holds 60 entries")
+	require.ErrorContains(t, err, "more than 50 rules: directory "+top+"/big is split")
 	_, err = Render(c, 1, tree(), Options{})
 	require.ErrorContains(t, err, "ABI 1")
 }
