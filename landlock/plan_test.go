@@ -399,3 +399,62 @@ func TestOSListerNoFollow(t *testing.T) {
 	_, err = OSLister{}.ReadDir(filepath.Join(d, "l"))
 	require.ErrorContains(t, err, "not a directory")
 }
+
+// TestRenderNeverWiderRandomTrees: as TestRenderNeverWider, over random
+// trees too, with roots on what exists and on names that do not.
+func TestRenderNeverWiderRandomTrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "b", ".g"}
+	for i := range 2000 {
+		var spec []string
+		for range 1 + rng.IntN(12) {
+			p := ""
+			for range 1 + rng.IntN(4) {
+				p += "/" + names[rng.IntN(len(names))]
+			}
+			switch rng.IntN(4) {
+			case 0:
+				p += "/"
+			case 1:
+				p += "@"
+			}
+			spec = append(spec, p)
+		}
+		fs := tree(spec...)
+		// A path spelt as a file and as a directory's parent is a
+		// directory (tree marks parents after): keep the tree coherent.
+		for p := range fs {
+			for q := parent(p); q != "/" && q != top; q = parent(q) {
+				fs[q] = EntryDir
+			}
+		}
+		var candidates []string
+		for p := range fs {
+			candidates = append(candidates, p, p+"/"+names[rng.IntN(len(names))])
+		}
+		slices.Sort(candidates)
+		var p policy.FsSandboxPolicy
+		p.RestrictWrites = rng.IntN(2) == 0
+		used := map[string]bool{}
+		for range rng.IntN(5) {
+			r := candidates[rng.IntN(len(candidates))]
+			if used[r] {
+				continue
+			}
+			used[r] = true
+			f := []*[]string{&p.BaseWritableRoots, &p.DeniedRoots, &p.ReadonlyRoots, &p.WritableRoots}[rng.IntN(4)]
+			*f = append(*f, r)
+		}
+		c, err := policy.Canonicalize(p)
+		require.NoError(t, err)
+		pl, err := Render(c, 2+rng.IntN(6), fs, Options{})
+		require.NoError(t, err)
+		var absent []string
+		for _, q := range candidates {
+			if _, ok := fs[q]; !ok {
+				absent = append(absent, q)
+			}
+		}
+		checkPlan(t, fmt.Sprintf("tree %d %v policy %+v", i, spec, p), c, pl, fs, absent)
+	}
+}
