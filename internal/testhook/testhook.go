@@ -176,3 +176,8 @@ var SkipTerminalReplace bool
 // SkipTermModeReset, when true, leaves the terminal modes the sandbox's
 // output switched on (alternate screen, mouse reporting, ...) after it.
 var SkipTermModeReset bool
+
+// MetagateAct, when non-nil, is called by package metagate's supervisor
+// with the path of the object it resolved, decided and will now change,
+// just before it performs the call: a test swaps the path there.
+var MetagateAct func(path string)

@@ -1,0 +1,33 @@
+// Package metagate decides, outside the sandbox, the metadata changes
+// Landlock does not cover: chmod, chown, extended attributes and file
+// times. Under the landlock backend the command runs on the host's own
+// file system, so without it a sandboxed command could make the user's
+// ~/.ssh key world-readable, chmod +x a hook the user keeps, or chmod 000
+// the user's files, anywhere outside its writable roots.
+//
+// # How
+//
+// The sandbox's init installs cordon's seccomp program built with Rules
+// (the calls return SECCOMP_RET_USER_NOTIF) through Install, which gives
+// it a listener; it hands the listener to the launcher with SendFd over a
+// socket the launcher gave it, and closes its own copy before it execs the
+// command. The launcher takes it with RecvFd and runs Serve until the
+// sandbox is gone.
+//
+// For each call Serve reads the path from the caller's memory, resolves it
+// itself (openat2, O_PATH, no magic links) from the caller's working
+// directory or descriptor, asks the Decider about the path of the object it
+// resolved, checks what the kernel would check for the sandbox's own
+// identity (the launcher may be root with capabilities, the sandbox has
+// none), and, when all agree, performs the call on the descriptor it
+// resolved and answers with its result. It never lets the kernel continue
+// the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel would resolve
+// the path again, after the sandbox had a chance to swap it.
+//
+// # Stricter than the kernel
+//
+// Extended attributes only in the user namespace; a file with an ACL is
+// written (touch, user.* attributes) by its owner only; objects without a
+// name (deleted files, pipes, memfds) and paths through magic links
+// (/proc/self/fd/N) are refused.
+package metagate
