@@ -116,7 +116,7 @@ func TestGate(t *testing.T) {
 	}
 	mode := func(p string) uint32 { st := stat(p); return st.Mode & 0o7777 }
 	mtime := func(p string) int64 { st := stat(p); return st.Mtim.Sec }
-	want := func(name string, e unix.Errno) {
+	want := func(t *testing.T, name string, e unix.Errno) {
 		t.Helper()
 		v, ok := got[name]
 		require.True(t, ok, "the child did not report %s", name)
@@ -124,46 +124,46 @@ func TestGate(t *testing.T) {
 	}
 
 	t.Run("chmod inside", func(t *testing.T) {
-		want("chmod-allowed", 0)
+		want(t, "chmod-allowed", 0)
 		require.Equal(t, uint32(0o600), mode(in("a")))
-		want("chmod-relative", 0)
+		want(t, "chmod-relative", 0)
 		require.Equal(t, uint32(0o644), mode(in("b")))
 	})
 	t.Run("chmod outside", func(t *testing.T) {
-		want("chmod-outside", unix.EPERM)
-		want("chmod-link", unix.EPERM)
-		want("fchmod-rdonly-outside", unix.EPERM)
-		want("fchmodat2-nofollow-link", unix.EOPNOTSUPP)
-		want("chmod-magic-link", unix.ELOOP)
+		want(t, "chmod-outside", unix.EPERM)
+		want(t, "chmod-link", unix.EPERM)
+		want(t, "fchmod-rdonly-outside", unix.EPERM)
+		want(t, "fchmodat2-nofollow-link", unix.EOPNOTSUPP)
+		want(t, "chmod-magic-link", unix.ELOOP)
 		require.Equal(t, uint32(0o600), mode(secret))
 	})
 	t.Run("path swapped after the decision", func(t *testing.T) {
-		want("chmod-swap", 0)
+		want(t, "chmod-swap", 0)
 		require.Equal(t, uint32(0o640), mode(in("swap.orig")), "the object decided on changed")
 		require.Equal(t, uint32(0o600), mode(secret), "the swapped-in target changed")
 	})
 	t.Run("chown", func(t *testing.T) {
-		want("chown-uid", unix.EPERM)
-		want("chown-own-gid", 0)
+		want(t, "chown-uid", unix.EPERM)
+		want(t, "chown-own-gid", 0)
 		require.Equal(t, id.UID, stat(in("a")).Uid)
 	})
 	t.Run("times", func(t *testing.T) {
-		want("touch-allowed", 0)
+		want(t, "touch-allowed", 0)
 		require.Greater(t, mtime(in("a")), old.Sec)
-		want("utimes-allowed", 0)
+		want(t, "utimes-allowed", 0)
 		require.Equal(t, int64(1e9), mtime(in("c")))
-		want("touch-outside", unix.EACCES)
+		want(t, "touch-outside", unix.EACCES)
 		require.Equal(t, old.Sec, mtime(secret))
 	})
 	t.Run("xattrs", func(t *testing.T) {
-		want("xattr-outside", unix.EPERM)
+		want(t, "xattr-outside", unix.EPERM)
 		_, err := unix.Getxattr(secret, "user.x", nil)
 		require.Equal(t, unix.ENODATA, err, "user.x appeared on the secret")
-		want("xattr-trusted", unix.EPERM)
+		want(t, "xattr-trusted", unix.EPERM)
 		if !xattrs {
 			testenv.NotApplicable(t, "this file system has no user extended attributes")
 		}
-		want("xattr-allowed", 0)
+		want(t, "xattr-allowed", 0)
 		v := make([]byte, 8)
 		n, err := unix.Getxattr(in("a"), "user.x", v)
 		require.NoError(t, err)
@@ -173,10 +173,10 @@ func TestGate(t *testing.T) {
 		if !root {
 			testenv.NotApplicable(t, "the launcher is not root: it cannot give a file to another user")
 		}
-		want("chmod-theirs", unix.EPERM)
-		want("chown-theirs", unix.EPERM)
-		want("utimes-theirs", unix.EPERM)
-		want("touch-theirs", 0) // mode 0666: write access is enough to touch
+		want(t, "chmod-theirs", unix.EPERM)
+		want(t, "chown-theirs", unix.EPERM)
+		want(t, "utimes-theirs", unix.EPERM)
+		want(t, "touch-theirs", 0) // mode 0666: write access is enough to touch
 		st := stat(in("theirs"))
 		require.Equal(t, uint32(0o666), st.Mode&0o7777)
 		require.Equal(t, uint32(otherUID), st.Uid)
