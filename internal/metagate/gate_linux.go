@@ -132,7 +132,7 @@ func Self() (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("metagate: groups: %w", err)
 	}
-	id := Identity{UID: uint32(os.Geteuid()), GID: uint32(unix.Getgid())}
+	id := Identity{UID: uint32(os.Geteuid()), GID: uint32(unix.Getegid())}
 	for _, g := range gs {
 		id.Groups = append(id.Groups, uint32(g))
 	}
@@ -191,7 +191,7 @@ type gate struct {
 	listener int
 	n        notif
 	path     [pathMax]byte
-	name     [xattrNameMax + 2]byte
+	name     [xattrNameMax + 1]byte
 	value    [xattrSizeMax]byte
 	times    [32]byte
 	link     [pathMax]byte
@@ -250,7 +250,8 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	}
 	mem, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, unix.ESRCH, g.valid()
+		// Gone, or made itself undumpable: its own call fails, closed.
+		return 0, unix.EPERM, g.valid()
 	}
 	defer unix.Close(mem)
 
@@ -290,7 +291,9 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	var base int
 	if self || !filepath.IsAbs(rel) {
 		where := "/proc/" + pid + "/cwd"
-		if f.dirfd >= 0 && int32(a[f.dirfd]) != atFdcwd {
+		// AT_FDCWD is the working directory only where a path goes with
+		// it; fchmod(AT_FDCWD) is a bad descriptor.
+		if f.dirfd >= 0 && (f.path < 0 || int32(a[f.dirfd]) != atFdcwd) {
 			n := int32(a[f.dirfd])
 			if n < 0 {
 				return 0, unix.EBADF, true

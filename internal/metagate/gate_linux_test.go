@@ -65,43 +65,12 @@ func TestGate(t *testing.T) {
 	}
 	t.Cleanup(func() { testhook.MetagateAct = nil })
 
-	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	require.NoError(t, err)
-	defer unix.Close(sp[0])
-	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
-	cmd := testenv.Subprocess(t, "TestHelperGateChild", base)
-	cmd.ExtraFiles = []*os.File{childEnd}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	childEnd.Close()
-	listener, recvErr := RecvFd(sp[0])
-	if recvErr != nil {
-		_ = cmd.Wait()
-		if m := strings.SplitN(out.String(), "install failed: ", 2); len(m) == 2 {
-			testenv.Need(t, "seccomp user notification", fmt.Errorf("%s", strings.SplitN(m[1], "\n", 2)[0]))
-		}
-		t.Fatalf("no listener from the child: %v\n%s", recvErr, out.String())
-	}
 	id, err := Self()
 	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() {
-		d := DeciderFunc(func(p string) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") })
-		served <- Serve(context.Background(), listener, d, id)
-	}()
-	waitErr := cmd.Wait()
-	require.NoError(t, waitErr, "child:\n%s", out.String())
-	select {
-	case err := <-served:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return within 10 s after the sandbox ended")
-	}
-
-	t.Logf("child:\n%s", out.String())
+	out := runUnderGate(t, "TestHelperGateChild", base, allowed, id)
+	t.Logf("child:\n%s", out)
 	got := map[string]unix.Errno{}
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		var name string
 		var n int
@@ -133,6 +102,7 @@ func TestGate(t *testing.T) {
 		want(t, "chmod-outside", unix.EPERM)
 		want(t, "chmod-link", unix.EPERM)
 		want(t, "fchmod-rdonly-outside", unix.EPERM)
+		want(t, "fchmod-atfdcwd", unix.EBADF)
 		want(t, "fchmodat2-nofollow-link", unix.EOPNOTSUPP)
 		want(t, "chmod-magic-link", unix.ELOOP)
 		require.Equal(t, uint32(0o600), mode(secret))
@@ -183,14 +153,49 @@ func TestGate(t *testing.T) {
 	})
 }
 
-// TestHelperGateChild is the sandbox of TestGate: it installs the filter,
-// sends the listener on descriptor 3, and reports each call's errno.
-func TestHelperGateChild(t *testing.T) {
-	base := testenv.InSubprocess(t)
-	allowed, secret := filepath.Join(base, "allowed"), filepath.Join(base, "outside", "secret")
-	in := func(n string) string { return filepath.Join(allowed, n) }
-	// The filter and no_new_privs are this thread's: every call below
-	// runs on it.
+// runUnderGate runs the helper test name in a child that installs the
+// gate's filter and sends its listener, serves it with a Decider that
+// allows changes beneath allowed, and returns the child's output once
+// the child has ended and Serve has returned.
+func runUnderGate(t *testing.T, name, arg, allowed string, id Identity) string {
+	t.Helper()
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(sp[0])
+	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
+	cmd := testenv.Subprocess(t, name, arg)
+	cmd.ExtraFiles = []*os.File{childEnd}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	childEnd.Close()
+	listener, recvErr := RecvFd(sp[0])
+	if recvErr != nil {
+		_ = cmd.Wait()
+		if m := strings.SplitN(out.String(), "install failed: ", 2); len(m) == 2 {
+			testenv.Need(t, "seccomp user notification", fmt.Errorf("%s", strings.SplitN(m[1], "\n", 2)[0]))
+		}
+		t.Fatalf("no listener from the child: %v\n%s", recvErr, out.String())
+	}
+	served := make(chan error, 1)
+	go func() {
+		d := DeciderFunc(func(p string) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") })
+		served <- Serve(context.Background(), listener, d, id)
+	}()
+	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
+	select {
+	case err := <-served:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return within 10 s after the sandbox ended")
+	}
+	return out.String()
+}
+
+// installInChild begins a helper: the filter and no_new_privs on this
+// thread (every call the helper makes runs on it), the listener sent on
+// descriptor 3. It returns false when the kernel refused the filter.
+func installInChild(t *testing.T) bool {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatal(err)
@@ -198,13 +203,106 @@ func TestHelperGateChild(t *testing.T) {
 	l, err := Install(bwrap.Program(Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
 	if err != nil {
 		fmt.Printf("install failed: %v\n", err)
-		return
+		return false
 	}
 	if err := SendFd(3, l); err != nil {
 		t.Fatal(err)
 	}
 	unix.Close(l)
 	unix.Close(3)
+	return true
+}
+
+// TestGateFlood: a sandbox calling chmod as fast as it can makes the
+// launcher wait, not grow.
+func TestGateFlood(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(base, "f"), nil, 0o644))
+	id, err := Self()
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out := runUnderGate(t, "TestHelperGateFlood", base, base, id)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("child: %s; heap in use %d KiB before, %d KiB after, %d KiB obtained from the system",
+		strings.TrimSpace(out), before.HeapInuse>>10, after.HeapInuse>>10, after.Sys>>10)
+	require.Contains(t, out, "flood done")
+	require.Less(t, int64(after.HeapInuse)-int64(before.HeapInuse), int64(8<<20), "the launcher's heap grew")
+}
+
+func TestHelperGateFlood(t *testing.T) {
+	base := testenv.InSubprocess(t)
+	if !installInChild(t) {
+		return
+	}
+	const n = 20000
+	start := time.Now()
+	for i := range n {
+		if err := unix.Chmod(filepath.Join(base, "f"), 0o600|uint32(i&1)<<2); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	fmt.Printf("flood done: %d calls, %.1f us each\n", n, float64(time.Since(start).Microseconds())/n)
+}
+
+// TestGateLauncherGone: once Serve has stopped (its context done), the
+// sandbox's calls fail; none passes unchecked.
+func TestGateLauncherGone(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	f := filepath.Join(base, "f")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	require.NoError(t, os.Chmod(f, 0o644))
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(sp[0])
+	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
+	cmd := testenv.Subprocess(t, "TestHelperGateGone", base)
+	cmd.ExtraFiles = []*os.File{childEnd}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	childEnd.Close()
+	listener, err := RecvFd(sp[0])
+	if err != nil {
+		_ = cmd.Wait()
+		if m := strings.SplitN(out.String(), "install failed: ", 2); len(m) == 2 {
+			testenv.Need(t, "seccomp user notification", fmt.Errorf("%s", strings.SplitN(m[1], "\n", 2)[0]))
+		}
+		t.Fatalf("no listener from the child: %v\n%s", err, out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = Serve(ctx, listener, DeciderFunc(func(string) bool { return true }), Identity{})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
+	require.Contains(t, out.String(), fmt.Sprintf("result chmod %d", int(unix.ENOSYS)))
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(f, &st))
+	require.Equal(t, uint32(0o644), st.Mode&0o7777)
+}
+
+func TestHelperGateGone(t *testing.T) {
+	base := testenv.InSubprocess(t)
+	if !installInChild(t) {
+		return
+	}
+	err := unix.Chmod(filepath.Join(base, "f"), 0o600)
+	fmt.Printf("result chmod %d\n", int(errnoOf(err)))
+}
+
+// TestHelperGateChild is the sandbox of TestGate: it installs the filter,
+// sends the listener on descriptor 3, and reports each call's errno.
+func TestHelperGateChild(t *testing.T) {
+	base := testenv.InSubprocess(t)
+	allowed, secret := filepath.Join(base, "allowed"), filepath.Join(base, "outside", "secret")
+	in := func(n string) string { return filepath.Join(allowed, n) }
+	if !installInChild(t) {
+		return
+	}
 
 	report := func(name string, err error) {
 		var e unix.Errno
@@ -223,6 +321,7 @@ func TestHelperGateChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	report("fchmod-rdonly-outside", unix.Fchmod(fd, 0o644))
+	report("fchmod-atfdcwd", unix.Fchmod(unix.AT_FDCWD, 0o777))
 	report("touch-outside", utimensatPath(unix.AT_FDCWD, secret, nil))
 	report("xattr-outside", unix.Setxattr(secret, "user.x", []byte("1"), 0))
 	pfd, err := unix.Open(in("a"), unix.O_PATH|unix.O_CLOEXEC, 0)
