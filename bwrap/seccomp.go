@@ -491,7 +491,11 @@ func Describe(r Rules) string {
 		}
 		fams = append(fams, n)
 	}
-	return fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
+	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
 		"sockets (%s) %s only, socketpair AF_UNIX only",
 		strings.Join(refused, ", "), r.Sockets.Mode, strings.Join(fams, ", "))
+	if len(r.Notify) > 0 {
+		d += "; decided by the launcher: " + strings.Join(r.Notify, ", ")
+	}
+	return d
 }

@@ -17,6 +17,7 @@ import (
 
 const (
 	sysFchmodat2 = 452
+	idValidOld   = 0x80082102 // SECCOMP_IOCTL_NOTIF_ID_VALID_WRONG_DIR
 
 	secSetModeFilter = 1 // SECCOMP_SET_MODE_FILTER
 	atFdcwd          = -100
@@ -162,6 +163,9 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 	}()
 	g := &gate{d: d, id: id, listener: listener}
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}, {Fd: int32(p[0]), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {
@@ -232,7 +236,12 @@ func (g *gate) one() error {
 // not died, so the pid names the same process as when it was opened.
 func (g *gate) valid() bool {
 	id := g.n.id
-	return ioctl(g.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+	err := ioctl(g.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id))
+	if err == unix.ENOTTY || err == unix.EINVAL {
+		// Kernels before 5.9 know only the number with the wrong direction.
+		err = ioctl(g.listener, idValidOld, unsafe.Pointer(&id))
+	}
+	return err == nil
 }
 
 // handle decides one call and performs it; ok false when there is

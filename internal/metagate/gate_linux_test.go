@@ -290,8 +290,11 @@ func TestHelperGateGone(t *testing.T) {
 	if !installInChild(t) {
 		return
 	}
-	err := unix.Chmod(filepath.Join(base, "f"), 0o600)
-	fmt.Printf("result chmod %d\n", int(errnoOf(err)))
+	var e unix.Errno
+	if err := unix.Chmod(filepath.Join(base, "f"), 0o600); err != nil {
+		e = errnoOf(err)
+	}
+	fmt.Printf("result chmod %d\n", int(e))
 }
 
 // TestHelperGateChild is the sandbox of TestGate: it installs the filter,
