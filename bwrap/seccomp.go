@@ -74,6 +74,7 @@ const (
 // Errnos, the same on x86_64 and aarch64 (asm-generic/errno*.h).
 const (
 	eperm           = 1
+	enotty          = 25
 	enosys          = 38
 	eprotonosupport = 93
 	eafnosupport    = 97
@@ -203,6 +204,10 @@ type Rules struct {
 	// metagate): bwrap and native leave it empty, and their programs stay
 	// what they were.
 	Notify []string
+	// RefuseIoctls are ioctl requests refused with ENOTTY, what a file
+	// system without them answers (the landlock backend: the inode flags
+	// an owner may set, such as nodump, which Landlock does not cover).
+	RefuseIoctls []uint32
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.
@@ -362,7 +367,14 @@ func (a *asm) arch(ar arch, r Rules) {
 	a.emit(insn{code: bpfLdWAbs, k: offArg1})
 	a.emit(insn{code: bpfJeqK, k: tiocsti, t: l("eperm")})
 	a.emit(insn{code: bpfJeqK, k: tioclinux, t: l("eperm")})
+	for _, req := range r.RefuseIoctls {
+		a.emit(insn{code: bpfJeqK, k: req, t: l("enotty")})
+	}
 	ret(retAllow)
+	if len(r.RefuseIoctls) > 0 {
+		a.label(l("enotty"))
+		ret(retErrno | enotty)
+	}
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
 

@@ -30,6 +30,7 @@ func TestSeccompNotify(t *testing.T) {
 	r.Notify = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
 		"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 		"utime", "utimes", "futimesat", "utimensat"}
+	r.RefuseIoctls = []uint32{0x40086602}
 	prog := Program(r)
 	tests := []struct {
 		name string
@@ -60,6 +61,10 @@ func TestSeccompNotify(t *testing.T) {
 		{"arm64 lremovexattr", call{arm, 15, 0, 0, 0}, retNotify},
 		{"arm64 utimensat", call{arm, 88, 0, 0, 0}, retNotify},
 		{"arm64 read", call{arm, 63, 0, 0, 0}, allow},
+		{"x86 FS_IOC_SETFLAGS", call{x86, 16, 3, 0x40086602, 0}, retErrno | enotty},
+		{"x86 FS_IOC_GETFLAGS", call{x86, 16, 3, 0x80086601, 0}, allow},
+		{"x86 TIOCSTI still refused", call{x86, 16, 0, tiocsti, 0}, denyPerm},
+		{"arm64 FS_IOC_SETFLAGS", call{arm, 29, 3, 0x40086602, 0}, retErrno | enotty},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,9 @@ import (
 // capabilities) may not change it, though the launcher could.
 const otherUID = 12345
 
+// fsNodumpFl is FS_NODUMP_FL: backups skip the file.
+const fsNodumpFl = 0x40
+
 // old is a time the test gives files, to see whether a call changed them.
 var old = unix.NsecToTimespec(int64(2000 * time.Second))
 
@@ -103,6 +106,12 @@ func TestGate(t *testing.T) {
 		want(t, "chmod-link", unix.EPERM)
 		want(t, "fchmod-rdonly-outside", unix.EPERM)
 		want(t, "fchmod-atfdcwd", unix.EBADF)
+		want(t, "chattr-outside", unix.ENOTTY)
+		if fd, err := unix.Open(secret, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+			unix.Close(fd)
+			require.True(t, err != nil || flags&fsNodumpFl == 0, "the secret became nodump")
+		}
 		want(t, "fchmodat2-nofollow-link", unix.EOPNOTSUPP)
 		want(t, "chmod-magic-link", unix.ELOOP)
 		require.Equal(t, uint32(0o600), mode(secret))
@@ -325,6 +334,11 @@ func TestHelperGateChild(t *testing.T) {
 	}
 	report("fchmod-rdonly-outside", unix.Fchmod(fd, 0o644))
 	report("fchmod-atfdcwd", unix.Fchmod(unix.AT_FDCWD, 0o777))
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|fsNodumpFl))
+	}
+	report("chattr-outside", err)
 	report("touch-outside", utimensatPath(unix.AT_FDCWD, secret, nil))
 	report("xattr-outside", unix.Setxattr(secret, "user.x", []byte("1"), 0))
 	pfd, err := unix.Open(in("a"), unix.O_PATH|unix.O_CLOEXEC, 0)

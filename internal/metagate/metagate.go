@@ -43,14 +43,26 @@ var Calls = []string{
 // enosys is the errno of the calls Rules refuses.
 const enosys = 38
 
+// The ioctls that set an inode's flags (linux/fs.h), the same numbers on
+// x86_64 and aarch64. Without capabilities the owner may still set
+// nodump (backups skip the file), noatime, sync, no-copy-on-write...
+const (
+	fsIocSetflags   = 0x40086602 // FS_IOC_SETFLAGS
+	fsIoc32Setflags = 0x40046602 // FS_IOC32_SETFLAGS
+	fsIocFssetxattr = 0x401c5820 // FS_IOC_FSSETXATTR
+)
+
 // Rules returns base with the gate's calls handed to the supervisor, and
 // the newer calls that change the same metadata refused with ENOSYS, what
 // an older kernel answers, so that libraries fall back to the calls the
 // gate decides: setxattrat and removexattrat (Linux 6.13), file_setattr
-// (6.17: the project ID and the inode flags FS_IOC_FSSETXATTR sets).
+// (6.17: the project ID and the inode flags FS_IOC_FSSETXATTR sets); and
+// the ioctls that set inode flags are refused with ENOTTY, what a file
+// system without flags answers (chattr).
 func Rules(base bwrap.Rules) bwrap.Rules {
 	r := base
 	r.Notify = slices.Clone(Calls)
+	r.RefuseIoctls = append(slices.Clone(base.RefuseIoctls), fsIocSetflags, fsIoc32Setflags, fsIocFssetxattr)
 	r.Refuse = append(slices.Clone(base.Refuse),
 		bwrap.Refusal{Syscall: "setxattrat", Errno: enosys},
 		bwrap.Refusal{Syscall: "removexattrat", Errno: enosys},
