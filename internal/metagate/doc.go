@@ -24,6 +24,34 @@
 // the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel would resolve
 // the path again, after the sandbox had a chance to swap it.
 //
+// # Wiring
+//
+// The launcher, before it starts the init:
+//
+//	sp, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+//	cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(sp[1]), "gate")) // its number in the spec
+//
+// The init, on its locked thread, after dropping capabilities,
+// no_new_privs and landlock_restrict_self, instead of loading the filter
+// another way (one filter: the program with Rules is cordon's whole
+// filter):
+//
+//	l, err := metagate.Install(bwrap.Program(metagate.Rules(rules))) // error: refuse the launch
+//	err = metagate.SendFd(gateFd, l)
+//	unix.Close(l); unix.Close(gateFd)
+//	// then execve at once: a gated call made before SendFd waits forever
+//
+// The launcher, once the init has started:
+//
+//	unix.Close(sp[1])
+//	l, err := metagate.RecvFd(sp[0]) // error (EOF): the init failed first
+//	unix.Close(sp[0])
+//	id, err := metagate.Self()
+//	go metagate.Serve(ctx, l, metagate.DeciderFunc(mayWrite), id)
+//
+// Serve returns nil once no process of the sandbox is left; cancelling ctx
+// stops it, after which gated calls fail with ENOSYS.
+//
 // # Stricter than the kernel
 //
 // Extended attributes only in the user namespace; a file with an ACL is
