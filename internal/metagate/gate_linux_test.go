@@ -95,6 +95,11 @@ func TestGate(t *testing.T) {
 		require.Equal(t, e, v, "%s: got %v, want %v", name, v, e)
 	}
 
+	t.Run("a second gate under the first", func(t *testing.T) {
+		// Only one filter in a chain may have a listener: cordon's
+		// landlock backend under another supervisor refuses to start.
+		want(t, "install-nested", unix.EBUSY)
+	})
 	t.Run("chmod inside", func(t *testing.T) {
 		want(t, "chmod-allowed", 0)
 		require.Equal(t, uint32(0o600), mode(in("a")))
@@ -323,6 +328,8 @@ func TestHelperGateChild(t *testing.T) {
 		}
 		fmt.Printf("result %s %d\n", name, int(e))
 	}
+	_, err := Install(bwrap.Program(Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
+	report("install-nested", err)
 	report("chmod-allowed", unix.Chmod(in("a"), 0o600))
 	report("chmod-outside", unix.Chmod(secret, 0o644))
 	report("chmod-link", unix.Chmod(in("link"), 0o644))
