@@ -83,8 +83,16 @@ func Install(prog []byte) (int, error) {
 		return -1, errors.New("metagate: seccomp program: not a whole number of instructions")
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&prog[0]))}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, secSetModeFilter,
-		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	// WAIT_KILLABLE_RECV (Linux 5.19): once the launcher has taken a
+	// call, only a fatal signal interrupts the caller's wait, so a signal
+	// (Go's preemption sends many) does not restart a call the launcher
+	// already performed: an XATTR_CREATE done twice would answer EEXIST.
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, secSetModeFilter, flags, uintptr(unsafe.Pointer(&fprog)))
+	if errno == unix.EINVAL {
+		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, secSetModeFilter,
+			unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	}
 	if errno != 0 {
 		return -1, fmt.Errorf("metagate: seccomp with a listener: %w", errno)
 	}
@@ -411,7 +419,7 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 		return 0, e, true
 	}
 	if testhook.MetagateAct != nil {
-		testhook.MetagateAct(where)
+		testhook.MetagateAct(int(g.n.pid), where)
 	}
 
 	switch f.op {

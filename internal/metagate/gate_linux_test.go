@@ -60,10 +60,16 @@ func TestGate(t *testing.T) {
 
 	// The swap a racing sandbox aims at: once the gate has decided on
 	// allowed/swap, the name becomes a link to the secret.
-	testhook.MetagateAct = func(p string) {
-		if p == in("swap") {
+	testhook.MetagateAct = func(tid int, p string) {
+		switch p {
+		case in("swap"):
 			require.NoError(t, os.Rename(in("swap"), in("swap.orig")))
 			require.NoError(t, os.Symlink(secret, in("swap")))
+		case in("c"):
+			// A signal while the caller waits for the answer (Go sends
+			// SIGURG to preempt, with SA_RESTART): the call must not
+			// be restarted and performed twice.
+			require.NoError(t, unix.Tgkill(tgidOf(t, tid), tid, unix.SIGURG))
 		}
 	}
 	t.Cleanup(func() { testhook.MetagateAct = nil })
@@ -148,6 +154,7 @@ func TestGate(t *testing.T) {
 			testenv.NotApplicable(t, "this file system has no user extended attributes")
 		}
 		want(t, "xattr-allowed", 0)
+		want(t, "xattr-create", 0) // signalled at the moment the launcher acts
 		v := make([]byte, 8)
 		n, err := unix.Getxattr(in("a"), "user.x", v)
 		require.NoError(t, err)
@@ -358,6 +365,7 @@ func TestHelperGateChild(t *testing.T) {
 	report("touch-allowed", utimensatPath(unix.AT_FDCWD, in("a"), nil))
 	report("utimes-allowed", unix.Utimes(in("c"), []unix.Timeval{{Sec: 1e9}, {Sec: 1e9}}))
 	report("xattr-allowed", unix.Setxattr(in("a"), "user.x", []byte("1"), 0))
+	report("xattr-create", unix.Setxattr(in("c"), "user.created", []byte("1"), unix.XATTR_CREATE))
 	report("xattr-trusted", unix.Setxattr(in("a"), "trusted.x", []byte("1"), 0))
 	report("chmod-theirs", unix.Chmod(in("theirs"), 0o600))
 	report("chown-theirs", unix.Chown(in("theirs"), os.Getuid(), -1))
@@ -367,6 +375,21 @@ func TestHelperGateChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	report("chmod-relative", unix.Chmod("b", 0o644))
+}
+
+// tgidOf is the process of thread tid.
+func tgidOf(t *testing.T, tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no Tgid for thread %d", tid)
+	return 0
 }
 
 func fchmodat2(path string, mode uint32, flags int) error {

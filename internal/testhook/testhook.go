@@ -178,6 +178,7 @@ var SkipTerminalReplace bool
 var SkipTermModeReset bool
 
 // MetagateAct, when non-nil, is called by package metagate's supervisor
-// with the path of the object it resolved, decided and will now change,
-// just before it performs the call: a test swaps the path there.
-var MetagateAct func(path string)
+// with the calling thread's id and the path of the object it resolved,
+// decided and will now change, just before it performs the call: a test
+// swaps the path, or signals the caller, there.
+var MetagateAct func(tid int, path string)
