@@ -46,8 +46,9 @@ const (
 	bpfJsetK  = 0x45 // BPF_JMP | BPF_JSET | BPF_K
 	bpfRetK   = 0x06 // BPF_RET | BPF_K
 
-	retAllow = 0x7fff0000
-	retErrno = 0x00050000
+	retAllow  = 0x7fff0000
+	retErrno  = 0x00050000
+	retNotify = 0x7fc00000 // SECCOMP_RET_USER_NOTIF
 
 	auditArchX8664   = 0xc000003e
 	auditArchAarch64 = 0xc00000b7
@@ -73,6 +74,7 @@ const (
 // Errnos, the same on x86_64 and aarch64 (asm-generic/errno*.h).
 const (
 	eperm           = 1
+	enotty          = 25
 	enosys          = 38
 	eprotonosupport = 93
 	eafnosupport    = 97
@@ -195,6 +197,17 @@ func Refusals() []Refusal {
 type Rules struct {
 	Sockets Sockets
 	Refuse  []Refusal
+	// Notify are system calls, by name, that the filter hands to a
+	// supervisor outside the sandbox (SECCOMP_RET_USER_NOTIF) once its
+	// other rules let them through; a name one architecture lacks is
+	// skipped there. Only the landlock backend uses it (package
+	// metagate): bwrap and native leave it empty, and their programs stay
+	// what they were.
+	Notify []string
+	// RefuseIoctls are ioctl requests refused with ENOTTY, what a file
+	// system without them answers (the landlock backend: the inode flags
+	// an owner may set, such as nodump, which Landlock does not cover).
+	RefuseIoctls []uint32
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.
@@ -216,6 +229,11 @@ var archs = []arch{
 		"bpf": 321, "userfaultfd": 323, "syslog": 103,
 		"chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
 		"open": 2, "openat": 257, "creat": 85, "openat2": 437, "mknod": 133, "mknodat": 259,
+		"chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
+		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
+		"removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
+		"utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
+		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -223,6 +241,10 @@ var archs = []arch{
 		"add_key": 217, "request_key": 218, "keyctl": 219,
 		"bpf": 280, "userfaultfd": 282, "syslog": 116,
 		"fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "openat2": 437, "mknodat": 33,
+		"fchownat": 54, "fchown": 55,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
+		"removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
+		"utimensat": 88, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 	}},
 }
 
@@ -230,13 +252,19 @@ var archs = []arch{
 // and, for the opens, where the flags are (the mode counts only with
 // O_CREAT or O_TMPFILE: without them it is whatever the caller left
 // there): setuid and setgid bits in it are refused (EPERM).
-var modeCalls = []struct {
-	name        string
-	mode, flags uint32 // flags 0: the call always makes the file
-}{
+var modeCalls = []modeCall{
 	{"chmod", offArg1, 0}, {"fchmod", offArg1, 0}, {"fchmodat", offArg2, 0}, {"fchmodat2", offArg2, 0},
 	{"open", offArg2, offArg1}, {"openat", offArg3, offArg2}, {"creat", offArg1, 0},
 	{"mknod", offArg1, 0}, {"mknodat", offArg2, 0},
+}
+
+func isModeCall(name string) bool {
+	return slices.ContainsFunc(modeCalls, func(mc modeCall) bool { return mc.name == name })
+}
+
+type modeCall struct {
+	name        string
+	mode, flags uint32 // flags 0: the call always makes the file
 }
 
 // openCreates are the open flags with which the mode argument is used:
@@ -250,6 +278,16 @@ func Seccomp(s Sockets) []byte { return Program(RulesFor(s)) }
 // Program returns the filter program deciding r. It panics on a system
 // call it has no number for: the rules are the package's own.
 func Program(r Rules) []byte {
+	for _, n := range r.Notify {
+		known := false
+		for _, ar := range archs {
+			_, ok := ar.nr[n]
+			known = known || ok
+		}
+		if !known {
+			panic("bwrap: seccomp: no number for " + n + " on any architecture")
+		}
+	}
 	a := asm{p: make([]insn, 0, 128), labels: make(map[string]int, 16)}
 	a.emit(insn{code: bpfLdWAbs, k: offArch})
 	for _, ar := range archs {
@@ -299,6 +337,12 @@ func (a *asm) arch(ar arch, r Rules) {
 			a.emit(insn{code: bpfJeqK, k: n, t: l("mode" + mc.name)})
 		}
 	}
+	for _, name := range r.Notify {
+		if n, ok := ar.nr[name]; ok && !isModeCall(name) {
+			a.emit(insn{code: bpfJeqK, k: n, jf: 1})
+			ret(retNotify)
+		}
+	}
 	ret(retAllow)
 	for _, mc := range modeCalls {
 		if _, ok := ar.nr[mc.name]; ok {
@@ -310,7 +354,11 @@ func (a *asm) arch(ar arch, r Rules) {
 			}
 			a.emit(insn{code: bpfLdWAbs, k: mc.mode})
 			a.emit(insn{code: bpfJsetK, k: modeSetID, t: l("eperm")})
-			ret(retAllow)
+			if slices.Contains(r.Notify, mc.name) {
+				ret(retNotify) // a mode without set-ID bits: the supervisor decides
+			} else {
+				ret(retAllow)
+			}
 		}
 	}
 
@@ -319,7 +367,14 @@ func (a *asm) arch(ar arch, r Rules) {
 	a.emit(insn{code: bpfLdWAbs, k: offArg1})
 	a.emit(insn{code: bpfJeqK, k: tiocsti, t: l("eperm")})
 	a.emit(insn{code: bpfJeqK, k: tioclinux, t: l("eperm")})
+	for _, req := range r.RefuseIoctls {
+		a.emit(insn{code: bpfJeqK, k: req, t: l("enotty")})
+	}
 	ret(retAllow)
+	if len(r.RefuseIoctls) > 0 {
+		a.label(l("enotty"))
+		ret(retErrno | enotty)
+	}
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
 
@@ -448,7 +503,11 @@ func Describe(r Rules) string {
 		}
 		fams = append(fams, n)
 	}
-	return fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
+	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
 		"sockets (%s) %s only, socketpair AF_UNIX only",
 		strings.Join(refused, ", "), r.Sockets.Mode, strings.Join(fams, ", "))
+	if len(r.Notify) > 0 {
+		d += "; decided by the launcher: " + strings.Join(r.Notify, ", ")
+	}
+	return d
 }

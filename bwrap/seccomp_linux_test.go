@@ -21,10 +21,17 @@ func TestSyscallNumbers(t *testing.T) {
 		"bpf": unix.SYS_BPF, "userfaultfd": unix.SYS_USERFAULTFD, "syslog": unix.SYS_SYSLOG,
 		"fchmod": unix.SYS_FCHMOD, "fchmodat": unix.SYS_FCHMODAT, "fchmodat2": 452,
 		"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2, "mknodat": unix.SYS_MKNODAT,
+		"fchown": unix.SYS_FCHOWN, "fchownat": unix.SYS_FCHOWNAT,
+		"setxattr": unix.SYS_SETXATTR, "lsetxattr": unix.SYS_LSETXATTR, "fsetxattr": unix.SYS_FSETXATTR,
+		"removexattr": unix.SYS_REMOVEXATTR, "lremovexattr": unix.SYS_LREMOVEXATTR,
+		"fremovexattr": unix.SYS_FREMOVEXATTR, "utimensat": unix.SYS_UTIMENSAT,
+		"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
+		"file_setattr": unix.SYS_FILE_SETATTR,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.
-		for n, nr := range map[string]uint32{"chmod": 90, "open": 2, "creat": 85, "mknod": 133} {
+		for n, nr := range map[string]uint32{"chmod": 90, "open": 2, "creat": 85, "mknod": 133,
+			"chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261} {
 			want[n] = nr
 		}
 	}

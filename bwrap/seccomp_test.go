@@ -56,6 +56,12 @@ func run(t testing.TB, prog []byte, c call) uint32 {
 			} else {
 				pc += 1 + int(jf)
 			}
+		case bpfJsetK:
+			if acc&k != 0 {
+				pc += 1 + int(jt)
+			} else {
+				pc += 1 + int(jf)
+			}
 		case bpfRetK:
 			return k
 		default:

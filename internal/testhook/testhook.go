@@ -176,3 +176,9 @@ var SkipTerminalReplace bool
 // SkipTermModeReset, when true, leaves the terminal modes the sandbox's
 // output switched on (alternate screen, mouse reporting, ...) after it.
 var SkipTermModeReset bool
+
+// MetagateAct, when non-nil, is called by package metagate's supervisor
+// with the calling thread's id and the path of the object it resolved,
+// decided and will now change, just before it performs the call: a test
+// swaps the path, or signals the caller, there.
+var MetagateAct func(tid int, path string)

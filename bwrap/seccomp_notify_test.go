@@ -1,0 +1,75 @@
+package bwrap
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestProgramsUnchangedWithoutNotify pins the programs bwrap and native
+// load: Rules.Notify, left empty, must not change one byte of them.
+func TestProgramsUnchangedWithoutNotify(t *testing.T) {
+	for name, tt := range map[string]struct {
+		s    Sockets
+		want string
+	}{
+		"off":   {SocketsFor(false), "7d28c9cde88ee93880b7f42dcf544aa02474160facb20ce817ddaa73e9245995"},
+		"on":    {SocketsFor(true), "ef1c7de5d577c8853c024dcedd63a0544e59b44bac218b26cf192fefe37e78fb"},
+		"proxy": {SocketsProxy(), "7d28c9cde88ee93880b7f42dcf544aa02474160facb20ce817ddaa73e9245995"},
+	} {
+		require.Equal(t, tt.want, fmt.Sprintf("%x", sha256.Sum256(Seccomp(tt.s))), name)
+		require.Equal(t, Seccomp(tt.s), Program(Rules{Sockets: tt.s, Refuse: Refusals(), Notify: nil}), name)
+	}
+}
+
+func TestSeccompNotify(t *testing.T) {
+	x86, arm := uint32(auditArchX8664), uint32(auditArchAarch64)
+	r := RulesFor(SocketsFor(false))
+	r.Notify = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+		"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+		"utime", "utimes", "futimesat", "utimensat"}
+	r.RefuseIoctls = []uint32{0x40086602}
+	prog := Program(r)
+	tests := []struct {
+		name string
+		c    call
+		want uint32
+	}{
+		{"x86 chmod 0644", call{x86, 90, 0, 0o644, 0}, retNotify},
+		{"x86 chmod setuid still refused here", call{x86, 90, 0, 0o4755, 0}, denyPerm},
+		{"x86 fchmodat 0755", call{x86, 268, 0, 0, 0o755}, retNotify},
+		{"x86 fchmodat setgid", call{x86, 268, 0, 0, 0o2755}, denyPerm},
+		{"x86 fchmod", call{x86, 91, 3, 0o600, 0}, retNotify},
+		{"x86 fchmodat2", call{x86, 452, 0, 0, 0o600}, retNotify},
+		{"x86 chown", call{x86, 92, 0, 0, 0}, retNotify},
+		{"x86 lchown", call{x86, 94, 0, 0, 0}, retNotify},
+		{"x86 fchownat", call{x86, 260, 0, 0, 0}, retNotify},
+		{"x86 setxattr", call{x86, 188, 0, 0, 0}, retNotify},
+		{"x86 fremovexattr", call{x86, 199, 0, 0, 0}, retNotify},
+		{"x86 utime", call{x86, 132, 0, 0, 0}, retNotify},
+		{"x86 utimensat", call{x86, 280, 0, 0, 0}, retNotify},
+		{"x86 open O_CREAT 0644 stays allowed", call{x86, 2, 0, 0o100, 0o644}, allow},
+		{"x86 read", call{x86, 0, 0, 0, 0}, allow},
+		{"x86 getxattr", call{x86, 191, 0, 0, 0}, allow},
+		{"x86 socket unix still refused", call{x86, 41, afUnix, 0, 0}, denyAfnos},
+		{"arm64 fchmodat 0644", call{arm, 53, 0, 0, 0o644}, retNotify},
+		{"arm64 fchownat", call{arm, 54, 0, 0, 0}, retNotify},
+		{"arm64 fchown", call{arm, 55, 0, 0, 0}, retNotify},
+		{"arm64 setxattr", call{arm, 5, 0, 0, 0}, retNotify},
+		{"arm64 lremovexattr", call{arm, 15, 0, 0, 0}, retNotify},
+		{"arm64 utimensat", call{arm, 88, 0, 0, 0}, retNotify},
+		{"arm64 read", call{arm, 63, 0, 0, 0}, allow},
+		{"x86 FS_IOC_SETFLAGS", call{x86, 16, 3, 0x40086602, 0}, retErrno | enotty},
+		{"x86 FS_IOC_GETFLAGS", call{x86, 16, 3, 0x80086601, 0}, allow},
+		{"x86 TIOCSTI still refused", call{x86, 16, 0, tiocsti, 0}, denyPerm},
+		{"arm64 FS_IOC_SETFLAGS", call{arm, 29, 3, 0x40086602, 0}, retErrno | enotty},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, run(t, prog, tt.c))
+		})
+	}
+	require.Panics(t, func() { Program(Rules{Notify: []string{"chmodd"}}) })
+}

@@ -1,0 +1,61 @@
+// Package metagate decides, outside the sandbox, the metadata changes
+// Landlock does not cover: chmod, chown, extended attributes and file
+// times. Under the landlock backend the command runs on the host's own
+// file system, so without it a sandboxed command could make the user's
+// ~/.ssh key world-readable, chmod +x a hook the user keeps, or chmod 000
+// the user's files, anywhere outside its writable roots.
+//
+// # How
+//
+// The sandbox's init installs cordon's seccomp program built with Rules
+// (the calls return SECCOMP_RET_USER_NOTIF) through Install, which gives
+// it a listener; it hands the listener to the launcher with SendFd over a
+// socket the launcher gave it, and closes its own copy before it execs the
+// command. The launcher takes it with RecvFd and runs Serve until the
+// sandbox is gone.
+//
+// For each call Serve reads the path from the caller's memory, resolves it
+// itself (openat2, O_PATH, no magic links) from the caller's working
+// directory or descriptor, asks the Decider about the path of the object it
+// resolved, checks what the kernel would check for the sandbox's own
+// identity (the launcher may be root with capabilities, the sandbox has
+// none), and, when all agree, performs the call on the descriptor it
+// resolved and answers with its result. It never lets the kernel continue
+// the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel would resolve
+// the path again, after the sandbox had a chance to swap it.
+//
+// # Wiring
+//
+// The launcher, before it starts the init:
+//
+//	sp, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+//	cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(sp[1]), "gate")) // its number in the spec
+//
+// The init, on its locked thread, after dropping capabilities,
+// no_new_privs and landlock_restrict_self, instead of loading the filter
+// another way (one filter: the program with Rules is cordon's whole
+// filter):
+//
+//	l, err := metagate.Install(bwrap.Program(metagate.Rules(rules))) // error: refuse the launch
+//	err = metagate.SendFd(gateFd, l)
+//	unix.Close(l); unix.Close(gateFd)
+//	// then execve at once: a gated call made before SendFd waits forever
+//
+// The launcher, once the init has started:
+//
+//	unix.Close(sp[1])
+//	l, err := metagate.RecvFd(sp[0]) // error (EOF): the init failed first
+//	unix.Close(sp[0])
+//	id, err := metagate.Self()
+//	go metagate.Serve(ctx, l, metagate.DeciderFunc(mayWrite), id)
+//
+// Serve returns nil once no process of the sandbox is left; cancelling ctx
+// stops it, after which gated calls fail with ENOSYS.
+//
+// # Stricter than the kernel
+//
+// Extended attributes only in the user namespace; a file with an ACL is
+// written (touch, user.* attributes) by its owner only; objects without a
+// name (deleted files, pipes, memfds) and paths through magic links
+// (/proc/self/fd/N) are refused.
+package metagate

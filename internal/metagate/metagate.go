@@ -1,0 +1,71 @@
+package metagate
+
+import (
+	"slices"
+
+	"github.com/cordon-sandbox/cordon/bwrap"
+)
+
+// A Decider says whether the sandbox may change the metadata of the object
+// at path (absolute, clean, links resolved): the backend's own model of
+// where it may write.
+type Decider interface {
+	MayChange(path string) bool
+}
+
+// DeciderFunc is a Decider in a function.
+type DeciderFunc func(path string) bool
+
+// MayChange calls f.
+func (f DeciderFunc) MayChange(path string) bool { return f(path) }
+
+// Identity is who the sandbox is to the kernel's permission checks: its
+// file system user, its group and its supplementary groups. It has no
+// capabilities.
+type Identity struct {
+	UID, GID uint32
+	Groups   []uint32
+}
+
+func (id Identity) inGroup(gid uint32) bool {
+	return gid == id.GID || slices.Contains(id.Groups, gid)
+}
+
+// Calls are the system calls the gate decides (by bwrap's names; those an
+// architecture lacks are skipped there).
+var Calls = []string{
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "fchown", "lchown", "fchownat",
+	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+	"utime", "utimes", "futimesat", "utimensat",
+}
+
+// enosys is the errno of the calls Rules refuses.
+const enosys = 38
+
+// The ioctls that set an inode's flags (linux/fs.h), the same numbers on
+// x86_64 and aarch64. Without capabilities the owner may still set
+// nodump (backups skip the file), noatime, sync, no-copy-on-write...
+const (
+	fsIocSetflags   = 0x40086602 // FS_IOC_SETFLAGS
+	fsIoc32Setflags = 0x40046602 // FS_IOC32_SETFLAGS
+	fsIocFssetxattr = 0x401c5820 // FS_IOC_FSSETXATTR
+)
+
+// Rules returns base with the gate's calls handed to the supervisor, and
+// the newer calls that change the same metadata refused with ENOSYS, what
+// an older kernel answers, so that libraries fall back to the calls the
+// gate decides: setxattrat and removexattrat (Linux 6.13), file_setattr
+// (6.17: the project ID and the inode flags FS_IOC_FSSETXATTR sets); and
+// the ioctls that set inode flags are refused with ENOTTY, what a file
+// system without flags answers (chattr).
+func Rules(base bwrap.Rules) bwrap.Rules {
+	r := base
+	r.Notify = slices.Clone(Calls)
+	r.RefuseIoctls = append(slices.Clone(base.RefuseIoctls), fsIocSetflags, fsIoc32Setflags, fsIocFssetxattr)
+	r.Refuse = append(slices.Clone(base.Refuse),
+		bwrap.Refusal{Syscall: "setxattrat", Errno: enosys},
+		bwrap.Refusal{Syscall: "removexattrat", Errno: enosys},
+		bwrap.Refusal{Syscall: "file_setattr", Errno: enosys})
+	return r
+}
