@@ -33,7 +33,7 @@ import (
 	"github.com/cordon-sandbox/cordon/guards"
 	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/permission"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // The hook events cordon answers.
@@ -191,7 +191,7 @@ func Workspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
 // p that is .git or an auto-executed name, and that name.
 func belowProtectedName(p string) (top, name string) {
 	protected := map[string]bool{".git": true}
-	for _, n := range policy.AutoExecNames {
+	for _, n := range workspace.AutoExecNames {
 		protected[n] = true
 	}
 	parts := strings.Split(p, "/")

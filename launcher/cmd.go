@@ -104,7 +104,7 @@ type Cmd struct {
 	// Policy is the filesystem policy; it is canonicalized at Start.
 	Policy policy.FsSandboxPolicy
 	// IDs, when set, are the identities (device, inode) of the policy's
-	// roots as the caller resolved them, usually policy.Composed's
+	// roots as the caller resolved them, usually workspace.Composed's
 	// Canonical.IDs(). Start refuses the launch, naming the root, when one
 	// of them now resolves elsewhere, or a writable one names another file
 	// (policy.Canonical.CheckIDs): a directory swapped for a symlink or
@@ -113,7 +113,7 @@ type Cmd struct {
 	// against the same identities (see docs/threat-model.md).
 	IDs map[string]policy.FileID
 	// Canonical, when set, is the canonical policy the caller built Policy
-	// from a moment ago (policy.Composed.Canonical). A launch through the
+	// from a moment ago (workspace.Composed.Canonical). A launch through the
 	// native backend then resolves Policy on the view of the host that
 	// Canonical rests on (policy.Canonical.Recanonicalize) instead of
 	// looking every root up again, which was a sixth of a large policy's

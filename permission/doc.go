@@ -17,7 +17,7 @@
 //	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
 //	                                   files and login loaders when HOME is in the workspace, ...),
 //	                                   to any path below a directory or file named as agents' and
-//	                                   editors' configuration (policy.NestedNames: .claude, .cursor,
+//	                                   editors' configuration (workspace.NestedNames: .claude, .cursor,
 //	                                   .mcp.json, ...) at any depth, existing or not, or to a file with
 //	                                   other hard links (one of them may be protected)
 //	policy.denied                DENY  a read or write inside the workspace that the launched policy

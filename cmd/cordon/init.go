@@ -13,6 +13,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 var initCommand = &command{
@@ -271,7 +272,7 @@ func insideWorkspace(exe, dir, home string) string {
 	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
 		cache = ""
 	}
-	comp, err := policy.Compose(policy.Spec{Workspace: dir, Home: home, ScanCache: cache})
+	comp, err := workspace.Compose(workspace.Spec{Workspace: dir, Home: home, ScanCache: cache})
 	if err != nil {
 		return fmt.Sprintf("cannot tell whether a sandbox in %s could write it: %v", dir, err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"errors"
@@ -10,8 +10,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/boundedread"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
-	"golang.org/x/sys/unix"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Git is protected as a whole, not by two file names (docs/threat-model.md,
@@ -52,7 +53,7 @@ import (
 // By default every git directory found in a writable root is read-only as
 // a whole: nothing in it can be planted or changed, and the index cannot
 // gain a gitlink to a repository the sandbox made. 'git status', 'diff'
-// and 'log' work; 'add' and 'commit' do not. WorkspaceOptions.GitWrites
+// and 'log' work; 'add' and 'commit' do not. Options.GitWrites
 // opens git directories for commits except the paths gitWriteProtected
 // lists; see its limits there.
 
@@ -107,7 +108,7 @@ func unknown(p string) bool {
 // root: it collects read-only roots and notes for the user.
 type gitGuard struct {
 	root   string
-	writes bool // WorkspaceOptions.GitWrites
+	writes bool // Options.GitWrites
 	roots  []string
 	notes  []string
 	done   map[string]bool
@@ -164,7 +165,7 @@ func (g *gitGuard) gitdirAt(gd, top string, st *syscall.Stat_t) {
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gd, cd)
 		}
-		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
+		if r, err := policy.Resolve(filepath.Clean(cd)); err == nil && r != gd {
 			g.follow(filepath.Join(gd, "commondir"), r, top)
 		}
 	}
@@ -201,66 +202,19 @@ func (g *gitGuard) linked(gd string) (has map[string]bool, hooks int) {
 	return has, len(hookList)
 }
 
-// readFile reads a git metadata file for the guard (readBounded, at
+// readFile reads a git metadata file for the guard (boundedread.File, at
 // most maxGitFile bytes). What it reads may have been planted by a
 // sandbox: a FIFO reads as empty, a link to a device is refused
 // unopened, and a link to /dev/zero is cut at the bound. It spends no
 // system call on the poller's registration or a stat for the size: it
 // runs for each repository's config on every launch.
 func readFile(name string) ([]byte, error) {
-	return readBounded(name, maxGitFile, false)
+	return boundedread.File(name, maxGitFile, false)
 }
 
 // maxGitFile bounds what readFile reads: git's config, commondir and
 // gitdir files are far smaller.
 const maxGitFile = 1 << 20
-
-// errNotRegular refuses a file that is not a regular one where only a
-// regular file makes sense.
-var errNotRegular = errors.New("not a regular file")
-
-// readBounded reads name through openForRead, up to max bytes (more is an
-// error). With regular, anything but a regular file is refused (a FIFO
-// reads as empty otherwise).
-func readBounded(name string, max int, regular bool) ([]byte, error) {
-	fd, err := openForRead(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	if regular {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
-		}
-	}
-	var b []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EAGAIN {
-			return b, nil // a FIFO with nothing in it
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		b = append(b, buf[:n]...)
-		if len(b) > max {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", max)}
-		}
-		if n < len(buf) {
-			// A regular file reads short only at its end: no call
-			// is spent on the empty read that would say so.
-			return b, nil
-		}
-	}
-}
 
 // follow protects target, named by pointer (a .git file, a commondir, a
 // .git symlink), when it lies inside the root. A pointer out of the root
@@ -330,7 +284,7 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		if testhook.NestedLinksRefuse && dir != g.root {
 			g.refuse = fmt.Errorf("%s is a symlink", dotgit)
 		}
-		t, err := Resolve(dotgit)
+		t, err := policy.Resolve(dotgit)
 		if err != nil || !exists(t) {
 			g.note("%s is a symlink to a missing or unresolvable place: git cannot use it; cordon protects nothing there", dotgit)
 			return
@@ -432,7 +386,7 @@ func configRefs(file, dir, top string) []string {
 			if !filepath.IsAbs(v) {
 				v = filepath.Join(base, v)
 			}
-			if r, err := Resolve(filepath.Clean(v)); err == nil {
+			if r, err := policy.Resolve(filepath.Clean(v)); err == nil {
 				out = append(out, r)
 			}
 		}
@@ -582,7 +536,7 @@ func readGitdirFile(name string) (string, bool) {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(filepath.Dir(name), target)
 	}
-	r, err := Resolve(filepath.Clean(target))
+	r, err := policy.Resolve(filepath.Clean(target))
 	if err != nil {
 		return "", false
 	}
