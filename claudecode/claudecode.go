@@ -1,7 +1,8 @@
 // Package claudecode speaks Claude Code's hook protocol: the PreToolUse
 // and PostToolUse payloads Claude Code sends a hook on stdin, the answer
 // it reads on stdout, the workspace a payload implies, and the rewrite
-// that runs an allowed Bash call inside 'cordon run'.
+// that runs an allowed Bash call inside 'cordon run'. The other agents'
+// adapters are packages under agents/.
 //
 // The decisions are package permission's; 'cordon hook claude-code'
 // parses its flags, keeps the audit log and prints what Answer returns:

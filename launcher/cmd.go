@@ -1,30 +1,3 @@
-// Package launcher starts a command inside a kernel sandbox rendered from a
-// filesystem policy. Its Cmd is shaped like os/exec's: Command never fails
-// (a lookup error waits in Cmd.Err), Start/Wait/Run/Output behave the same,
-// and errors unwrap to *exec.ExitError and friends.
-//
-// Unlike os/exec's defaults, a sandbox passes only what it means to: the
-// child gets stdin, stdout, stderr and ExtraFiles, nothing else (Start marks
-// every other descriptor of the calling process close-on-exec, including
-// ones it inherited), and the environment can be cut down with CleanEnv.
-//
-// # Backends
-//
-// Backend "" or "auto" picks bubblewrap on Linux and Seatbelt on macOS,
-// after a probe that detect caches on disk. When no backend is usable Start
-// fails (fail closed) unless Backend is "none". Inside a cordon sandbox
-// (CORDON_SANDBOX set) the command runs as it is: the outer sandbox already
-// confines it, and nested namespaces are blocked there.
-//
-// # Mount stubs
-//
-// On Linux a protected path that does not exist yet gets an empty
-// directory as its mount point for the run. A background process, the
-// stub reaper (this same program re-executed, see reaper_linux.go),
-// removes it once no sandbox mounts over it and its linger time
-// (Cmd.StubLinger, CORDON_STUB_LINGER, default 1s) has passed, so that
-// back-to-back launches reuse it, and so that Exec can leave nothing
-// behind.
 package launcher
 
 import (

@@ -64,4 +64,11 @@
 //
 // The Decider is built once; Decide does no parsing of configuration and
 // touches the filesystem only to resolve the request's own path.
+//
+// # Where things are
+//
+// decider.go builds the Decider and its launched policy (package
+// workspace's Compose); rules.go is the table above, in order; tools.go
+// maps each agent's tool names to the core tools (a new agent's tools are
+// a ToolSet there); the guards themselves are package guards.
 package permission
