@@ -62,7 +62,7 @@ const policyHelp = `Policy (flags combine into one five-field policy; see 'cordo
   --allow-git-writes     with --workspace: let the sandbox git add and commit;
                          config, hooks, modules/, info/ stay read-only, but a
                          hostile sandbox can then still plant what your next
-                         git command on the host obeys (see README)
+                         git command on the host obeys (docs/git.md)
   --allow-read P         with --workspace: keep credential store P readable
   --agents-root DIR --agent ID [--parent ID]
                          DIR denied, DIR/ID writable with a workspace's
