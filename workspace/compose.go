@@ -35,7 +35,7 @@ type Spec struct {
 	RestrictWrites bool
 
 	// Workspace is the workspace preset's directory (--workspace): see
-	// Workspace. Every other writable root gets the same protections.
+	// Preset. Every other writable root gets the same protections.
 	Workspace string
 	// AllowRead leaves these credential stores readable (--allow-read);
 	// it needs Workspace.

@@ -33,7 +33,7 @@ func ExampleCompose() {
 	// false
 }
 
-// Workspace is the preset alone, as data: the workspace writable, writes
+// Preset is the workspace preset alone, as data: the workspace writable, writes
 // elsewhere refused, git metadata and files tools run protected, and
 // credential stores under HOME denied. Canonicalize turns it into the
 // model the backends render and Explain answers from.
