@@ -33,9 +33,9 @@ func ExampleCompose() {
 	// false
 }
 
-// Preset is the workspace preset alone, as data: the workspace writable, writes
-// elsewhere refused, git metadata and files tools run protected, and
-// credential stores under HOME denied. Canonicalize turns it into the
+// Preset is the workspace preset alone, as data: the workspace writable,
+// writes elsewhere refused, git metadata and files tools run protected,
+// and credential stores under HOME denied. Canonicalize turns it into the
 // model the backends render and Explain answers from.
 func ExamplePreset() {
 	dir, _ := os.MkdirTemp("", "example")
