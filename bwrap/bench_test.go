@@ -10,6 +10,7 @@ import (
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/scale"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // osStat is the launcher's view of the host, without the stub registry.
@@ -91,7 +92,7 @@ func BenchmarkRenderWorkspace(b *testing.B) {
 		require.NoError(b, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(b, os.WriteFile(filepath.Join(ws, ".git", "config"), nil, 0o644))
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home})
+	p, err := workspace.Preset(ws, workspace.Options{Home: home})
 	require.NoError(b, err)
 	c, err := policy.Canonicalize(p)
 	require.NoError(b, err)

@@ -1,7 +1,8 @@
 // Package bwrap renders a canonical policy into bubblewrap arguments. It is
 // a pure function of the policy and the facts it is handed about the host
 // (which paths exist and as what), so it can be tested on any OS; the
-// launcher runs what it renders.
+// launcher runs what it renders (launcher/bwrap_linux.go), and the native
+// backend builds the same Plan's mounts itself (package native).
 //
 // The recipe (docs/design.md, section 3): one list of mount operations sorted shallow to
 // deep, so a deeper root layers over a shallower one exactly as the model's

@@ -1,7 +1,8 @@
 // Package claudecode speaks Claude Code's hook protocol: the PreToolUse
 // and PostToolUse payloads Claude Code sends a hook on stdin, the answer
 // it reads on stdout, the workspace a payload implies, and the rewrite
-// that runs an allowed Bash call inside 'cordon run'.
+// that runs an allowed Bash call inside 'cordon run'. The other agents'
+// adapters are packages under agents/.
 //
 // The decisions are package permission's; 'cordon hook claude-code'
 // parses its flags, keeps the audit log and prints what Answer returns:
@@ -33,7 +34,7 @@ import (
 	"github.com/cordon-sandbox/cordon/guards"
 	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/permission"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // The hook events cordon answers.
@@ -191,7 +192,7 @@ func Workspace(flagDir, projectDir, cwd string) (ws, note string, err error) {
 // p that is .git or an auto-executed name, and that name.
 func belowProtectedName(p string) (top, name string) {
 	protected := map[string]bool{".git": true}
-	for _, n := range policy.AutoExecNames {
+	for _, n := range workspace.AutoExecNames {
 		protected[n] = true
 	}
 	parts := strings.Split(p, "/")

@@ -3,7 +3,7 @@ package conformance
 import (
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // Class 6: files that tools run or obey later, outside the sandbox.
@@ -136,7 +136,7 @@ echo x > .codex/config.toml && ok CODEX; echo x > .gemini/settings.json && ok GE
 				h.Unchanged(snap)
 			}},
 	}
-	for _, n := range policy.AutoExecNames {
+	for _, n := range workspace.AutoExecNames {
 		cs = append(cs, Case{Name: "autoexec-" + strings.ReplaceAll(strings.TrimPrefix(n, "."), "/", "-"), Class: 6,
 			Summary: "create or fill " + n + " at the top of the workspace, as a file and as a directory",
 			Run: func(h *H) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // agentScript is what agent a1 does in its directory: its work, then the
@@ -39,7 +39,7 @@ func agentAutoexec(h *H, p Policy) {
 	h.Unchanged(snap, "agents/a1/notes.txt")
 }
 
-// Cases about what policy.Compose adds to every policy: the protections
+// Cases about what workspace.Compose adds to every policy: the protections
 // of an agent's directory, and of what runs next on the host.
 func composeCases() []Case {
 	cs := []Case{
@@ -184,7 +184,7 @@ func nestedWorkspace(h *H, rel string) {
 	// Every name the preset protects at the top of a workspace, from the
 	// preset's own lists (a hook manager's configuration is stubbed too
 	// where .git is a file), so a name added there needs no stub here.
-	for _, n := range slices.Concat(policy.AutoExecNames, policy.HookConfigNames) {
+	for _, n := range slices.Concat(workspace.AutoExecNames, workspace.HookConfigNames) {
 		if strings.Contains(n[1:], ".") || slices.Contains([]string{".envrc", ".gitmodules", ".nvimrc", ".exrc"}, n) {
 			h.Write(rel+"/"+n, "")
 		} else {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // Classes 11 and 14 for cordon's own state: what a later launch reads
@@ -106,7 +106,7 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 // stateTmpDir is the private TMPDIR the workspace preset gives p's
 // workspace when the case's user launches it.
 func stateTmpDir(h *H, p Policy) (string, error) {
-	comp, err := policy.Compose(p.Spec(h.env(nil), h.Attack()))
+	comp, err := workspace.Compose(p.Spec(h.env(nil), h.Attack()))
 	if err != nil {
 		return "", err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/launcher"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // Policy is a case's policy in the terms of 'cordon run' flags.
@@ -86,8 +86,8 @@ func (p Policy) Flags() []string {
 
 // Spec is p as 'cordon run' composes it, for a launch whose environment
 // is env (HOME, PATH) by a cordon binary at exe.
-func (p Policy) Spec(env []string, exe string) policy.Spec {
-	return policy.Spec{
+func (p Policy) Spec(env []string, exe string) workspace.Spec {
+	return workspace.Spec{
 		Files: files(p.File), Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
 		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
@@ -294,7 +294,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		return Output{}, errors.New("launcher executor runs as the invoking user only")
 	}
 	// As 'cordon run' would compose it, run by the helper binary.
-	comp, err := policy.Compose(l.Policy.Spec(l.Env, l.cordon(x.HelperPath)))
+	comp, err := workspace.Compose(l.Policy.Spec(l.Env, l.cordon(x.HelperPath)))
 	if err != nil {
 		return Output{Code: 125, Stderr: err.Error()}, nil
 	}

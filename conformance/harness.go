@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // H is a case's harness: its fixture, its user, its executor, and the
@@ -357,7 +358,7 @@ func (h *H) newStubs(ctx context.Context, l Launch) []string {
 	// scan cut short is continued by the next), and the launch's own scan
 	// must be the one a case like cross-launch-scan-bound attacks.
 	s.ScanCache = ""
-	comp, err := policy.Compose(s)
+	comp, err := workspace.Compose(s)
 	if err != nil {
 		return nil
 	}
@@ -404,7 +405,7 @@ func (h *H) forgetTmp(p Policy) {
 	if err != nil {
 		return
 	}
-	mine := policy.PrivateTmpDir(ws)
+	mine := workspace.PrivateTmpDir(ws)
 	t := filepath.Join(state.PathFor(h.User.Uid), state.Tmp, filepath.Base(mine))
 	h.Cleanup(func() { os.RemoveAll(t) })
 }

@@ -136,7 +136,7 @@ import (
 // catchers to pass (the other wall holds), and the ones named X+landlock,
 // which remove both walls, require one to fail.
 //
-// agent-protections .. identity-check switch off a step of policy.Compose
+// agent-protections .. identity-check switch off a step of workspace.Compose
 // or of the launcher through a testhook flag.
 //
 // The policy switches (git-whole to nested-links) act in package policy,
@@ -303,13 +303,13 @@ var mutations = []mutation{
 	{name: "audit-kept-anchor", step: "cordon's own copy of a named audit log's anchor, in its state directory",
 		hooks:    func() { testhook.AuditNoKeptAnchor = true },
 		catchers: []string{"audit-log-rollback", "audit-log-removed"}},
-	{name: "agent-protections", step: "a workspace's protections on the agent's directory (policy.Compose)", hooks: func() { testhook.SkipAgentProtections = true },
+	{name: "agent-protections", step: "a workspace's protections on the agent's directory (workspace.Compose)", hooks: func() { testhook.SkipAgentProtections = true },
 		catchers: []string{"agent-dir-autoexec", "agent-dir-autoexec-with-workspace"}},
-	{name: "protect-executables", step: "cordon's executable read-only (policy.Compose)", hooks: func() { testhook.SkipProtectExecutables = true },
+	{name: "protect-executables", step: "cordon's executable read-only (workspace.Compose)", hooks: func() { testhook.SkipProtectExecutables = true },
 		catchers: []string{"runs-next-cordon-in-workspace", "runs-next-cordon-open-mode"}},
-	{name: "protect-path", step: "PATH directories read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPath = true },
+	{name: "protect-path", step: "PATH directories read-only (workspace.Compose)", hooks: func() { testhook.SkipProtectPath = true },
 		catchers: []string{"runs-next-path-dir"}},
-	{name: "protect-policy-file", step: "the --policy file read-only (policy.Compose)", hooks: func() { testhook.SkipProtectPolicyFile = true },
+	{name: "protect-policy-file", step: "the --policy file read-only (workspace.Compose)", hooks: func() { testhook.SkipProtectPolicyFile = true },
 		catchers: []string{"runs-next-policy-file"}},
 	// Caught at the launcher's exact moments (its test hook), not by the
 	// racing cross-launch-nested-workspace-swap, which wins a window only
@@ -371,7 +371,7 @@ var mutations = []mutation{
 		weaken: "cap-drop", holds: true, rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
 	{name: "cap-drop+landlock", step: "--cap-drop ALL and Landlock", onlyBackend: "native",
 		weaken: "cap-drop,landlock", rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
-	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (policy.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
+	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (workspace.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
 	{name: "nested-configs", step: "agents' and editors' configuration found by the scan in every directory it reads (policy.scanGit)",
 		hooks: func() { testhook.NoNestedConfigs = true }, onlyCatchers: true,

@@ -8,14 +8,6 @@ import (
 	"strings"
 )
 
-// privileged commands run something as another user.
-var privileged = map[string]bool{
-	"sudo": true, "sudoedit": true, "doas": true, "su": true, "pkexec": true, "run0": true,
-	"runuser": true,
-}
-
-var stoppers = map[string]bool{"shutdown": true, "reboot": true, "halt": true, "poweroff": true}
-
 // globbable lists the names a glob in command position is tried against.
 var globbable = []string{
 	"sudo", "sudoedit", "doas", "su", "pkexec", "run0", "rm", "dd", "mkfs",
@@ -131,117 +123,6 @@ func (c *classifier) named(name string, ws []word, depth int, via string) {
 		return
 	}
 	c.collectPaths(name, args)
-}
-
-// machine denies the commands that act on the machine rather than on files:
-// privilege escalation, stopping the machine, creating a filesystem, and dd
-// onto a device.
-func (c *classifier) machine(name string, args []word, via string) {
-	switch {
-	case privileged[name]:
-		c.deny(name, via, "%s runs commands with another user's privileges", name)
-	case name == "systemd-run" && !slices.ContainsFunc(args, func(a word) bool { return a.val == "--user" }):
-		c.deny(name, via, "systemd-run without --user runs commands through the system manager, as root unless told otherwise")
-	case stoppers[name]:
-		c.deny(name, via, "%s stops the machine", name)
-	case strings.HasPrefix(name, "mkfs") || name == "mke2fs" || name == "mkswap":
-		c.deny(name, via, "%s creates a filesystem, erasing the device", name)
-	case name == "blkdiscard":
-		c.deny(name, via, "blkdiscard discards every block of the device")
-	case name == "wipefs":
-		for _, a := range args {
-			if a.val == "--all" || a.val == "--offset" || strings.HasPrefix(a.val, "--offset=") ||
-				!strings.HasPrefix(a.val, "--") && strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "ao") {
-				c.deny(name, via, "wipefs %s erases filesystem signatures", a.val)
-				return
-			}
-		}
-	case name == "init" || name == "telinit":
-		for _, a := range args {
-			if a.val == "0" || a.val == "6" {
-				c.deny(name, via, "%s %s stops the machine", name, a.val)
-				return
-			}
-		}
-	case name == "systemctl" || name == "loginctl":
-		c.systemctl(name, args, via)
-	case name == "dd":
-		for _, a := range args {
-			if dst, ok := strings.CutPrefix(a.val, "of="); ok && a.static {
-				if what, raw := rawTarget(dst); raw {
-					c.deny(name, via, "dd writes to %s", what)
-					return
-				}
-			}
-		}
-	case name == "tee" || name == "shred":
-		for _, a := range args {
-			if what, raw := rawTarget(a.val); raw && a.static {
-				c.deny(name, via, "%s writes to %s", name, what)
-				return
-			}
-		}
-	case name == "cp" || name == "install":
-		// The destination is the last operand (or -t DIR, a directory).
-		if n := len(args); n > 1 && args[n-1].static {
-			if what, raw := rawTarget(args[n-1].val); raw {
-				c.deny(name, via, "%s writes to %s", name, what)
-			}
-		}
-	}
-}
-
-// stopVerbs stop the machine or take it down to a rescue shell as
-// systemctl verbs; with start, isolate and the like, their targets do.
-var stopVerbs = map[string]bool{
-	"poweroff": true, "reboot": true, "halt": true, "kexec": true, "soft-reboot": true,
-	"rescue": true, "emergency": true,
-}
-
-var startVerbs = map[string]bool{
-	"start": true, "restart": true, "try-restart": true, "reload-or-restart": true,
-	"try-reload-or-restart": true, "isolate": true,
-}
-
-// systemctlArgOpts are the options of systemctl and loginctl that take a
-// separate value, so the verb is found after them.
-var systemctlArgOpts = []string{"-t", "--type", "-p", "--property", "-s", "--signal", "-n",
-	"--lines", "-o", "--output", "-H", "--host", "-M", "--machine", "--root", "--image",
-	"--state", "--kill-whom", "--kill-value", "--job-mode", "--when", "--what", "--message",
-	"--reboot-argument", "--boot-loader-entry", "--boot-loader-menu", "--timestamp",
-	"--preset-mode", "--drop-in", "--check-inhibitors"}
-
-// systemctl denies a verb that stops the machine (systemctl reboot,
-// loginctl poweroff) and starting or isolating a target that does
-// (systemctl isolate poweroff.target, systemctl start reboot.target).
-func (c *classifier) systemctl(name string, args []word, via string) {
-	var operands []string
-	for i := 0; i < len(args); i++ {
-		switch v := args[i].val; {
-		case slices.Contains(systemctlArgOpts, v):
-			i++
-		case strings.HasPrefix(v, "-"):
-		default:
-			operands = append(operands, v)
-		}
-	}
-	if len(operands) == 0 {
-		return
-	}
-	verb := operands[0]
-	if stopVerbs[verb] {
-		c.deny(name, via, "%s %s stops the machine", name, verb)
-		return
-	}
-	if name != "systemctl" || !startVerbs[verb] {
-		return
-	}
-	for _, unit := range operands[1:] {
-		if stopVerbs[strings.TrimSuffix(unit, ".target")] || unit == "ctrl-alt-del.target" {
-			c.deny(name, via, "systemctl %s %s stops the machine", verb, unit)
-			return
-		}
-	}
 }
 
 // wrapped skips a wrapper's options and operands and classifies the command
@@ -437,22 +318,33 @@ func scriptOperand(ws []word) int {
 		return -1
 	}
 	name := strings.ToLower(path.Base(ws[0].val))
-	if name == "source" || name == "." {
-		// bash's source takes -p PATH (5.3) and --.
-		for i := 1; i < len(ws); i++ {
-			switch {
-			case ws[i].static && ws[i].val == "--":
-			case ws[i].static && ws[i].val == "-p":
-				i++
-			default:
-				return i
-			}
+	switch {
+	case name == "source" || name == ".":
+		return sourceOperand(ws)
+	case shells[name]:
+		return shellOperand(ws)
+	}
+	return -1
+}
+
+// sourceOperand is scriptOperand for source and ".": the first word past
+// their options (bash's source takes -p PATH, since 5.3, and --).
+func sourceOperand(ws []word) int {
+	for i := 1; i < len(ws); i++ {
+		switch {
+		case ws[i].static && ws[i].val == "--":
+		case ws[i].static && ws[i].val == "-p":
+			i++
+		default:
+			return i
 		}
-		return -1
 	}
-	if !shells[name] {
-		return -1
-	}
+	return -1
+}
+
+// shellOperand is scriptOperand for a shell: its script operand, 0 for
+// stdin (no operand, or -s), -1 with -c.
+func shellOperand(ws []word) int {
 	for i := 1; i < len(ws); i++ {
 		a := ws[i]
 		switch {
@@ -678,53 +570,6 @@ func isRecursiveFlag(name, v string) bool {
 	}
 	// ls -r and sort -r reverse; elsewhere -r means recursive.
 	return name != "ls" && name != "sort" && strings.ContainsRune(v, 'r')
-}
-
-// rawTarget reports a path whose writing wipes a disk or stops the
-// machine: a device (see isDevice) or /proc/sysrq-trigger, also spelled
-// through a process's root (/proc/self/root/dev/sda); what names it for a
-// reason.
-func rawTarget(p string) (what string, raw bool) {
-	clean := filepath.Clean(p)
-	for {
-		rest, ok := strings.CutPrefix(clean, "/proc/")
-		if !ok {
-			break
-		}
-		pid, after, _ := strings.Cut(rest, "/")
-		root, ok := strings.CutPrefix(after, "root")
-		if !ok || root != "" && root[0] != '/' || pid != "self" && pid != "thread-self" && descriptor(pid) < 0 {
-			break
-		}
-		clean = filepath.Clean("/" + root)
-	}
-	switch {
-	case clean == "/proc/sysrq-trigger":
-		return "/proc/sysrq-trigger, which can reboot or halt the machine", true
-	case isDevice(clean):
-		return "device " + clean, true
-	}
-	return "", false
-}
-
-// isDevice reports a path under /dev other than the harmless character
-// devices and descriptors a command may legitimately write to.
-func isDevice(p string) bool {
-	p = filepath.Clean(p)
-	if !strings.HasPrefix(p, "/dev/") {
-		return false
-	}
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-		"/dev/tty", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/ptmx":
-		return false
-	}
-	for _, safe := range []string{"/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/tcp/", "/dev/udp/", "/dev/mqueue/"} {
-		if strings.HasPrefix(p, safe) {
-			return false
-		}
-	}
-	return true
 }
 
 // joined is the script eval would join from args, each part known only at

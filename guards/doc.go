@@ -32,5 +32,8 @@
 // stopping the machine). A
 // command that does not parse is reported as such, so callers can deny it.
 // Words that are only arguments (an echo, a grep pattern, a commit message)
-// are not commands and are never matched.
+// are not commands and are never matched. shell.go walks the parsed
+// script, commands.go reads each command's words (wrappers, shells, rm,
+// find), machine.go holds the commands that act on the machine: a new
+// hard-denied command goes there.
 package guards

@@ -1,30 +1,3 @@
-// Package launcher starts a command inside a kernel sandbox rendered from a
-// filesystem policy. Its Cmd is shaped like os/exec's: Command never fails
-// (a lookup error waits in Cmd.Err), Start/Wait/Run/Output behave the same,
-// and errors unwrap to *exec.ExitError and friends.
-//
-// Unlike os/exec's defaults, a sandbox passes only what it means to: the
-// child gets stdin, stdout, stderr and ExtraFiles, nothing else (Start marks
-// every other descriptor of the calling process close-on-exec, including
-// ones it inherited), and the environment can be cut down with CleanEnv.
-//
-// # Backends
-//
-// Backend "" or "auto" picks bubblewrap on Linux and Seatbelt on macOS,
-// after a probe that detect caches on disk. When no backend is usable Start
-// fails (fail closed) unless Backend is "none". Inside a cordon sandbox
-// (CORDON_SANDBOX set) the command runs as it is: the outer sandbox already
-// confines it, and nested namespaces are blocked there.
-//
-// # Mount stubs
-//
-// On Linux a protected path that does not exist yet gets an empty
-// directory as its mount point for the run. A background process, the
-// stub reaper (this same program re-executed, see reaper_linux.go),
-// removes it once no sandbox mounts over it and its linger time
-// (Cmd.StubLinger, CORDON_STUB_LINGER, default 1s) has passed, so that
-// back-to-back launches reuse it, and so that Exec can leave nothing
-// behind.
 package launcher
 
 import (
@@ -37,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -104,7 +76,7 @@ type Cmd struct {
 	// Policy is the filesystem policy; it is canonicalized at Start.
 	Policy policy.FsSandboxPolicy
 	// IDs, when set, are the identities (device, inode) of the policy's
-	// roots as the caller resolved them, usually policy.Composed's
+	// roots as the caller resolved them, usually workspace.Composed's
 	// Canonical.IDs(). Start refuses the launch, naming the root, when one
 	// of them now resolves elsewhere, or a writable one names another file
 	// (policy.Canonical.CheckIDs): a directory swapped for a symlink or
@@ -113,7 +85,7 @@ type Cmd struct {
 	// against the same identities (see docs/threat-model.md).
 	IDs map[string]policy.FileID
 	// Canonical, when set, is the canonical policy the caller built Policy
-	// from a moment ago (policy.Composed.Canonical). A launch through the
+	// from a moment ago (workspace.Composed.Canonical). A launch through the
 	// native backend then resolves Policy on the view of the host that
 	// Canonical rests on (policy.Canonical.Recanonicalize) instead of
 	// looking every root up again, which was a sixth of a large policy's
@@ -457,52 +429,6 @@ func (c *Cmd) Exec() error {
 		return &ExitStatus{Code: code}
 	}
 	return c.Wait()
-}
-
-// ExitStatus is what Exec returns when the sandbox reported the command's
-// status ahead of its own end (the native backend's init, once the command
-// and everything else in the sandbox have ended): only the kernel's
-// teardown of the sandbox's namespaces was left, 3 to 5 ms a process about
-// to exit need not wait for. ProcessState then stays nil.
-type ExitStatus struct {
-	Code int // the exit code, or 128+N when signal N ended the command
-}
-
-func (e *ExitStatus) Error() string {
-	return "exit status " + strconv.Itoa(e.Code)
-}
-
-// reported waits for the native init's report of the command's status
-// (native.Spec.StatusFd). There is none without such an init, or when it
-// exited without one (a setup failure, a kill): Wait then takes the
-// status from its exit.
-func (c *Cmd) reported() (code int, ok bool) {
-	if c.status == nil {
-		return 0, false
-	}
-	var b [1]byte
-	n, _ := c.status.Read(b[:])
-	c.status.Close()
-	c.status = nil
-	return int(b[0]), n == 1
-}
-
-// stdioFiles reports whether stdio can be handed over as they are: no
-// goroutine copies them, so nothing is left to finish once the sandbox
-// has ended.
-func stdioFiles(stdio ...any) bool {
-	for _, s := range stdio {
-		switch f := s.(type) {
-		case nil:
-		case *os.File:
-			if f == nil {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Wait waits for the command to exit and removes what the launch created.

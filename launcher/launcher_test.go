@@ -21,11 +21,12 @@ import (
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 func workspacePolicy(t *testing.T, ws string) policy.FsSandboxPolicy {
 	t.Helper()
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	return p
 }
@@ -130,7 +131,7 @@ func TestExecReplacesTheProcess(t *testing.T) {
 
 func TestHelperExec(t *testing.T) {
 	ws := testenv.InSubprocess(t) // for TestExecReplacesTheProcess
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	c := Command(p, "sh", "-c", `echo x > "$0"/.vscode/x 2>/dev/null || echo blocked; echo ready; read x; exit 7`, ws)
 	c.Backend = BackendBwrap // the backend that hands the process over
@@ -233,12 +234,12 @@ func TestIdentityCheck(t *testing.T) {
 
 // composedWorkspace composes the workspace preset for dir/ws, a fresh
 // directory.
-func composedWorkspace(t *testing.T) (dir, ws string, comp *policy.Composed) {
+func composedWorkspace(t *testing.T) (dir, ws string, comp *workspace.Composed) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	ws = filepath.Join(dir, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
-	comp, err = policy.Compose(policy.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
+	comp, err = workspace.Compose(workspace.Spec{Workspace: ws, Home: filepath.Join(dir, "home")})
 	require.NoError(t, err)
 	return dir, ws, comp
 }
@@ -289,7 +290,7 @@ func TestIdentityCheckOnComposedView(t *testing.T) {
 func TestCmdLiteralWithoutArgs(t *testing.T) {
 	testenv.RequireBwrap(t)
 	ws := t.TempDir()
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	c := &Cmd{Path: "/bin/true", Policy: p, StubLinger: -1}
 	require.NoError(t, c.Run())

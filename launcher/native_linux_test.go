@@ -18,6 +18,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // inPlace is what the helper checks of one root inside the sandbox.
@@ -131,7 +132,7 @@ func TestExecNativeReportsStatusEarly(t *testing.T) {
 	testenv.RequireNative(t)
 	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	// In the workspace: a file of the user's outside the writable roots
 	// would become a pipe cordon copies (its owner could chmod it through
@@ -184,7 +185,7 @@ func TestExecNativeReportsStatusEarly(t *testing.T) {
 func TestNativeNilExtraFileIsClosed(t *testing.T) {
 	testenv.RequireNative(t)
 	ws := t.TempDir()
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)

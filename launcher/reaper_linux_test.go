@@ -21,6 +21,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // The stub tests give each test a state directory of its own, hence a
@@ -345,7 +346,7 @@ func killedLauncher(t *testing.T, ws string) {
 
 func TestHelperLaunchAndHang(t *testing.T) {
 	ws := testenv.InSubprocess(t)
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: t.TempDir()})
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	// "started" comes from inside: bwrap has set up the sandbox, and with
 	// it --die-with-parent (a launcher killed before that leaves bwrap

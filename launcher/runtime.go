@@ -34,7 +34,7 @@ func ensurePrivateDir(dir string) error {
 }
 
 // ScanCacheDir is where the workspace preset may keep its scan for nested
-// repositories between launches (policy.WorkspaceOptions.ScanCache): inside
+// repositories between launches (workspace.Options.ScanCache): inside
 // cordon's state directory, which no sandbox can write. "" when that
 // directory cannot be had; the preset then scans every time.
 func ScanCacheDir() string {

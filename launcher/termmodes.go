@@ -165,34 +165,49 @@ func (m *termModes) csi(final byte) {
 	}
 	switch {
 	case m.prefix == '?' && (final == 'h' || final == 'l'):
-		m.margins = m.margins || m.origin && final == 'h'
-		for i, pm := range privateModes {
-			if m.named&(1<<i) == 0 {
-				continue
-			}
-			if final != pm.off {
-				m.dirty |= 1 << i
-			} else {
-				m.dirty &^= 1 << i
-			}
-		}
+		m.privateMode(final)
 	case m.prefix == 0 && final == 'r' && (m.np > 1 || m.first[0] != 0):
 		m.margins = true
-	case m.prefix == '>' && final == 'u':
+	case final == 'u':
+		m.kittyKeys()
+	case m.prefix == '>' && final == 'm' && m.first[0] == 4:
+		m.mok = m.np > 1 && m.first[1] != 0
+	}
+}
+
+// privateMode records a DEC private mode set (h) or reset (l) among the
+// modes named in the sequence.
+func (m *termModes) privateMode(final byte) {
+	m.margins = m.margins || m.origin && final == 'h'
+	for i, pm := range privateModes {
+		if m.named&(1<<i) == 0 {
+			continue
+		}
+		if final != pm.off {
+			m.dirty |= 1 << i
+		} else {
+			m.dirty &^= 1 << i
+		}
+	}
+}
+
+// kittyKeys records the kitty keyboard protocol's CSI u: > pushes flags,
+// < pops N of them, = sets them.
+func (m *termModes) kittyKeys() {
+	switch m.prefix {
+	case '>':
 		m.kitty = min(m.kitty+1, 64)
-	case m.prefix == '<' && final == 'u':
+	case '<':
 		n := int(min(m.first[0], 64))
 		if n < 1 {
 			n = 1
 		}
 		m.kitty = max(m.kitty-n, 0)
-	case m.prefix == '=' && final == 'u':
+	case '=':
 		// flags ; mode: 1 sets them all, 2 sets bits, 3 clears bits.
 		if mode := m.first[1]; m.first[0] != 0 && mode != 3 {
 			m.kset = true
 		}
-	case m.prefix == '>' && final == 'm' && m.first[0] == 4:
-		m.mok = m.np > 1 && m.first[1] != 0
 	}
 }
 

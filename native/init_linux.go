@@ -378,20 +378,7 @@ func toGroup(sig syscall.Signal) bool { return sig == syscall.SIGINT || sig == s
 // process that ends in the sandbox and exits with the command's status
 // (128+N when signal N ended it); its exit ends everything left inside.
 func run(s *Spec) int {
-	sigs := make(chan os.Signal, 8)
-	// A signal the caller ignores (nohup, a script's background job) stays
-	// ignored for the command: not caught here, it is inherited as is.
-	for _, sig := range forwarded {
-		if !signal.Ignored(sig) {
-			signal.Notify(sigs, sig)
-		}
-	}
-	drop := make(chan os.Signal, 1)
-	signal.Notify(drop, dropped...)
-	go func() {
-		for range drop {
-		}
-	}()
+	sigs := catchSignals()
 	// Nothing but stdio and the caller's files reaches the command.
 	if !s.weakened("close-on-exec") {
 		unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -415,18 +402,9 @@ func run(s *Spec) int {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
 		return exitSetup
 	}
-	files := make([]uintptr, 3+s.Files)
-	for i := range files {
-		files[i] = uintptr(i)
-	}
-	for _, fd := range s.Closed {
-		if fd >= 3 && fd < len(files) {
-			files[fd] = ^uintptr(0) // -1: closed in the child
-		}
-	}
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: files,
+		Files: childFiles(s),
 		// A session of its own, without the caller's terminal.
 		Sys: &syscall.SysProcAttr{Setsid: !s.weakened("new-session"),
 			Setctty: s.Ctty && !s.weakened("new-session"), Ctty: s.CttyFd},
@@ -438,15 +416,60 @@ func run(s *Spec) int {
 		}
 		return exitNoExec
 	}
+	go forward(sigs, pid)
+	return reap(s, pid)
+}
+
+// catchSignals catches the signals to forward to the command and drops
+// the ones pid 1 must not die of. A signal the caller ignores (nohup, a
+// script's background job) stays ignored for the command: not caught
+// here, it is inherited as is.
+func catchSignals() chan os.Signal {
+	sigs := make(chan os.Signal, 8)
+	for _, sig := range forwarded {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	drop := make(chan os.Signal, 1)
+	signal.Notify(drop, dropped...)
 	go func() {
-		for sig := range sigs {
-			s := sig.(syscall.Signal)
-			if toGroup(s) && unix.Kill(-pid, s) == nil {
-				continue
-			}
-			unix.Kill(pid, s)
+		for range drop {
 		}
 	}()
+	return sigs
+}
+
+// childFiles are the command's descriptors: stdio and the caller's
+// files, those in s.Closed closed in the child.
+func childFiles(s *Spec) []uintptr {
+	files := make([]uintptr, 3+s.Files)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	for _, fd := range s.Closed {
+		if fd >= 3 && fd < len(files) {
+			files[fd] = ^uintptr(0) // -1: closed in the child
+		}
+	}
+	return files
+}
+
+// forward passes each caught signal to the command, the keyboard's to
+// its process group.
+func forward(sigs chan os.Signal, pid int) {
+	for sig := range sigs {
+		s := sig.(syscall.Signal)
+		if toGroup(s) && unix.Kill(-pid, s) == nil {
+			continue
+		}
+		unix.Kill(pid, s)
+	}
+}
+
+// reap waits for every process that ends in the sandbox until the
+// command pid does, and returns its status (128+N for signal N).
+func reap(s *Spec, pid int) int {
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)

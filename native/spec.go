@@ -4,15 +4,16 @@
 // number of roots and not with its square, and no argument limit applies
 // (docs/design.md, section 3, "native").
 //
-// The launcher starts this same program as the sandbox's pid 1 in new
-// user, mount, pid, ipc, uts, cgroup (and, with the network off, network)
-// namespaces, with argv[1] InitArg and the Spec on a descriptor. The init
-// builds the tree from the bubblewrap renderer's mount list (bwrap.Plan's
-// Mounts, Masks and Stubs, unchanged) on a root of its own, pivots into
-// it, drops every capability, sets no_new_privs, restricts itself with
-// Landlock (landlock.go: the second wall), installs the seccomp program
-// and runs the command in a new session as its child: it reaps, forwards
-// signals, exits with the command's status and dies with its parent.
+// The launcher (launcher/native_linux.go) starts this same program as the
+// sandbox's pid 1 in new user, mount, pid, ipc, uts, cgroup (and, with the
+// network off, network) namespaces, with argv[1] InitArg and the Spec on a
+// descriptor. The init builds the tree from the bubblewrap renderer's
+// mount list (bwrap.Plan's Mounts, Masks and Stubs, unchanged) on a root
+// of its own, pivots into it, drops every capability, sets no_new_privs,
+// restricts itself with Landlock (landlock.go: the second wall), installs
+// the seccomp program and runs the command in a new session as its child:
+// it reaps, forwards signals, exits with the command's status and dies
+// with its parent.
 //
 // Unlike bubblewrap, which reads /proc/self/mountinfo again for every bind
 // to find and remount the mounts below it, each root here is one clone of

@@ -9,6 +9,7 @@ import (
 	"github.com/cordon-sandbox/cordon/guards"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // Config is what a Decider needs to know about where it runs. AgentsRoot
@@ -122,12 +123,12 @@ func New(cfg Config) (*Decider, error) {
 	return d, nil
 }
 
-// launchPolicy is the policy `cordon run --workspace WORKSPACE` launches,
+// launchPolicy is the policy `cordon run --workspace DIR` launches,
 // merged with the agents preset when agentsRoot is set: the kernel view a
 // Decider answers from when Config.Policy is nil.
-func launchPolicy(workspace, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
-	comp, err := policy.Compose(policy.Spec{Workspace: workspace, AgentsRoot: agentsRoot, Agent: agent, Parent: parent,
-		Executables: policy.Executables(), Path: os.Getenv("PATH")})
+func launchPolicy(dir, agentsRoot, agent, parent string) (policy.FsSandboxPolicy, error) {
+	comp, err := workspace.Compose(workspace.Spec{Workspace: dir, AgentsRoot: agentsRoot, Agent: agent, Parent: parent,
+		Executables: workspace.Executables(), Path: os.Getenv("PATH")})
 	if err != nil {
 		return policy.FsSandboxPolicy{}, err
 	}

@@ -17,7 +17,7 @@
 //	                                   keeps read-only (.git/hooks, .git/config, .vscode, shell rc
 //	                                   files and login loaders when HOME is in the workspace, ...),
 //	                                   to any path below a directory or file named as agents' and
-//	                                   editors' configuration (policy.NestedNames: .claude, .cursor,
+//	                                   editors' configuration (workspace.NestedNames: .claude, .cursor,
 //	                                   .mcp.json, ...) at any depth, existing or not, or to a file with
 //	                                   other hard links (one of them may be protected)
 //	policy.denied                DENY  a read or write inside the workspace that the launched policy
@@ -64,4 +64,11 @@
 //
 // The Decider is built once; Decide does no parsing of configuration and
 // touches the filesystem only to resolve the request's own path.
+//
+// # Where things are
+//
+// decider.go builds the Decider and its launched policy (package
+// workspace's Compose); rules.go is the table above, in order; tools.go
+// maps each agent's tool names to the core tools (a new agent's tools are
+// a ToolSet there); the guards themselves are package guards.
 package permission

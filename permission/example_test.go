@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/permission"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // A decider is built once for a workspace and asked about each tool call.
@@ -58,7 +58,7 @@ func ExampleConfig_policy() {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		log.Fatal(err)
 	}
-	launched, err := policy.Workspace(home, policy.WorkspaceOptions{Home: home})
+	launched, err := workspace.Preset(home, workspace.Options{Home: home})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/workspace"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // TestDecideWhatRunsLater: a write to agents' or editors' configuration
@@ -28,7 +27,7 @@ func TestDecideWhatRunsLater(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	}
 	require.NoError(t, os.Symlink("sub/.cursor", filepath.Join(ws, "cur")))
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home, ConfigHome: filepath.Join(home, ".config"), DataHome: filepath.Join(home, ".local/share")})
+	p, err := workspace.Preset(ws, workspace.Options{Home: home, ConfigHome: filepath.Join(home, ".config"), DataHome: filepath.Join(home, ".local/share")})
 	require.NoError(t, err)
 	d, err := New(Config{Workspace: ws, Policy: &p})
 	require.NoError(t, err)

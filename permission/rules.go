@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // rule is one step of the ordered pipeline; match returns the reason when
@@ -141,7 +142,7 @@ func prefixed(name, why string) string {
 }
 
 // nestedConfig returns the first component of the path written, below
-// the workspace, that is one of policy.NestedNames ("" when none), in the
+// the workspace, that is one of workspace.NestedNames ("" when none), in the
 // spelling given and as resolved: agents and editors discover their
 // configuration at any depth (docs/threat-model.md, class 6), and one the
 // launch did not find (created since, at a new depth) has no read-only
@@ -159,7 +160,7 @@ func (d *Decider) nestedConfig(s *subject) string {
 			dir += "/" + c
 			// The name may span the workspace's own last component
 			// (.github/hooks with the workspace at .github): still it.
-			if policy.NestedNameEnds(dir, caseInsensitive) != "" {
+			if workspace.NestedNameEnds(dir, caseInsensitive) != "" {
 				return dir
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/closeddir"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
@@ -153,7 +154,7 @@ func (c *Canonical) derive(derived []string, r resolver) error {
 			continue
 		}
 		seen[cp] = true
-		if exists, _ := c.Stat(cp); !exists && closedToUser(cp) {
+		if exists, _ := c.Stat(cp); !exists && closeddir.ToUser(cp) {
 			continue
 		}
 		if c.Access(cp, Write) || testhook.DerivedUnchecked {
@@ -183,7 +184,7 @@ func (c *Canonical) derive(derived []string, r resolver) error {
 			c.notes = append(c.notes, fmt.Sprintf("not protected: %v", f.err))
 			continue
 		}
-		return fmt.Errorf("cannot protect %s, which lies where the sandbox may write (a sandbox can close a directory of its own, or swap one for a link, to hide what is inside): %s", f.in, closedHint(in, f.err))
+		return fmt.Errorf("cannot protect %s, which lies where the sandbox may write (a sandbox can close a directory of its own, or swap one for a link, to hide what is inside): %s", f.in, closeddir.Hint(in, f.err))
 	}
 	return nil
 }
@@ -192,6 +193,13 @@ func (c *Canonical) derive(derived []string, r resolver) error {
 // follow (a pointer out of the workspace, a dropped derived root), for
 // the user to read.
 func (c *Canonical) Notes() []string { return c.notes }
+
+// IsRoot reports whether canonical path p is one of the policy's roots.
+func (c *Canonical) IsRoot(p string) bool { _, ok := c.kinds[p]; return ok }
+
+// AddNotes appends explanations found after canonicalization (a PATH
+// directory left writable on request), for Notes.
+func (c *Canonical) AddNotes(notes ...string) { c.notes = append(c.notes, notes...) }
 
 // Stat reports whether canonical path p existed, and as a directory, when
 // the policy was canonicalized: a backend that must know what each root

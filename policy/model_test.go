@@ -3,13 +3,10 @@ package policy
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 func TestAccessMostSpecificRootWins(t *testing.T) {
@@ -215,81 +212,6 @@ func TestParseFileExact(t *testing.T) {
 	require.Equal(t, []string{"x.com"}, f.Network.AllowDomains)
 }
 
-func TestWorkspacePreset(t *testing.T) {
-	ws := t.TempDir()
-	home := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub", "inner"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "elsewhere-gitdir"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "sub", "inner", ".git"), []byte("gitdir: ../../elsewhere-gitdir\n"), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
-	require.NoError(t, os.MkdirAll(filepath.Join(home, ".aws"), 0o700))
-
-	p, err := Workspace(ws, WorkspaceOptions{Home: home, AllowRead: []string{filepath.Join(home, ".aws")}})
-	require.NoError(t, err)
-	c, err := Canonicalize(p)
-	require.NoError(t, err)
-	rws, _ := filepath.EvalSymlinks(ws)
-	rhome, _ := filepath.EvalSymlinks(home)
-	require.True(t, c.RestrictWrites())
-	for path, write := range map[string]bool{
-		"src/main.go":                   true,
-		".git/objects/ab":               false, // every gitdir is read-only as a whole by default
-		".git/hooks/pre-commit":         false,
-		".git/config":                   false,
-		".bashrc":                       true, // not HOME: nothing sources it
-		".vscode/settings.json":         false,
-		".mcp.json":                     false,
-		"sub/inner/.git":                false,
-		"elsewhere-gitdir/hooks/post-x": false,
-		"elsewhere-gitdir/config":       false,
-		"elsewhere-gitdir/objects/x":    false,
-		"sub/inner/.git-not-really":     true,
-	} {
-		require.Equal(t, write, c.Access(filepath.Join(rws, path), Write), path)
-	}
-	require.False(t, c.Access(filepath.Join(rhome, ".ssh", "id_ed25519"), Read))
-	require.True(t, c.Access(filepath.Join(rhome, ".aws", "credentials"), Read), "--allow-read keeps it readable")
-	require.True(t, c.Access(PrivateTmpDir(rws)+"/x", Write))
-	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), state.Path()+"/"))
-}
-
-func TestAgentsPreset(t *testing.T) {
-	p, err := Agents("/agents", "child", "boss")
-	require.NoError(t, err)
-	c, err := Canonicalize(p)
-	require.NoError(t, err)
-	require.False(t, c.Access("/agents/other/x", Read))
-	require.True(t, c.Access("/agents/child/x", Write))
-	require.True(t, c.Access("/agents/boss/x", Read))
-	require.False(t, c.Access("/agents/boss/x", Write))
-	for _, bad := range []string{"", "..", "a/b"} {
-		_, err := Agents("/agents", bad, "")
-		require.ErrorContains(t, err, "agent id")
-	}
-}
-
-func TestWorkspacePresetProtectsShellFilesOfContainedHome(t *testing.T) {
-	ws := t.TempDir()
-	home := filepath.Join(ws, "home")
-	require.NoError(t, os.Mkdir(home, 0o755))
-	p, err := Workspace(ws, WorkspaceOptions{Home: home})
-	require.NoError(t, err)
-	c, err := Canonicalize(p)
-	require.NoError(t, err)
-	rhome, _ := filepath.EvalSymlinks(home)
-	require.False(t, c.Access(filepath.Join(rhome, ".bashrc"), Write))
-	require.False(t, c.Access(filepath.Join(rhome, ".config/git/config"), Write))
-	require.True(t, c.Access(filepath.Join(rhome, "notes.txt"), Write))
-}
-
-func TestWorkspacePresetRefusesLinkedProtectedNames(t *testing.T) {
-	ws := t.TempDir()
-	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(ws, ".vscode")))
-	_, err := Workspace(ws, WorkspaceOptions{Home: t.TempDir()})
-	require.ErrorContains(t, err, ".vscode is a symlink")
-}
-
 func TestCanonicalStatRemembersWhatItSaw(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -301,17 +223,6 @@ func TestCanonicalStatRemembersWhatItSaw(t *testing.T) {
 		e, d := c.Stat(filepath.Join(dir, p))
 		require.Equal(t, want, [2]bool{e, d}, p)
 	}
-}
-
-func TestWorkspacePresetRefusesLinkedCredentialStoreInWritableHome(t *testing.T) {
-	ws := t.TempDir()
-	home := filepath.Join(ws, "home")
-	require.NoError(t, os.Mkdir(home, 0o755))
-	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(home, ".ssh")))
-	_, err := Workspace(ws, WorkspaceOptions{Home: home})
-	require.ErrorContains(t, err, ".ssh is a symlink")
-	_, err = Workspace(t.TempDir(), WorkspaceOptions{Home: home})
-	require.NoError(t, err, "outside the workspace the link cannot be touched: its target is denied")
 }
 
 // A ".." that climbs from a missing component back into what exists looks

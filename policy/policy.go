@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 
+	"github.com/cordon-sandbox/cordon/internal/boundedread"
 	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 )
@@ -162,7 +163,7 @@ func Load(path string) (FsSandboxPolicy, error) {
 // replaced by a sandbox since (Compose keeps it read-only in the launch
 // it composes), and a FIFO or a device there must not stall or act.
 func LoadFile(path string) (File, error) {
-	data, err := readBounded(path, MaxPolicyFile, true)
+	data, err := boundedread.File(path, MaxPolicyFile, true)
 	if err != nil {
 		return File{}, fmt.Errorf("read policy: %w", err)
 	}

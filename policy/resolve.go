@@ -40,6 +40,10 @@ func resolveCached(r resolver, path string) (string, error) {
 	return resolve(path, r)
 }
 
+// CheckSpelling refuses a path that cannot name a root: empty, relative,
+// or holding a NUL byte (errors wrap ErrInvalidPath). It looks nothing up.
+func CheckSpelling(path string) error { return checkSpelling(path) }
+
 func checkSpelling(path string) error {
 	switch {
 	case path == "":
@@ -80,6 +84,37 @@ func withView(view map[string]linkInfo, at time.Time) resolver {
 }
 
 func (r resolver) close() { r.dirs.close() }
+
+// Resolver is one view of the host for a caller that derives a policy
+// from it (package workspace): every path it looks up is looked up once,
+// and Canonicalize then rests on what the derivation saw, even while a
+// sandbox swaps directories for symlinks. It must be closed.
+type Resolver struct{ r resolver }
+
+// NewResolver starts a view of the host.
+func NewResolver() *Resolver { return &Resolver{r: newResolver()} }
+
+// Close releases the directories the resolver holds open.
+func (r *Resolver) Close() { r.r.close() }
+
+// Resolve is the package's Resolve through r's view.
+func (r *Resolver) Resolve(path string) (string, error) { return resolveCached(r.r, path) }
+
+// Lookup reports what lstat finds at canonical path p through r's view:
+// whether it exists, and the target when it is a symbolic link.
+func (r *Resolver) Lookup(p string) (exists bool, target string, err error) {
+	li, err := r.r.lookup(p)
+	return li.exists, li.target, err
+}
+
+// ResolveVia is Resolve through r's view, with the symbolic links the
+// path's spelling passed on its way.
+func (r *Resolver) ResolveVia(path string) (target string, links []string, err error) {
+	return resolveVia(path, r.r)
+}
+
+// Canonicalize is the package's Canonicalize through r's view.
+func (r *Resolver) Canonicalize(p FsSandboxPolicy) (*Canonical, error) { return canonicalize(p, r.r) }
 
 type linkInfo struct {
 	exists bool

@@ -1,6 +1,7 @@
 // Package seatbelt renders a canonical cordon policy as a macOS Seatbelt
 // profile (SBPL) for /usr/bin/sandbox-exec. It is a pure renderer: it runs
-// nothing, reads nothing from the host, and builds and tests on any OS.
+// nothing, reads nothing from the host, and builds and tests on any OS;
+// the launcher runs what it renders (launcher/seatbelt_darwin.go).
 //
 //	c, err := policy.Canonicalize(p)
 //	prof, err := seatbelt.Render(c, seatbelt.Options{Network: false})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // inProcess runs launches through the launcher package in this process, so
@@ -21,12 +21,12 @@ func inProcess(cfg config, tmp, ws string) error {
 	os.Setenv(state.EnvDir, filepath.Join(tmp, "state", "cordon"))
 	ctx := context.Background()
 	launchOnce := func() error {
-		p, err := policy.Workspace(ws, policy.WorkspaceOptions{})
+		p, err := workspace.Preset(ws, workspace.Options{})
 		if err != nil {
 			return err
 		}
 		cmd := launcher.CommandContext(ctx, p, "/bin/true")
-		cmd.TmpDir = policy.PrivateTmpDir(p.WritableRoots[0])
+		cmd.TmpDir = workspace.PrivateTmpDir(p.WritableRoots[0])
 		return cmd.Run()
 	}
 	if err := launchOnce(); err != nil { // warm the detection cache
@@ -46,7 +46,7 @@ func inProcess(cfg config, tmp, ws string) error {
 	}
 	for range cfg.inproc {
 		t0 := time.Now()
-		p, err := policy.Workspace(ws, policy.WorkspaceOptions{})
+		p, err := workspace.Preset(ws, workspace.Options{})
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func inProcess(cfg config, tmp, ws string) error {
 	for _, x := range []struct {
 		name string
 		s    series
-	}{{"policy.Workspace (preset + bounded scan)", presetT}, {"launcher.Render (canonicalize + render)", renderT}, {"preset + launcher.Run of /bin/true", runT}} {
+	}{{"workspace.Preset (preset + bounded scan)", presetT}, {"launcher.Render (canonicalize + render)", renderT}, {"preset + launcher.Run of /bin/true", runT}} {
 		fmt.Printf("%-44s %6d %9s %9s %9s\n", x.name, len(x.s.res), ms(x.s.median()), ms(x.s.p95()), ms(x.s.pct(0)))
 	}
 	if cfg.cpuprofile != "" {

@@ -36,7 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/launcher"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 func main() {
@@ -80,7 +80,7 @@ func main() {
 	report("launch --tty", tty)
 	reportDiff("launch --tty − --no-tty, paired", tty, plain)
 
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: dir})
+	p, err := workspace.Preset(ws, workspace.Options{Home: dir})
 	check(err)
 	inproc := func(tty bool) time.Duration {
 		m, s := openPty()

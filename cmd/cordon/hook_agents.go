@@ -125,26 +125,7 @@ func (o *hookOpts) runAgent(e *env, a hookAgent) int {
 		}
 		return exitOK
 	}
-	df := o.df
-	projectDir := c.ProjectDir
-	if a.projectEnv != "" && os.Getenv(a.projectEnv) != "" {
-		projectDir = os.Getenv(a.projectEnv)
-	}
-	ws, note, err := claudecode.Workspace(df.workspace, projectDir, c.Cwd)
-	if err != nil {
-		return fail("%v", err)
-	}
-	df.workspace = ws
-	if log != nil {
-		df.readonly = append(df.readonly, log.Protect()...)
-	}
-	cfg, err := df.config(c.Cwd)
-	if err != nil {
-		return fail("%v", err)
-	}
-	cfg.Tools = a.tools
-	cfg.ShellSandboxed = o.sandboxBash && o.allowSandboxed
-	d, err := permission.New(cfg)
+	df, d, note, err := o.decider(a, c, log)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -154,25 +135,12 @@ func (o *hookOpts) runAgent(e *env, a hookAgent) int {
 	}
 	var updated json.RawMessage
 	if command, ok := c.Command(); ok && o.sandboxBash && dec.Action != permission.Deny {
-		rw := &claudecode.Rewrite{RunArgs: df.runArgs(d.Workspace())}
-		wrapped, err := rw.Wrap(command)
-		if err != nil {
-			return fail("--sandbox-bash: %v", err)
-		}
-		if updated, err = c.WithCommand(wrapped); err != nil {
+		if updated, err = sandboxed(c, command, df.runArgs(d.Workspace())); err != nil {
 			return fail("--sandbox-bash: %v", err)
 		}
 	}
-	if log != nil {
-		for _, r := range c.Requests {
-			r.ToolUseID = c.ToolUseID
-			if err := log.Append(audit.KindRequest, c.ToolUseID, r); err != nil {
-				return fail("%v", err)
-			}
-		}
-		if err := log.Append(audit.KindPermission, c.ToolUseID, dec); err != nil {
-			return fail("%v", err)
-		}
+	if err := recordCall(log, c, dec); err != nil {
+		return fail("%v", err)
 	}
 	out, err := a.answer(c, dec, updated)
 	if err != nil {
@@ -182,6 +150,59 @@ func (o *hookOpts) runAgent(e *env, a hookAgent) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 	}
 	return exitOK
+}
+
+// decider is the decider for call c of agent a: the flags' workspace as
+// the call's project and working directory settle it (note says how),
+// the audit log protected.
+func (o *hookOpts) decider(a hookAgent, c *hookcall.Call, log *audit.Log) (decideFlags, *permission.Decider, string, error) {
+	df := o.df
+	projectDir := c.ProjectDir
+	if a.projectEnv != "" && os.Getenv(a.projectEnv) != "" {
+		projectDir = os.Getenv(a.projectEnv)
+	}
+	ws, note, err := claudecode.Workspace(df.workspace, projectDir, c.Cwd)
+	if err != nil {
+		return df, nil, "", err
+	}
+	df.workspace = ws
+	if log != nil {
+		df.readonly = append(df.readonly, log.Protect()...)
+	}
+	cfg, err := df.config(c.Cwd)
+	if err != nil {
+		return df, nil, "", err
+	}
+	cfg.Tools = a.tools
+	cfg.ShellSandboxed = o.sandboxBash && o.allowSandboxed
+	d, err := permission.New(cfg)
+	return df, d, note, err
+}
+
+// sandboxed is call c with its shell command wrapped to run in 'cordon
+// run' with runArgs (--sandbox-bash).
+func sandboxed(c *hookcall.Call, command string, runArgs []claudecode.RunArg) (json.RawMessage, error) {
+	rw := &claudecode.Rewrite{RunArgs: runArgs}
+	wrapped, err := rw.Wrap(command)
+	if err != nil {
+		return nil, err
+	}
+	return c.WithCommand(wrapped)
+}
+
+// recordCall appends call c's requests and decision dec to log, when
+// there is one.
+func recordCall(log *audit.Log, c *hookcall.Call, dec permission.Decision) error {
+	if log == nil {
+		return nil
+	}
+	for _, r := range c.Requests {
+		r.ToolUseID = c.ToolUseID
+		if err := log.Append(audit.KindRequest, c.ToolUseID, r); err != nil {
+			return err
+		}
+	}
+	return log.Append(audit.KindPermission, c.ToolUseID, dec)
 }
 
 // openLog opens the audit log the flags name, or none with --no-audit.

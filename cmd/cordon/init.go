@@ -13,6 +13,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 var initCommand = &command{
@@ -138,21 +139,8 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	if o.remove {
 		c, err = agentsetup.Remove(a, path)
 	} else {
-		if o.hook.Cordon, err = thisCordon(); err != nil {
-			return errorf(e, exitCordonError, "%v", err)
-		}
-		if why := insideWorkspace(o.hook.Cordon, dir, home); why != "" {
-			return errorf(e, exitFail, "refusing to install %s: %s; install cordon outside every workspace (e.g. /usr/local/bin) and run 'cordon init' with that one", o.hook.Cordon, why)
-		}
-		if o.hook.Audit != "" {
-			if o.hook.Audit, err = filepath.Abs(o.hook.Audit); err != nil {
-				return errorf(e, exitFail, "--audit: %v", err)
-			}
-			// The hook makes no directory for a log it is named, and
-			// blocks every call until the directory exists.
-			if fi, err := os.Stat(filepath.Dir(o.hook.Audit)); err != nil || !fi.IsDir() {
-				return errorf(e, exitFail, "--audit %s: its directory does not exist (mkdir -p %s)", o.hook.Audit, filepath.Dir(o.hook.Audit))
-			}
+		if code, ok := o.prepareHook(e, dir, home); !ok {
+			return code
 		}
 		c, err = agentsetup.Install(a, path, o.hook)
 	}
@@ -178,6 +166,36 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	if why := agentsetup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
 		errorf(e, 0, "warning: %s: %s runs no hook, cordon's neither, until that is removed", why, a.Title)
 	}
+	return o.write(e, a, c, path, scope)
+}
+
+// prepareHook completes the hook to install: the running cordon, which
+// must lie outside every workspace, and the audit log's absolute path. It
+// reports false, with the exit code, when either is refused.
+func (o *initOpts) prepareHook(e *env, dir, home string) (int, bool) {
+	var err error
+	if o.hook.Cordon, err = thisCordon(); err != nil {
+		return errorf(e, exitCordonError, "%v", err), false
+	}
+	if why := insideWorkspace(o.hook.Cordon, dir, home); why != "" {
+		return errorf(e, exitFail, "refusing to install %s: %s; install cordon outside every workspace (e.g. /usr/local/bin) and run 'cordon init' with that one", o.hook.Cordon, why), false
+	}
+	if o.hook.Audit != "" {
+		if o.hook.Audit, err = filepath.Abs(o.hook.Audit); err != nil {
+			return errorf(e, exitFail, "--audit: %v", err), false
+		}
+		// The hook makes no directory for a log it is named, and
+		// blocks every call until the directory exists.
+		if fi, err := os.Stat(filepath.Dir(o.hook.Audit)); err != nil || !fi.IsDir() {
+			return errorf(e, exitFail, "--audit %s: its directory does not exist (mkdir -p %s)", o.hook.Audit, filepath.Dir(o.hook.Audit)), false
+		}
+	}
+	return exitOK, true
+}
+
+// write applies change c to the settings file at path (or shows it, with
+// --dry-run) and tells the user what changed.
+func (o *initOpts) write(e *env, a *agentsetup.Agent, c *agentsetup.Change, path string, scope agentsetup.Scope) int {
 	if !c.Changed() {
 		if o.remove {
 			fmt.Fprintf(e.stdout, "%s: no cordon entry; nothing to remove\n", shown.String(path))
@@ -271,7 +289,7 @@ func insideWorkspace(exe, dir, home string) string {
 	if fi, err := os.Stat(cache); err != nil || !fi.IsDir() {
 		cache = ""
 	}
-	comp, err := policy.Compose(policy.Spec{Workspace: dir, Home: home, ScanCache: cache})
+	comp, err := workspace.Compose(workspace.Spec{Workspace: dir, Home: home, ScanCache: cache})
 	if err != nil {
 		return fmt.Sprintf("cannot tell whether a sandbox in %s could write it: %v", dir, err)
 	}

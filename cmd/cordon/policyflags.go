@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/launcher"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // policyFlags are the POLICY flags shared by run, profile and explain
-// (docs/design.md, the CLI contract). They parse into a policy.Spec; paths
+// (docs/design.md, the CLI contract). They parse into a workspace.Spec; paths
 // must be absolute, except --workspace (see spec).
 type policyFlags struct {
 	files                                 []string
@@ -101,9 +101,9 @@ func (pf *policyFlags) empty() bool {
 
 // spec turns the flags into the composition's input, with what the
 // environment adds: HOME, the launcher's PATH and cordon's own paths
-// (exes). Nothing else happens here: policy.Compose builds the policy.
-func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.Spec, error) {
-	s := policy.Spec{
+// (exes). Nothing else happens here: workspace.Compose builds the policy.
+func (pf *policyFlags) spec(getenv func(string) string, exes []string) (workspace.Spec, error) {
+	s := workspace.Spec{
 		Deny: pf.deny, Readonly: pf.readonly, Writable: pf.writable,
 		BaseWritable: pf.baseWritabl, RestrictWrites: pf.restrict,
 		AllowRead: pf.allowRead, AgentsRoot: pf.agentsRoot, Agent: pf.agent, Parent: pf.parent,
@@ -148,16 +148,16 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (policy.S
 	return s, nil
 }
 
-// compose parses nothing more: it is policy.Compose of the flags, in this
+// compose parses nothing more: it is workspace.Compose of the flags, in this
 // process's environment, with protect (an audit log's files) kept out of
 // the sandbox's reach.
-func (pf *policyFlags) compose(protect []string) (*policy.Composed, error) {
-	s, err := pf.spec(os.Getenv, policy.Executables())
+func (pf *policyFlags) compose(protect []string) (*workspace.Composed, error) {
+	s, err := pf.spec(os.Getenv, workspace.Executables())
 	if err != nil {
 		return nil, err
 	}
 	s.Protect = protect
-	return policy.Compose(s)
+	return workspace.Compose(s)
 }
 
 // printNotes tells the user what the presets saw in writable places and
@@ -175,7 +175,7 @@ func (pf *policyFlags) prepareAgent(home string) error {
 	if pf.agentsRoot != "" || pf.agent == "" || home == "" || !filepath.IsAbs(home) {
 		return nil
 	}
-	a, err := policy.LookupAgentCLI(pf.agent)
+	a, err := workspace.LookupAgentCLI(pf.agent)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // TestComposeSameAsConformance pins that 'cordon run' and the conformance
@@ -80,8 +81,8 @@ func TestComposeSameAsConformance(t *testing.T) {
 		require.NoError(t, fs.Parse(p.Flags()), "flags %v", p.Flags())
 		s, err := pf.spec(getenv, []string{exe})
 		require.NoError(t, err)
-		cli, cliErr := policy.Compose(s)
-		suite, suiteErr := policy.Compose(p.Spec(env, exe))
+		cli, cliErr := workspace.Compose(s)
+		suite, suiteErr := workspace.Compose(p.Spec(env, exe))
 		if cliErr != nil || suiteErr != nil {
 			require.Equal(t, cliErr, suiteErr, "flags %v", p.Flags())
 			continue

@@ -19,7 +19,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/netproxy"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 var runCommand = &command{
@@ -169,7 +169,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 
 // compose opens the audit log, builds the policy and records the launch;
 // on failure it returns a nil policy and the exit status.
-func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, int) {
+func (o *runOpts) compose(e *env, args []string) (*workspace.Composed, *audit.Log, int) {
 	// The audit log is opened first: its files join the composition as
 	// paths the sandbox must not write.
 	var log *audit.Log
@@ -216,7 +216,7 @@ func (o *runOpts) compose(e *env, args []string) (*policy.Composed, *audit.Log, 
 
 // command is the launch of args under comp, and what to do once it has
 // ended.
-func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []string) (*launcher.Cmd, func()) {
+func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args []string) (*launcher.Cmd, func()) {
 	cmd := launcher.Command(comp.Policy, args[0], args[1:]...)
 	cmd.Backend = string(o.backend)
 	cmd.Network = bool(o.network)
@@ -246,7 +246,7 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 // auditLaunch records the launch, and the policy p it runs, in log; the
 // log's files are read-only in p (Spec.Protect): the sandbox must not
 // rewrite the record of its own launch, nor any other.
-func auditLaunch(log *audit.Log, comp *policy.Composed, argv []string, backend string, network bool) error {
+func auditLaunch(log *audit.Log, comp *workspace.Composed, argv []string, backend string, network bool) error {
 	dir, _ := os.Getwd()
 	rec := map[string]any{
 		"argv": argv, "dir": dir, "policy": comp.Policy, "backend": backend, "network": network,

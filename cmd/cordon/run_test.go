@@ -19,7 +19,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
-	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // snapshot records every name, mode and content under dir, so a test can
@@ -173,7 +173,7 @@ func TestRunWorkspaceLeavesHostUnchanged(t *testing.T) {
 	require.True(t, strings.HasPrefix(out, "a") && strings.HasSuffix(out, "\nblocked\n"), out)
 	got := strings.Split(strings.TrimSuffix(out[1:], "\nblocked\n"), "\n")
 	want := []string{".", "..", ".git", "a.txt"}
-	for _, n := range policy.AutoExecNames {
+	for _, n := range workspace.AutoExecNames {
 		if top, _, _ := strings.Cut(n, "/"); !slices.Contains(want, top) {
 			want = append(want, top)
 		}

@@ -10,24 +10,24 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/launcher"
-	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/runner"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // sandboxSpawner runs bash commands for the governed runner under the
 // --workspace preset, the same sandbox as 'cordon run --workspace DIR'.
 // backend "" means auto; with no usable backend the launch fails closed.
 func sandboxSpawner(backend string) runner.Spawner {
-	return func(ctx context.Context, workspace, command string, readOnly []string, stdout, stderr io.Writer) (int, error) {
-		comp, err := policy.Compose(policy.Spec{Workspace: workspace, Home: os.Getenv("HOME"),
-			ScanCache: launcher.ScanCacheDir(), Executables: policy.Executables(), Path: os.Getenv("PATH"),
+	return func(ctx context.Context, dir, command string, readOnly []string, stdout, stderr io.Writer) (int, error) {
+		comp, err := workspace.Compose(workspace.Spec{Workspace: dir, Home: os.Getenv("HOME"),
+			ScanCache: launcher.ScanCacheDir(), Executables: workspace.Executables(), Path: os.Getenv("PATH"),
 			Protect: readOnly})
 		if err != nil {
-			return -1, fmt.Errorf("workspace policy for %s: %w", workspace, err)
+			return -1, fmt.Errorf("workspace policy for %s: %w", dir, err)
 		}
 		cmd := launcher.CommandContext(ctx, comp.Policy, "/bin/sh", "-c", command)
 		cmd.Backend = backend
-		cmd.Dir = workspace
+		cmd.Dir = dir
 		cmd.TmpDir = comp.TmpDir
 		cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 		cmd.Stdout, cmd.Stderr = stdout, stderr

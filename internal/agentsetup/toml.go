@@ -174,60 +174,9 @@ func (p *tomlParser) value(k []string) error {
 		_, _, err := p.str()
 		return err
 	case '{':
-		p.i++
-		p.space(false)
-		if p.i < len(p.s) && p.s[p.i] == '}' {
-			p.i++
-			return nil
-		}
-		for {
-			sub, err := p.key()
-			if err != nil {
-				return err
-			}
-			if p.i >= len(p.s) || p.s[p.i] != '=' {
-				return p.fail("expected = in an inline table")
-			}
-			p.i++
-			p.space(false)
-			if err := p.value(append(append([]string{}, k...), sub...)); err != nil {
-				return err
-			}
-			p.space(false)
-			if p.i < len(p.s) && p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.i < len(p.s) && p.s[p.i] == '}' {
-				p.i++
-				return nil
-			}
-			return p.fail("expected , or } in an inline table")
-		}
+		return p.inlineTable(k)
 	case '[':
-		p.i++
-		for {
-			p.space(true)
-			if p.i < len(p.s) && p.s[p.i] == ']' {
-				p.i++
-				return nil
-			}
-			// an element's keys are not the document's: a path no
-			// key can spell
-			if err := p.value(append(append([]string{}, k...), "\x00")); err != nil {
-				return err
-			}
-			p.space(true)
-			if p.i < len(p.s) && p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.i < len(p.s) && p.s[p.i] == ']' {
-				p.i++
-				return nil
-			}
-			return p.fail("expected , or ] in an array")
-		}
+		return p.array(k)
 	}
 	j := p.i
 	for j < len(p.s) && strings.IndexByte(" \t\r\n,]}#", p.s[j]) < 0 {
@@ -246,6 +195,68 @@ func (p *tomlParser) value(k []string) error {
 		p.found = p.found || same
 	}
 	return nil
+}
+
+// inlineTable reads an inline table at key path k, its opening brace
+// next.
+func (p *tomlParser) inlineTable(k []string) error {
+	p.i++
+	p.space(false)
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		sub, err := p.key()
+		if err != nil {
+			return err
+		}
+		if p.i >= len(p.s) || p.s[p.i] != '=' {
+			return p.fail("expected = in an inline table")
+		}
+		p.i++
+		p.space(false)
+		if err := p.value(append(append([]string{}, k...), sub...)); err != nil {
+			return err
+		}
+		p.space(false)
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		return p.fail("expected , or } in an inline table")
+	}
+}
+
+// array reads an array at key path k, its opening bracket next.
+func (p *tomlParser) array(k []string) error {
+	p.i++
+	for {
+		p.space(true)
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return nil
+		}
+		// an element's keys are not the document's: a path no
+		// key can spell
+		if err := p.value(append(append([]string{}, k...), "\x00")); err != nil {
+			return err
+		}
+		p.space(true)
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return nil
+		}
+		return p.fail("expected , or ] in an array")
+	}
 }
 
 // str reads a basic or literal string, single- or multi-line, decoding a

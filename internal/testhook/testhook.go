@@ -62,7 +62,7 @@ var SafeFSFollow bool
 // by path (os.Mkdir, os.Remove), following links in their parents.
 var StubsByPath bool
 
-// Composition steps of policy.Compose (docs/threat-model.md):
+// Composition steps of workspace.Compose (docs/threat-model.md):
 var (
 	// SkipAgentProtections leaves an agent's directory under --agents-root
 	// without a workspace's protections.

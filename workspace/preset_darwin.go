@@ -1,10 +1,12 @@
-package policy
+package workspace
 
 import (
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // platformRoots adds the user's temp and cache folders to the workspace
@@ -13,7 +15,7 @@ import (
 // to the temp folder for every login session, then, when TMPDIR is unset
 // or points elsewhere, `getconf DARWIN_USER_TEMP_DIR`, which asks confstr.
 // Either answer counts only if it has the temp folder's shape and owner.
-func platformRoots(r resolver) (writable, readonly []string) {
+func platformRoots(r *policy.Resolver) (writable, readonly []string) {
 	for _, find := range []func() string{
 		func() string { return os.Getenv("TMPDIR") },
 		func() string {
@@ -28,7 +30,7 @@ func platformRoots(r resolver) (writable, readonly []string) {
 		if t == "" {
 			continue
 		}
-		rt, err := resolveCached(r, strings.TrimRight(t, "/"))
+		rt, err := r.Resolve(strings.TrimRight(t, "/"))
 		if err != nil {
 			continue
 		}

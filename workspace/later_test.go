@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,17 +29,17 @@ func TestNestedConfigurationAtAnyDepth(t *testing.T) {
 	})
 	cache := t.TempDir()
 	for _, launch := range []string{"first", "from the record"} {
-		c := canon(t, ws, WorkspaceOptions{ScanCache: cache})
+		c := canon(t, ws, Options{ScanCache: cache})
 		for _, rel := range []string{
 			"sub/.claude/skills/x/SKILL.md", "sub/.claude/skills/y/SKILL.md", "sub/.cursor/hooks.json",
 			"sub/.mcp.json", "a/b/c/.zed/tasks.json", "a/b/.helix/languages.toml", "a/.nvim.lua",
 			"a/b/c/d/e/f/.exrc", "a/b/c/d/e/f/.vscode/tasks.json",
 			".zed", ".helix/languages.toml", ".nvim.lua", ".nvimrc", ".exrc", ".cursor/mcp.json",
 		} {
-			require.False(t, c.Access(filepath.Join(ws, rel), Write), "%s: %s", launch, rel)
+			require.False(t, c.Access(filepath.Join(ws, rel), policy.Write), "%s: %s", launch, rel)
 		}
 		for _, rel := range []string{"sub/file", "lib/main.go", "a/b/c/d/e/f/x"} {
-			require.True(t, c.Access(filepath.Join(ws, rel), Write), "%s: %s", launch, rel)
+			require.True(t, c.Access(filepath.Join(ws, rel), policy.Write), "%s: %s", launch, rel)
 		}
 	}
 }
@@ -54,26 +55,26 @@ func TestHomeLoaders(t *testing.T) {
 		".inputrc", ".pam_environment", ".config/environment.d/x.conf", ".config/systemd/user/x.service",
 		".config/autostart/x.desktop", ".config/plasma-workspace/env/x.sh", ".xsession", ".local/share/applications/x.desktop",
 	}
-	c := canon(t, ws, WorkspaceOptions{Home: home})
+	c := canon(t, ws, Options{Home: home})
 	for _, rel := range loaders {
-		require.False(t, c.Access(filepath.Join(home, rel), Write), rel)
+		require.False(t, c.Access(filepath.Join(home, rel), policy.Write), rel)
 	}
-	require.True(t, c.Access(filepath.Join(home, ".local/share/other/x"), Write))
-	require.True(t, c.Access(filepath.Join(home, "cfg/systemd/user/x.service"), Write), "no XDG_CONFIG_HOME given")
+	require.True(t, c.Access(filepath.Join(home, ".local/share/other/x"), policy.Write))
+	require.True(t, c.Access(filepath.Join(home, "cfg/systemd/user/x.service"), policy.Write), "no XDG_CONFIG_HOME given")
 
 	t.Setenv("XDG_CONFIG_HOME", "relative/ignored")
-	c = canon(t, ws, WorkspaceOptions{Home: home, DataHome: filepath.Join(home, "data")})
+	c = canon(t, ws, Options{Home: home, DataHome: filepath.Join(home, "data")})
 	for _, rel := range []string{"data/systemd/user/x.service", "data/dbus-1/services/x.service", "data/applications/x.desktop"} {
-		require.False(t, c.Access(filepath.Join(home, rel), Write), rel)
+		require.False(t, c.Access(filepath.Join(home, rel), policy.Write), rel)
 	}
-	require.True(t, c.Access(filepath.Join(home, "cfg/systemd/user/x.service"), Write), "a relative XDG_CONFIG_HOME is ignored")
+	require.True(t, c.Access(filepath.Join(home, "cfg/systemd/user/x.service"), policy.Write), "a relative XDG_CONFIG_HOME is ignored")
 
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
-	c = canon(t, ws, WorkspaceOptions{Home: home})
+	c = canon(t, ws, Options{Home: home})
 	for _, rel := range []string{"cfg/systemd/user/x.service", "cfg/environment.d/x.conf", "cfg/autostart/x.desktop", "cfg/fish/config.fish", "cfg/git/config"} {
-		require.False(t, c.Access(filepath.Join(home, rel), Write), rel)
+		require.False(t, c.Access(filepath.Join(home, rel), policy.Write), rel)
 	}
-	require.True(t, c.Access(filepath.Join(home, "cfg/other"), Write))
+	require.True(t, c.Access(filepath.Join(home, "cfg/other"), policy.Write))
 }
 
 // TestScanBoundKeepsKnownConfiguration: configuration an earlier scan
@@ -112,7 +113,7 @@ func TestFreshConfigurationIsNoted(t *testing.T) {
 	ws := fixture(t, map[string]string{"old/.claude/settings.json": "{}", "src/a.go": ""})
 	cache := t.TempDir()
 	notes := func() string {
-		c := canon(t, ws, WorkspaceOptions{ScanCache: cache})
+		c := canon(t, ws, Options{ScanCache: cache})
 		return strings.Join(c.Notes(), "\n")
 	}
 	require.NotContains(t, notes(), "appeared")

@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,11 +27,11 @@ func TestGuardCache(t *testing.T) {
 	root := fixture(t, m)
 	cache := t.TempDir()
 	home := t.TempDir()
-	guarded := func() (*Canonical, []string) {
+	guarded := func() (*policy.Canonical, []string) {
 		t.Helper()
-		p, err := Workspace(root, WorkspaceOptions{Home: home, ScanCache: cache})
+		p, err := Preset(root, Options{Home: home, ScanCache: cache})
 		require.NoError(t, err)
-		c, err := Canonicalize(p)
+		c, err := policy.Canonicalize(p)
 		require.NoError(t, err)
 		return c, c.Notes()
 	}
@@ -45,12 +46,12 @@ func TestGuardCache(t *testing.T) {
 	a, b := filepath.Join(root, "a/.git"), filepath.Join(root, "b/.git")
 
 	c, _ := guarded()
-	require.False(t, c.Access(filepath.Join(root, "b/myhooks"), Write), "named in b's config")
+	require.False(t, c.Access(filepath.Join(root, "b/myhooks"), policy.Write), "named in b's config")
 	require.Contains(t, record(), a, "a is plain")
 	require.NotContains(t, record(), b, "b's config names a path")
 	c, _ = guarded() // from the record
-	require.False(t, c.Access(filepath.Join(a, "hooks/pre-commit"), Write))
-	require.False(t, c.Access(filepath.Join(root, "b/myhooks"), Write))
+	require.False(t, c.Access(filepath.Join(a, "hooks/pre-commit"), policy.Write))
+	require.False(t, c.Access(filepath.Join(root, "b/myhooks"), policy.Write))
 
 	for name, change := range map[string]func(){
 		"a path in config": func() {
@@ -91,9 +92,9 @@ func TestGuardCache(t *testing.T) {
 			require.NotContains(t, record(), a, "read in full, and not plain any more")
 			switch name {
 			case "a path in config":
-				require.False(t, c.Access(filepath.Join(root, "a/ahooks"), Write))
+				require.False(t, c.Access(filepath.Join(root, "a/ahooks"), policy.Write))
 			case "commondir":
-				require.False(t, c.Access(filepath.Join(root, "common/hooks"), Write))
+				require.False(t, c.Access(filepath.Join(root, "common/hooks"), policy.Write))
 			case "a hard link to config", "a hard link to the index":
 				require.True(t, strings.Contains(strings.Join(notes, "\n"), "hard links"), "%q", notes)
 			}

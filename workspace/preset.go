@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"crypto/sha256"
@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cordon-sandbox/cordon/internal/closeddir"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Names at the top of a writable root that tools run or trust later, outside
@@ -88,8 +90,8 @@ var (
 	}
 )
 
-// WorkspaceOptions tune the workspace preset.
-type WorkspaceOptions struct {
+// Options tune the workspace preset.
+type Options struct {
 	// Home is the user's home directory; "" means os.UserHomeDir.
 	Home string
 	// AllowRead lists credential stores to leave readable.
@@ -111,32 +113,32 @@ type WorkspaceOptions struct {
 	ConfigHome, DataHome string
 }
 
-// Workspace compiles the --workspace preset: dir writable, the private
+// Preset compiles the --workspace preset: dir writable, the private
 // TMPDIR writable, restrictWrites, auto-executed files and git metadata
 // protected at the top of the workspace and in the git repositories found
 // in it, and credential stores under HOME denied. dir must be absolute.
-func Workspace(dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	r := newResolver()
-	defer r.close()
-	return workspace(r, dir, opt)
+func Preset(dir string, opt Options) (policy.FsSandboxPolicy, error) {
+	r := policy.NewResolver()
+	defer r.Close()
+	return preset(r, dir, opt)
 }
 
-// workspace is Workspace looking the host up through r, so that HOME and
+// preset is Preset looking the host up through r, so that HOME and
 // the workspace are looked up once, not per path, and so that Compose's
 // later canonicalization sees what the preset saw.
-func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	ws, err := resolveCached(r, dir)
+func preset(r *policy.Resolver, dir string, opt Options) (policy.FsSandboxPolicy, error) {
+	ws, err := r.Resolve(dir)
 	if err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
 	fi, err := os.Stat(ws)
 	if err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
 	if !fi.IsDir() {
-		return FsSandboxPolicy{}, fmt.Errorf("workspace %s: not a directory", dir)
+		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace %s: not a directory", dir)
 	}
-	p := FsSandboxPolicy{
+	p := policy.FsSandboxPolicy{
 		WritableRoots:  []string{ws, PrivateTmpDir(ws)},
 		RestrictWrites: true,
 	}
@@ -146,19 +148,19 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 	}
 	if home != "" {
 		lexical := filepath.Clean(home)
-		if home, err = resolveCached(r, home); err != nil {
+		if home, err = r.Resolve(home); err != nil {
 			// Its shell files and credential stores would go unprotected:
 			// inside the workspace, a sandbox may have closed a directory
 			// above it to that end.
 			if filepath.IsAbs(lexical) && within(lexical, ws) && !testhook.ClosedUnchecked {
-				return FsSandboxPolicy{}, fmt.Errorf("workspace: cannot look up the home directory %s, which lies in the workspace: %s", lexical, closedHint(lexical, err))
+				return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: cannot look up the home directory %s, which lies in the workspace: %s", lexical, closeddir.Hint(lexical, err))
 			}
 			home = ""
 		}
 	}
 	prot, err := protections(r, ws, home, opt)
 	if err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 	}
 	p.Merge(prot)
 	w, ro := platformRoots(r) // macOS: the user's temp and cache folders (userfolders.go)
@@ -166,9 +168,11 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 	p.ReadonlyRoots = append(p.ReadonlyRoots, ro...)
 	if home != "" {
 		if p.DeniedRoots, err = credentials(r, home, ws, opt.AllowRead); err != nil {
-			return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+			return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 		}
-		p.notes = append(p.notes, notStores(r, home, opt.AllowRead)...)
+		for _, n := range notStores(r, home, opt.AllowRead) {
+			p.Note("%s", n)
+		}
 		if within(home, ws) {
 			// A store reached through a link in a writable HOME is denied
 			// at its target, but the link could be swapped for a real
@@ -178,7 +182,7 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 				lexical = append(lexical, filepath.Join(home, n))
 			}
 			if err := noLinks(r, lexical); err != nil {
-				return FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
+				return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 			}
 		}
 	}
@@ -192,20 +196,20 @@ func workspace(r resolver, dir string, opt WorkspaceOptions) (FsSandboxPolicy, e
 // (FsSandboxPolicy.Protect): merged into a policy, each restricts only
 // where that policy allows writes. A protected name at the top of root
 // that is a symlink is an error.
-func Protections(root string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	r := newResolver()
-	defer r.close()
+func Protections(root string, opt Options) (policy.FsSandboxPolicy, error) {
+	r := policy.NewResolver()
+	defer r.Close()
 	home := opt.Home
 	if home != "" {
-		if rh, err := resolveCached(r, home); err == nil {
+		if rh, err := r.Resolve(home); err == nil {
 			home = rh
 		}
 	}
 	return protections(r, root, home, opt)
 }
 
-func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandboxPolicy, error) {
-	var q FsSandboxPolicy
+func protections(r *policy.Resolver, root, home string, opt Options) (policy.FsSandboxPolicy, error) {
+	var q policy.FsSandboxPolicy
 	var top []string
 	for _, n := range AutoExecNames {
 		top = append(top, filepath.Join(root, n))
@@ -256,7 +260,9 @@ func protections(r resolver, root, home string, opt WorkspaceOptions) (FsSandbox
 		return q, g.refuse
 	}
 	q.Protect(g.roots...)
-	q.notes = append(q.notes, g.notes...)
+	for _, n := range g.notes {
+		q.Note("%s", n)
+	}
 	return q, nil
 }
 
@@ -269,7 +275,7 @@ type homeFile struct{ base, path string }
 // another absolute place (the XDG Base Directory Specification ignores a
 // relative one). A base that cannot be resolved is taken as spelled: a
 // sandbox may create it.
-func homeFiles(r resolver, home string, opt WorkspaceOptions) []homeFile {
+func homeFiles(r *policy.Resolver, home string, opt Options) []homeFile {
 	var out []homeFile
 	if home != "" {
 		for _, n := range ShellFiles {
@@ -288,7 +294,7 @@ func homeFiles(r resolver, home string, opt WorkspaceOptions) []homeFile {
 			continue
 		}
 		base := filepath.Clean(v)
-		if rb, err := resolveCached(r, base); err == nil {
+		if rb, err := r.Resolve(base); err == nil {
 			base = rb
 		}
 		if home != "" && base == filepath.Join(home, strings.TrimSuffix(x.rel, "/")) {
@@ -401,9 +407,9 @@ func (g *gitGuard) places(places []gitPlace) {
 // protect the link's target, while the link itself, a directory entry in a
 // writable root, could be replaced from inside the sandbox by a real file
 // that host tools then run.
-func noLinks(r resolver, paths []string) error {
+func noLinks(r *policy.Resolver, paths []string) error {
 	for _, p := range paths {
-		if li, err := r.lookup(p); err == nil && li.target != "" {
+		if _, target, err := r.Lookup(p); err == nil && target != "" {
 			return fmt.Errorf("%s is a symlink: cordon protects it, but a link inside a writable root can be swapped for a real file from inside the sandbox; replace the link with what it points to", p)
 		}
 	}
@@ -425,24 +431,24 @@ func PrivateTmpDir(workspace string) string {
 // them. A store that is the workspace itself, or named in allow, stays open.
 // One that cannot be looked up inside the workspace (a directory on its way
 // closed to this user, which a sandbox could open again) fails the launch.
-func credentials(r resolver, home, ws string, allow []string) ([]string, error) {
+func credentials(r *policy.Resolver, home, ws string, allow []string) ([]string, error) {
 	allowed := map[string]bool{}
 	for _, a := range allow {
-		if ra, err := resolveCached(r, a); err == nil {
+		if ra, err := r.Resolve(a); err == nil {
 			allowed[ra] = true
 		}
 	}
 	var out []string
 	for _, n := range CredentialStores {
 		lexical := filepath.Join(home, n)
-		p, err := resolveCached(r, lexical)
+		p, err := r.Resolve(lexical)
 		if err != nil && within(lexical, ws) && !testhook.ClosedUnchecked {
-			return nil, fmt.Errorf("cannot deny the credential store %s: %s; it lies in the workspace, where a sandbox can close a directory of its own to hide it from this check and open it again inside", lexical, closedHint(lexical, err))
+			return nil, fmt.Errorf("cannot deny the credential store %s: %s; it lies in the workspace, where a sandbox can close a directory of its own to hide it from this check and open it again inside", lexical, closeddir.Hint(lexical, err))
 		}
 		if err != nil || allowed[p] || p == ws {
 			continue
 		}
-		if li, err := r.lookup(p); (err == nil && li.exists) || within(p, ws) {
+		if exists, _, err := r.Lookup(p); (err == nil && exists) || within(p, ws) {
 			out = append(out, p)
 		}
 	}
@@ -451,16 +457,16 @@ func credentials(r resolver, home, ws string, allow []string) ([]string, error) 
 
 // notStores notes each of allow that names no credential store under
 // home: --allow-read opens only those, so it changes nothing there.
-func notStores(r resolver, home string, allow []string) []string {
+func notStores(r *policy.Resolver, home string, allow []string) []string {
 	stores := map[string]bool{}
 	for _, n := range CredentialStores {
-		if p, err := resolveCached(r, filepath.Join(home, n)); err == nil {
+		if p, err := r.Resolve(filepath.Join(home, n)); err == nil {
 			stores[p] = true
 		}
 	}
 	var notes []string
 	for _, a := range allow {
-		if p, err := resolveCached(r, a); err != nil || !stores[p] {
+		if p, err := r.Resolve(a); err != nil || !stores[p] {
 			notes = append(notes, fmt.Sprintf("--allow-read %s changes nothing: it opens only the credential stores cordon denies (%s, under %s)", a, strings.Join(CredentialStores, ", "), home))
 		}
 	}
@@ -474,25 +480,25 @@ func within(p, root string) bool {
 
 // Agents compiles the --agents-root preset: the agents root denied, the
 // agent's own directory writable, its parent's read-only.
-func Agents(root, id, parent string) (FsSandboxPolicy, error) {
-	if err := checkSpelling(root); err != nil {
-		return FsSandboxPolicy{}, fmt.Errorf("agents root: %w", err)
+func Agents(root, id, parent string) (policy.FsSandboxPolicy, error) {
+	if err := policy.CheckSpelling(root); err != nil {
+		return policy.FsSandboxPolicy{}, fmt.Errorf("agents root: %w", err)
 	}
 	if id == "" {
-		return FsSandboxPolicy{}, errors.New("an agent id (--agent ID) is required")
+		return policy.FsSandboxPolicy{}, errors.New("an agent id (--agent ID) is required")
 	}
 	for _, a := range []struct{ flag, v string }{{"agent", id}, {"parent", parent}} {
 		if a.v == "" && a.flag == "parent" {
 			continue
 		}
 		if a.v == "" || a.v == "." || a.v == ".." || strings.ContainsAny(a.v, "/\x00") {
-			return FsSandboxPolicy{}, fmt.Errorf("%s id %q: must be one path component", a.flag, a.v)
+			return policy.FsSandboxPolicy{}, fmt.Errorf("%s id %q: must be one path component", a.flag, a.v)
 		}
 	}
 	if parent == id {
-		return FsSandboxPolicy{}, fmt.Errorf("parent id %q: an agent cannot be its own parent", parent)
+		return policy.FsSandboxPolicy{}, fmt.Errorf("parent id %q: an agent cannot be its own parent", parent)
 	}
-	p := FsSandboxPolicy{
+	p := policy.FsSandboxPolicy{
 		DeniedRoots:   []string{root},
 		WritableRoots: []string{filepath.Join(root, id)},
 	}

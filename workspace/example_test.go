@@ -1,4 +1,4 @@
-package policy_test
+package workspace_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // Compose builds the policy 'cordon run --workspace DIR' runs: the
@@ -15,7 +16,7 @@ func ExampleCompose() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	ws, _ := filepath.EvalSymlinks(dir)
-	comp, err := policy.Compose(policy.Spec{Workspace: ws, Home: "/nonexistent"})
+	comp, err := workspace.Compose(workspace.Spec{Workspace: ws, Home: "/nonexistent"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,11 +33,11 @@ func ExampleCompose() {
 	// false
 }
 
-// Workspace is the preset alone, as data: the workspace writable, writes
-// elsewhere refused, git metadata and files tools run protected, and
-// credential stores under HOME denied. Canonicalize turns it into the
+// Preset is the workspace preset alone, as data: the workspace writable,
+// writes elsewhere refused, git metadata and files tools run protected,
+// and credential stores under HOME denied. Canonicalize turns it into the
 // model the backends render and Explain answers from.
-func ExampleWorkspace() {
+func ExamplePreset() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	base, _ := filepath.EvalSymlinks(dir)
@@ -44,7 +45,7 @@ func ExampleWorkspace() {
 	os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755)
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 
-	p, err := policy.Workspace(ws, policy.WorkspaceOptions{Home: home})
+	p, err := workspace.Preset(ws, workspace.Options{Home: home})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"errors"
@@ -10,8 +10,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/boundedread"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
-	"golang.org/x/sys/unix"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Git is protected as a whole, not by two file names (docs/threat-model.md,
@@ -52,7 +53,7 @@ import (
 // By default every git directory found in a writable root is read-only as
 // a whole: nothing in it can be planted or changed, and the index cannot
 // gain a gitlink to a repository the sandbox made. 'git status', 'diff'
-// and 'log' work; 'add' and 'commit' do not. WorkspaceOptions.GitWrites
+// and 'log' work; 'add' and 'commit' do not. Options.GitWrites
 // opens git directories for commits except the paths gitWriteProtected
 // lists; see its limits there.
 
@@ -107,7 +108,7 @@ func unknown(p string) bool {
 // root: it collects read-only roots and notes for the user.
 type gitGuard struct {
 	root   string
-	writes bool // WorkspaceOptions.GitWrites
+	writes bool // Options.GitWrites
 	roots  []string
 	notes  []string
 	done   map[string]bool
@@ -164,7 +165,7 @@ func (g *gitGuard) gitdirAt(gd, top string, st *syscall.Stat_t) {
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gd, cd)
 		}
-		if r, err := Resolve(filepath.Clean(cd)); err == nil && r != gd {
+		if r, err := policy.Resolve(filepath.Clean(cd)); err == nil && r != gd {
 			g.follow(filepath.Join(gd, "commondir"), r, top)
 		}
 	}
@@ -201,66 +202,19 @@ func (g *gitGuard) linked(gd string) (has map[string]bool, hooks int) {
 	return has, len(hookList)
 }
 
-// readFile reads a git metadata file for the guard (readBounded, at
+// readFile reads a git metadata file for the guard (boundedread.File, at
 // most maxGitFile bytes). What it reads may have been planted by a
 // sandbox: a FIFO reads as empty, a link to a device is refused
 // unopened, and a link to /dev/zero is cut at the bound. It spends no
 // system call on the poller's registration or a stat for the size: it
 // runs for each repository's config on every launch.
 func readFile(name string) ([]byte, error) {
-	return readBounded(name, maxGitFile, false)
+	return boundedread.File(name, maxGitFile, false)
 }
 
 // maxGitFile bounds what readFile reads: git's config, commondir and
 // gitdir files are far smaller.
 const maxGitFile = 1 << 20
-
-// errNotRegular refuses a file that is not a regular one where only a
-// regular file makes sense.
-var errNotRegular = errors.New("not a regular file")
-
-// readBounded reads name through openForRead, up to max bytes (more is an
-// error). With regular, anything but a regular file is refused (a FIFO
-// reads as empty otherwise).
-func readBounded(name string, max int, regular bool) ([]byte, error) {
-	fd, err := openForRead(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	if regular {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
-		}
-	}
-	var b []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EAGAIN {
-			return b, nil // a FIFO with nothing in it
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		b = append(b, buf[:n]...)
-		if len(b) > max {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", max)}
-		}
-		if n < len(buf) {
-			// A regular file reads short only at its end: no call
-			// is spent on the empty read that would say so.
-			return b, nil
-		}
-	}
-}
 
 // follow protects target, named by pointer (a .git file, a commondir, a
 // .git symlink), when it lies inside the root. A pointer out of the root
@@ -293,6 +247,47 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		defer g.submodules(dir)
 	}
 	dotgit := filepath.Join(dir, ".git")
+	if !g.dotGit(dir, dotgit) {
+		return
+	}
+	if dir != g.root {
+		g.roots = append(g.roots, filepath.Join(dir, ".gitmodules"))
+	}
+	// Files of the work tree that installed hooks read and obey: protected
+	// where they exist (a mount point for a missing one would be an empty
+	// directory that confuses the tool inside the sandbox).
+	// At the top of the root, with a hook installed that may be a hook
+	// manager's (pre-commit's passes --skip-on-missing-config), a missing
+	// one is a stub: the user's next commit would run what a sandbox
+	// wrote there.
+	if g.buf == nil {
+		g.buf = make([]byte, 8<<10)
+	}
+	hooked := dir == g.root && hooksInstalled(dotgit, g.buf)
+	for _, n := range HookConfigNames {
+		if has(h, dir, n) || hooked && n != ".husky" {
+			g.roots = append(g.roots, filepath.Join(dir, n))
+		}
+	}
+	// What direnv, editors and agents obey, in a nested repository as at
+	// the top: those it holds. The scan reports them in every directory
+	// it reads (a place of their own, confPlace), so only a repository it
+	// did not read is looked at here. A missing one is not made a stub
+	// (hundreds of directories would take thousands of mount points): it
+	// can be created (docs/threat-model.md, class 6).
+	if dir != g.root && h&hasKnown == 0 {
+		for _, n := range NestedNames {
+			if exists(filepath.Join(dir, n)) {
+				g.roots = append(g.roots, filepath.Join(dir, n))
+			}
+		}
+	}
+}
+
+// dotGit protects dir's .git, whatever it is, and what it leads to. It
+// reports false for a .git symbolic link git cannot use: nothing more of
+// dir is protected then.
+func (g *gitGuard) dotGit(dir, dotgit string) bool {
 	// One lstat, whose answer the guard's record also takes (gitdirAt):
 	// thousands of repositories make each call count.
 	var st syscall.Stat_t
@@ -330,48 +325,17 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 		if testhook.NestedLinksRefuse && dir != g.root {
 			g.refuse = fmt.Errorf("%s is a symlink", dotgit)
 		}
-		t, err := Resolve(dotgit)
+		t, err := policy.Resolve(dotgit)
 		if err != nil || !exists(t) {
 			g.note("%s is a symlink to a missing or unresolvable place: git cannot use it; cordon protects nothing there", dotgit)
-			return
+			return false
 		}
 		g.note("%s is a symlink: a sandbox can re-point it; cordon protects what it points at now", dotgit)
 		g.follow(dotgit, t, dir)
 	default:
 		g.roots = append(g.roots, dotgit)
 	}
-	if dir != g.root {
-		g.roots = append(g.roots, filepath.Join(dir, ".gitmodules"))
-	}
-	// Files of the work tree that installed hooks read and obey: protected
-	// where they exist (a mount point for a missing one would be an empty
-	// directory that confuses the tool inside the sandbox).
-	// At the top of the root, with a hook installed that may be a hook
-	// manager's (pre-commit's passes --skip-on-missing-config), a missing
-	// one is a stub: the user's next commit would run what a sandbox
-	// wrote there.
-	if g.buf == nil {
-		g.buf = make([]byte, 8<<10)
-	}
-	hooked := dir == g.root && hooksInstalled(dotgit, g.buf)
-	for _, n := range HookConfigNames {
-		if has(h, dir, n) || hooked && n != ".husky" {
-			g.roots = append(g.roots, filepath.Join(dir, n))
-		}
-	}
-	// What direnv, editors and agents obey, in a nested repository as at
-	// the top: those it holds. The scan reports them in every directory
-	// it reads (a place of their own, confPlace), so only a repository it
-	// did not read is looked at here. A missing one is not made a stub
-	// (hundreds of directories would take thousands of mount points): it
-	// can be created (docs/threat-model.md, class 6).
-	if dir != g.root && h&hasKnown == 0 {
-		for _, n := range NestedNames {
-			if exists(filepath.Join(dir, n)) {
-				g.roots = append(g.roots, filepath.Join(dir, n))
-			}
-		}
-	}
+	return true
 }
 
 // confPlace protects the agents' and editors' configuration the scan
@@ -402,144 +366,6 @@ var HookConfigNames = []string{
 	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
 	"lefthook.yaml", ".lefthook.yaml",
 	"lefthook-local.yml", ".lefthook-local.yml", ".husky",
-}
-
-// configRefs lists the paths a git config file makes git read or run: the
-// files of include.path and includeIf.*.path (relative to the config
-// file's directory dir), core.hooksPath (relative to the work tree top),
-// and commands whose program is a path (relative to top). A path-less
-// program is looked up in PATH, outside what a preset can see; a value
-// starting with ~ is under HOME, which has protections of its own.
-func configRefs(file, dir, top string) []string {
-	b, err := readFile(file)
-	if err != nil || testhook.NoConfigRefs {
-		return nil
-	}
-	if top == "" {
-		top = dir
-	}
-	var out []string
-	for _, e := range configEntries(string(b)) {
-		paths, inConfigDir := configPaths(e.key, e.value)
-		base := top
-		if inConfigDir {
-			base = dir
-		}
-		for _, v := range paths {
-			if v == "" || strings.HasPrefix(v, "~") {
-				continue
-			}
-			if !filepath.IsAbs(v) {
-				v = filepath.Join(base, v)
-			}
-			if r, err := Resolve(filepath.Clean(v)); err == nil {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
-}
-
-// configEntry is one "key = value" of a git config file: the key with its
-// section and subsection ("section.sub.key", all lower case but the
-// subsection), the value unquoted.
-type configEntry struct{ key, value string }
-
-// configEntries reads the entries of a git config file's text, as far as
-// configRefs needs: a section header, alone or before an entry on its
-// line, and "key = value" lines; anything else is skipped.
-func configEntries(text string) []configEntry {
-	var out []configEntry
-	section := ""
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			s, rest, ok := sectionHeader(line)
-			if !ok {
-				continue
-			}
-			section, line = s, rest
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		out = append(out, configEntry{key: section + "." + strings.ToLower(strings.TrimSpace(k)), value: configValue(v)})
-	}
-	return out
-}
-
-// sectionHeader reads a line starting with "[": the section it opens
-// ("name" or "name.subsection") and what follows the header on the line.
-func sectionHeader(line string) (section, rest string, ok bool) {
-	end := strings.IndexByte(line, ']')
-	if end < 0 {
-		return "", "", false
-	}
-	name, sub, _ := strings.Cut(line[1:end], " ")
-	section = strings.ToLower(name)
-	if sub != "" {
-		section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
-	}
-	return section, strings.TrimSpace(line[end+1:]), true
-}
-
-// configPaths returns the paths the config entry key = v makes git read or
-// run, and whether they are relative to the config file's directory (an
-// include) rather than to the work tree's top (hooks, commands).
-func configPaths(key, v string) (paths []string, inConfigDir bool) {
-	last := key[strings.LastIndexByte(key, '.')+1:]
-	switch {
-	case strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif."):
-		if last == "path" {
-			return []string{v}, true
-		}
-	case key == "core.hookspath":
-		if filepath.Base(v) == "_" { // husky's stubs run the scripts beside them
-			return []string{v, filepath.Dir(v)}, false
-		}
-		return []string{v}, false
-	case commandKeys[key] || commandKeys[strings.SplitN(key, ".", 2)[0]+".*."+last] ||
-		strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager."):
-		prog := strings.TrimPrefix(v, "!")
-		if f := strings.Fields(prog); len(f) > 0 && strings.Contains(f[0], "/") {
-			return []string{f[0]}, false
-		}
-	}
-	return nil, false
-}
-
-// commandKeys are the config keys whose value git runs as a command
-// ("SECTION.*.KEY" for any subsection).
-var commandKeys = map[string]bool{
-	"core.fsmonitor": true, "core.sshcommand": true, "core.pager": true,
-	"core.editor": true, "core.askpass": true, "sequence.editor": true,
-	"credential.helper": true, "gpg.program": true, "gpg.*.program": true,
-	"diff.*.command": true, "diff.*.textconv": true, "diff.external": true,
-	"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
-	"merge.*.driver": true, "credential.*.helper": true,
-}
-
-// configValue unquotes a config value and drops a trailing comment.
-func configValue(v string) string {
-	v = strings.TrimSpace(v)
-	var b strings.Builder
-	quoted := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '"':
-			quoted = !quoted
-		case c == '\\' && i+1 < len(v):
-			i++
-			b.WriteByte(v[i])
-		case (c == '#' || c == ';') && !quoted:
-			return strings.TrimSpace(b.String())
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // submodules protects the repositories of the submodules .gitmodules of
@@ -582,7 +408,7 @@ func readGitdirFile(name string) (string, bool) {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(filepath.Dir(name), target)
 	}
-	r, err := Resolve(filepath.Clean(target))
+	r, err := policy.Resolve(filepath.Clean(target))
 	if err != nil {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package policy
+package boundedread
 
 import (
 	"strconv"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openForRead opens name for reading as readBounded needs: without
+// openForRead opens name for reading as File needs: without
 // waiting for a writer (a FIFO), without making it the controlling
 // terminal, and through a symbolic link only to a regular file. A
 // sandbox can plant a link to a device where cordon reads, and open(2) of
@@ -28,7 +28,7 @@ func openForRead(name string) (int, error) {
 		return -1, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return -1, errNotRegular
+		return -1, ErrNotRegular
 	}
 	// The file the link led to, whatever the link says by now.
 	fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags, 0)

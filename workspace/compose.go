@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/netpolicy"
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Spec is a policy in the terms of cordon's POLICY flags, one field per
@@ -34,13 +35,13 @@ type Spec struct {
 	RestrictWrites bool
 
 	// Workspace is the workspace preset's directory (--workspace): see
-	// Workspace. Every other writable root gets the same protections.
+	// Preset. Every other writable root gets the same protections.
 	Workspace string
 	// AllowRead leaves these credential stores readable (--allow-read);
 	// it needs Workspace.
 	AllowRead []string
 	// GitWrites lets the sandbox write git metadata (--allow-git-writes;
-	// it needs Workspace): see WorkspaceOptions.GitWrites.
+	// it needs Workspace): see Options.GitWrites.
 	GitWrites bool
 
 	// AgentsRoot, Agent and Parent are the agents preset (--agents-root,
@@ -59,11 +60,11 @@ type Spec struct {
 	// Home is the user's home directory; "" means os.UserHomeDir.
 	Home string
 	// ConfigHome and DataHome are the user's XDG_CONFIG_HOME and
-	// XDG_DATA_HOME (WorkspaceOptions.ConfigHome); "" means this
+	// XDG_DATA_HOME (Options.ConfigHome); "" means this
 	// process's.
 	ConfigHome, DataHome string
 	// ScanCache is where the scan for nested git repositories may keep
-	// its result (WorkspaceOptions.ScanCache); "" scans every time.
+	// its result (Options.ScanCache); "" scans every time.
 	ScanCache string
 
 	// Executables are the programs that run the sandbox and that the user
@@ -92,11 +93,11 @@ type Spec struct {
 // launch needs besides the five fields.
 type Composed struct {
 	// Policy is the canonical policy (each root resolved, sorted).
-	Policy FsSandboxPolicy
+	Policy policy.FsSandboxPolicy
 	// Canonical is Policy as the model, with each root's identity as it
 	// was resolved (Canonical.IDs): the launcher refuses to launch if a
 	// root changed identity since (see launcher.Cmd.IDs).
-	Canonical *Canonical
+	Canonical *policy.Canonical
 	// TmpDir is the workspace's private TMPDIR ("" without a workspace).
 	TmpDir string
 	// Workspace is the canonical workspace directory ("" without one);
@@ -131,10 +132,10 @@ func Compose(s Spec) (*Composed, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	var p FsSandboxPolicy
+	var p policy.FsSandboxPolicy
 	var allow, deny []string
 	for _, file := range s.Files {
-		f, err := LoadFile(file)
+		f, err := policy.LoadFile(file)
 		if err != nil {
 			return nil, err
 		}
@@ -170,20 +171,20 @@ func Compose(s Spec) (*Composed, error) {
 	// own: each gets the workspace's protections.
 	extra := append(append(append([]string(nil), p.WritableRoots...), p.BaseWritableRoots...), s.Writable...)
 	extra = append(extra, s.BaseWritable...)
-	p.Merge(FsSandboxPolicy{
+	p.Merge(policy.FsSandboxPolicy{
 		DeniedRoots:       s.Deny,
 		ReadonlyRoots:     s.Readonly,
 		WritableRoots:     s.Writable,
 		BaseWritableRoots: s.BaseWritable,
 		RestrictWrites:    s.RestrictWrites,
 	})
-	r := newResolver()
-	defer r.close()
+	r := policy.NewResolver()
+	defer r.Close()
 	home := s.home(r)
 	out := &Composed{Network: network}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
-		ws, err := workspace(r, s.Workspace, WorkspaceOptions{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
+		ws, err := preset(r, s.Workspace, Options{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
 		if err != nil {
 			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
 		}
@@ -196,7 +197,7 @@ func Compose(s Spec) (*Composed, error) {
 		// After the workspace preset, so that no protection of the
 		// workspace's is in the way; the state directories get none of a
 		// workspace's own (they hold no repository and nothing that runs).
-		p.Merge(FsSandboxPolicy{WritableRoots: agent.roots(home)})
+		p.Merge(policy.FsSandboxPolicy{WritableRoots: agent.roots(home)})
 		p.Protect(agent.protected(home)...)
 	}
 	if s.AgentsRoot != "" {
@@ -212,11 +213,11 @@ func Compose(s Spec) (*Composed, error) {
 		}
 	}
 	for _, w := range protect {
-		rw, err := resolveCached(r, w)
+		rw, err := r.Resolve(w)
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
-		prot, err := protections(r, rw, home, WorkspaceOptions{ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
+		prot, err := protections(r, rw, home, Options{ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
@@ -226,20 +227,20 @@ func Compose(s Spec) (*Composed, error) {
 	// path is looked up once, so the policy rests on one view of the host
 	// even while a sandbox swaps directories for symlinks (the launcher
 	// then checks it still holds, see Canonical.CheckIDs).
-	c, err := canonicalize(p, r)
+	c, err := r.Canonicalize(p)
 	if err != nil {
 		return nil, err
 	}
 	if more := s.runsNext(r, c, home); len(more) > 0 {
 		p.ReadonlyRoots = append(p.ReadonlyRoots, more...)
-		if c, err = canonicalize(p, r); err != nil {
+		if c, err = r.Canonicalize(p); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.checkPolicyLinks(r, c); err != nil {
 		return nil, err
 	}
-	c.notes = append(c.notes, s.offPath(r)...)
+	c.AddNotes(s.offPath(r)...)
 	out.Canonical = c
 	out.Policy = c.Policy()
 	return out, nil
@@ -287,7 +288,7 @@ func (s *Spec) check() error {
 }
 
 // home is the canonical home directory, "" when there is none.
-func (s *Spec) home(r resolver) string {
+func (s *Spec) home(r *policy.Resolver) string {
 	home := s.Home
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -295,7 +296,7 @@ func (s *Spec) home(r resolver) string {
 	if home == "" || !filepath.IsAbs(home) {
 		return ""
 	}
-	h, err := resolveCached(r, home)
+	h, err := r.Resolve(home)
 	if err != nil {
 		return ""
 	}
@@ -309,14 +310,14 @@ func (s *Spec) home(r resolver) string {
 // there. Only paths c would let the sandbox write
 // are listed, and none that is already a root: a root the caller named
 // says what the caller wants there, and a denied path stays denied.
-func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
+func (s *Spec) runsNext(r *policy.Resolver, c *policy.Canonical, home string) []string {
 	cand := append(s.namedExecutables(), s.pathDirs(r)...)
 	if !testhook.SkipProtectPolicyFile {
 		// A policy file decides the next launch too: one kept in the
 		// workspace must not be the sandbox's to rewrite.
 		cand = append(cand, s.Files...)
 	}
-	if home != "" && c.Access(home, Write) && !testhook.SkipProtectHomeAgents {
+	if home != "" && c.Access(home, policy.Write) && !testhook.SkipProtectHomeAgents {
 		for _, n := range HomeAgentConfigs {
 			cand = append(cand, filepath.Join(home, n))
 		}
@@ -332,12 +333,12 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range cand {
-		rp, err := resolveCached(r, p)
+		rp, err := r.Resolve(p)
 		if err != nil || seen[rp] {
 			continue
 		}
 		seen[rp] = true
-		if _, isRoot := c.kinds[rp]; isRoot || !c.Access(rp, Write) {
+		if c.IsRoot(rp) || !c.Access(rp, policy.Write) {
 			continue
 		}
 		out = append(out, rp)
@@ -348,17 +349,17 @@ func (s *Spec) runsNext(r resolver, c *Canonical, home string) []string {
 // checkPolicyLinks refuses a policy file reached through a symbolic link
 // the sandbox could write: the file is read-only (runsNext), but the link
 // could be re-pointed at a weaker policy for the next launch.
-func (s *Spec) checkPolicyLinks(r resolver, c *Canonical) error {
+func (s *Spec) checkPolicyLinks(r *policy.Resolver, c *policy.Canonical) error {
 	if testhook.SkipProtectPolicyFile {
 		return nil
 	}
 	for _, file := range s.Files {
-		target, links, err := resolveVia(file, r)
+		target, links, err := r.ResolveVia(file)
 		if err != nil {
 			continue // LoadFile read it a moment ago; nothing more to say
 		}
 		for _, l := range links {
-			if c.Access(l, Write) {
+			if c.Access(l, policy.Write) {
 				return fmt.Errorf("--policy %s: it goes through the symbolic link %s, which the sandbox could re-point at another policy for the next launch; name the file itself (%s) or keep the link outside what the sandbox may write", file, l, target)
 			}
 		}
@@ -385,18 +386,18 @@ func (s *Spec) namedExecutables() []string {
 
 // offPath notes each of Spec.WritablePathDirs that is no directory of
 // Spec.Path: it opts nothing out.
-func (s *Spec) offPath(r resolver) []string {
+func (s *Spec) offPath(r *policy.Resolver) []string {
 	on := map[string]bool{}
 	for _, d := range filepath.SplitList(s.Path) {
 		if filepath.IsAbs(d) {
-			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil {
+			if rd, err := r.Resolve(filepath.Clean(d)); err == nil {
 				on[rd] = true
 			}
 		}
 	}
 	var notes []string
 	for _, d := range s.WritablePathDirs {
-		if rd, err := resolveCached(r, d); err != nil || !on[rd] {
+		if rd, err := r.Resolve(d); err != nil || !on[rd] {
 			notes = append(notes, fmt.Sprintf("--writable-path-dir %s changes nothing: it is not a directory of PATH, whose directories are read-only in the sandbox", d))
 		}
 	}
@@ -405,10 +406,10 @@ func (s *Spec) offPath(r resolver) []string {
 
 // pathDirs are the absolute directories of Spec.Path, resolved, but those
 // Spec.WritablePathDirs opts out of.
-func (s *Spec) pathDirs(r resolver) []string {
+func (s *Spec) pathDirs(r *policy.Resolver) []string {
 	optOut := map[string]bool{}
 	for _, d := range s.WritablePathDirs {
-		if rd, err := resolveCached(r, d); err == nil {
+		if rd, err := r.Resolve(d); err == nil {
 			optOut[rd] = true
 		}
 	}
@@ -417,7 +418,7 @@ func (s *Spec) pathDirs(r resolver) []string {
 		// A relative entry ("." or "") means the shell's working
 		// directory, whatever it is then: nothing to protect by path.
 		if filepath.IsAbs(d) && !testhook.SkipProtectPath {
-			if rd, err := resolveCached(r, filepath.Clean(d)); err == nil && !optOut[rd] {
+			if rd, err := r.Resolve(filepath.Clean(d)); err == nil && !optOut[rd] {
 				dirs = append(dirs, rd)
 			}
 		}
@@ -447,7 +448,7 @@ func Executables() []string {
 	}
 	var res []string
 	for _, e := range out {
-		if rp, err := Resolve(e); err == nil && !slices.Contains(res, rp) {
+		if rp, err := policy.Resolve(e); err == nil && !slices.Contains(res, rp) {
 			res = append(res, rp)
 		}
 	}

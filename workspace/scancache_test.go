@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"os"
@@ -220,9 +220,9 @@ func TestGuardAnswersFromTheScan(t *testing.T) {
 	derived := func(cache string, workers int) []string {
 		defer func(n int) { guardWorkers = n }(guardWorkers)
 		guardWorkers = workers
-		p, err := Workspace(ws, WorkspaceOptions{ScanCache: cache})
+		p, err := Preset(ws, Options{ScanCache: cache})
 		require.NoError(t, err)
-		d := slices.Clone(p.derived)
+		d := slices.Clone(p.Derived())
 		slices.Sort(d)
 		return slices.Compact(d)
 	}

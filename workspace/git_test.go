@@ -1,4 +1,4 @@
-package policy
+package workspace
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/boundedread"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -44,14 +46,14 @@ func repo(prefix string, m map[string]string) map[string]string {
 	return m
 }
 
-func canon(t *testing.T, dir string, opt WorkspaceOptions) *Canonical {
+func canon(t *testing.T, dir string, opt Options) *policy.Canonical {
 	t.Helper()
 	if opt.Home == "" {
 		opt.Home = t.TempDir()
 	}
-	p, err := Workspace(dir, opt)
+	p, err := Preset(dir, opt)
 	require.NoError(t, err)
-	c, err := Canonicalize(p)
+	c, err := policy.Canonicalize(p)
 	require.NoError(t, err)
 	return c
 }
@@ -69,11 +71,11 @@ func TestGitDirectoriesReadOnlyAsAWhole(t *testing.T) {
 		"src/planted/objects/": "",
 		"src/planted/refs/":    "",
 	}))
-	c := canon(t, ws, WorkspaceOptions{})
+	c := canon(t, ws, Options{})
 	notes := strings.Join(c.Notes(), "\n")
 	require.Contains(t, notes, "src/planted has the shape of a git directory")
 	require.NotContains(t, notes, "x.git has the shape", "a bare repository named as one is not news")
-	require.False(t, c.Access(filepath.Join(ws, "src/planted/config"), Write))
+	require.False(t, c.Access(filepath.Join(ws, "src/planted/config"), policy.Write))
 	for rel, write := range map[string]bool{
 		"src/main.go":                       true,
 		".git/index":                        false, // no gitlink can be added
@@ -90,7 +92,7 @@ func TestGitDirectoriesReadOnlyAsAWhole(t *testing.T) {
 		"tools/x.git/config":                false, // a git directory by its shape
 		"tools/x.git/objects/pack/p":        false,
 	} {
-		require.Equal(t, write, c.Access(filepath.Join(ws, rel), Write), rel)
+		require.Equal(t, write, c.Access(filepath.Join(ws, rel), policy.Write), rel)
 	}
 }
 
@@ -101,7 +103,7 @@ func TestGitWritesProtectWhatGitObeys(t *testing.T) {
 		".git/worktrees/w/index":     "",
 	})
 	ws := fixture(t, m)
-	c := canon(t, ws, WorkspaceOptions{GitWrites: true})
+	c := canon(t, ws, Options{GitWrites: true})
 	for rel, write := range map[string]bool{
 		".git/index":                 true, // commits work
 		".git/objects/ab/cd":         true,
@@ -114,11 +116,11 @@ func TestGitWritesProtectWhatGitObeys(t *testing.T) {
 		".git/worktrees/w/gitdir":    false,
 		".git/worktrees/w/index":     true,
 	} {
-		require.Equal(t, write, c.Access(filepath.Join(ws, rel), Write), rel)
+		require.Equal(t, write, c.Access(filepath.Join(ws, rel), policy.Write), rel)
 	}
 	// Absent files are not mount points: git refuses a commondir that is
 	// a directory. The known limit of --allow-git-writes.
-	require.True(t, c.Access(filepath.Join(ws, ".git/commondir"), Write))
+	require.True(t, c.Access(filepath.Join(ws, ".git/commondir"), policy.Write))
 }
 
 // A pointer planted in the workspace never opens what the policy denies
@@ -138,17 +140,17 @@ func TestDerivedRootsOnlyRestrict(t *testing.T) {
 		"dangling/.git":  "-> /nonexistent/gitdir",
 	}))
 	for _, writes := range []bool{false, true} {
-		p, err := Workspace(ws, WorkspaceOptions{Home: home, GitWrites: writes})
+		p, err := Preset(ws, Options{Home: home, GitWrites: writes})
 		require.NoError(t, err, "a hostile or dangling nested .git does not stop the launch")
-		c, err := Canonicalize(p)
+		c, err := policy.Canonicalize(p)
 		require.NoError(t, err)
 		for _, f := range []string{".ssh/config", ".kube/config", ".kube/hooks", ".ssh/hooks/x"} {
-			require.False(t, c.Access(filepath.Join(home, f), Read), "writes=%v: %s readable", writes, f)
+			require.False(t, c.Access(filepath.Join(home, f), policy.Read), "writes=%v: %s readable", writes, f)
 			r, _ := c.DecidingRoot(filepath.Join(home, f))
-			require.Equal(t, Denied, r.Kind, f)
+			require.Equal(t, policy.Denied, r.Kind, f)
 		}
 		for _, r := range c.Roots() {
-			require.True(t, within(r.Path, ws) || within(r.Path, home) && r.Kind == Denied || r.Path == PrivateTmpDir(ws),
+			require.True(t, within(r.Path, ws) || within(r.Path, home) && r.Kind == policy.Denied || r.Path == PrivateTmpDir(ws),
 				"root %s (%s) outside the workspace: a stub there, or a carve-out", r.Path, r.Kind)
 		}
 		notes := strings.Join(c.Notes(), "\n")
@@ -161,44 +163,44 @@ func TestDerivedRootsOnlyRestrict(t *testing.T) {
 // caller named, and is not kept where writes are denied anyway.
 func TestDerivedRootMeetsExplicitRoots(t *testing.T) {
 	ws := fixture(t, repo(".git/", map[string]string{}))
-	p, err := Workspace(ws, WorkspaceOptions{Home: t.TempDir()})
+	p, err := Preset(ws, Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	p.DeniedRoots = append(p.DeniedRoots, filepath.Join(ws, ".vscode"))
-	p.Merge(FsSandboxPolicy{WritableRoots: []string{filepath.Join(ws, ".git")}})
-	c, err := Canonicalize(p)
+	p.Merge(policy.FsSandboxPolicy{WritableRoots: []string{filepath.Join(ws, ".git")}})
+	c, err := policy.Canonicalize(p)
 	require.NoError(t, err, "a derived root does not clash with an explicit one")
-	require.False(t, c.Access(filepath.Join(ws, ".vscode/x"), Read))
-	require.True(t, c.Access(filepath.Join(ws, ".git/index"), Write), "the caller asked")
+	require.False(t, c.Access(filepath.Join(ws, ".vscode/x"), policy.Read))
+	require.True(t, c.Access(filepath.Join(ws, ".git/index"), policy.Write), "the caller asked")
 
-	var q FsSandboxPolicy
+	var q policy.FsSandboxPolicy
 	q.RestrictWrites = true
 	q.Protect("/nonexistent/outside")
-	c, err = Canonicalize(q)
+	c, err = policy.Canonicalize(q)
 	require.NoError(t, err)
 	require.Empty(t, c.Roots(), "no root, hence no stub, where writes are denied anyway")
 
-	q = FsSandboxPolicy{DeniedRoots: []string{"/vault"}}
+	q = policy.FsSandboxPolicy{DeniedRoots: []string{"/vault"}}
 	q.Protect("/vault/config")
-	c, err = Canonicalize(q)
+	c, err = policy.Canonicalize(q)
 	require.NoError(t, err)
-	require.False(t, c.Access("/vault/config", Read), "no read-only carve-out in a denied root")
+	require.False(t, c.Access("/vault/config", policy.Read), "no read-only carve-out in a denied root")
 	require.Contains(t, strings.Join(c.Notes(), "\n"), "ignored /vault/config, derived from workspace content: it lies in denied root /vault")
 }
 
 func TestWorkspaceWithoutGitKeepsRepositoriesFromBeingPlanted(t *testing.T) {
 	ws := fixture(t, map[string]string{"src/main.go": "x"})
-	c := canon(t, ws, WorkspaceOptions{})
+	c := canon(t, ws, Options{})
 	for _, rel := range []string{".git", ".git/config", "HEAD"} {
-		require.False(t, c.Access(filepath.Join(ws, rel), Write), rel)
+		require.False(t, c.Access(filepath.Join(ws, rel), policy.Write), rel)
 	}
-	require.True(t, c.Access(filepath.Join(ws, "objects"), Write), "HEAD alone keeps git from taking the top for a repository")
+	require.True(t, c.Access(filepath.Join(ws, "objects"), policy.Write), "HEAD alone keeps git from taking the top for a repository")
 
 	// A bare repository as the workspace: what git obeys in it.
 	bare := fixture(t, repo("", map[string]string{}))
-	c = canon(t, bare, WorkspaceOptions{})
-	require.False(t, c.Access(filepath.Join(bare, "config"), Write))
-	require.False(t, c.Access(filepath.Join(bare, "hooks/post-update"), Write))
-	require.True(t, c.Access(filepath.Join(bare, "objects/ab"), Write))
+	c = canon(t, bare, Options{})
+	require.False(t, c.Access(filepath.Join(bare, "config"), policy.Write))
+	require.False(t, c.Access(filepath.Join(bare, "hooks/post-update"), policy.Write))
+	require.True(t, c.Access(filepath.Join(bare, "objects/ab"), policy.Write))
 }
 
 func TestLinkedWorktreeWorkspace(t *testing.T) {
@@ -207,24 +209,24 @@ func TestLinkedWorktreeWorkspace(t *testing.T) {
 		".git/worktrees/w/commondir": "../..\n",
 	}))
 	ws := fixture(t, map[string]string{".git": "gitdir: " + main + "/.git/worktrees/w\n"})
-	p, err := Workspace(ws, WorkspaceOptions{Home: t.TempDir()})
+	p, err := Preset(ws, Options{Home: t.TempDir()})
 	require.NoError(t, err)
-	c, err := Canonicalize(p)
+	c, err := policy.Canonicalize(p)
 	require.NoError(t, err)
 	require.Empty(t, c.Notes(), "a pointer to a real git directory outside is not hostile: it is read-only anyway")
-	require.False(t, c.Access(filepath.Join(main, ".git/config"), Write))
-	require.False(t, c.Access(filepath.Join(ws, ".git"), Write))
+	require.False(t, c.Access(filepath.Join(main, ".git/config"), policy.Write))
+	require.False(t, c.Access(filepath.Join(ws, ".git"), policy.Write))
 
 	// With the main repository writable too, its own scan protects it.
-	prot, err := Protections(main, WorkspaceOptions{})
+	prot, err := Protections(main, Options{})
 	require.NoError(t, err)
 	p.Merge(prot)
 	p.WritableRoots = append(p.WritableRoots, main)
-	c, err = Canonicalize(p)
+	c, err = policy.Canonicalize(p)
 	require.NoError(t, err)
-	require.False(t, c.Access(filepath.Join(main, ".git/config"), Write))
-	require.False(t, c.Access(filepath.Join(main, ".git/worktrees/w/commondir"), Write))
-	require.True(t, c.Access(filepath.Join(main, "src.go"), Write))
+	require.False(t, c.Access(filepath.Join(main, ".git/config"), policy.Write))
+	require.False(t, c.Access(filepath.Join(main, ".git/worktrees/w/commondir"), policy.Write))
+	require.True(t, c.Access(filepath.Join(main, "src.go"), policy.Write))
 }
 
 // The submodules .gitmodules names are protected whatever the scan's
@@ -236,14 +238,14 @@ func TestSubmodulePathsOutsideTheScan(t *testing.T) {
 		".gitmodules":         "[submodule \"a\"]\n\tpath = third/party/a\n\turl = ../a\n",
 		"third/party/a/.git/": "",
 	}))
-	c := canon(t, ws, WorkspaceOptions{})
-	require.False(t, c.Access(filepath.Join(ws, "third/party/a/.git/config"), Write))
+	c := canon(t, ws, Options{})
+	require.False(t, c.Access(filepath.Join(ws, "third/party/a/.git/config"), policy.Write))
 }
 
 func TestHardLinkedGitConfigIsNoted(t *testing.T) {
 	ws := fixture(t, repo("lib/.git/", map[string]string{".git/": ""}))
 	require.NoError(t, os.Link(filepath.Join(ws, "lib/.git/config"), filepath.Join(ws, "x")))
-	c := canon(t, ws, WorkspaceOptions{})
+	c := canon(t, ws, Options{})
 	require.Contains(t, strings.Join(c.Notes(), "\n"), "lib/.git/config has 2 hard links")
 }
 
@@ -266,7 +268,7 @@ func TestConfigReferencesIntoTheWorkTree(t *testing.T) {
 		"[alias]\n\tst = !scripts/st.sh status\n"
 	ws := fixture(t, m)
 	for _, writes := range []bool{false, true} {
-		c := canon(t, ws, WorkspaceOptions{GitWrites: writes})
+		c := canon(t, ws, Options{GitWrites: writes})
 		for rel, write := range map[string]bool{
 			".husky/pre-commit":       false,
 			".husky/_/h":              false,
@@ -277,7 +279,7 @@ func TestConfigReferencesIntoTheWorkTree(t *testing.T) {
 			".pre-commit-config.yaml": false,
 			"src/main.go":             true,
 		} {
-			require.Equal(t, write, c.Access(filepath.Join(ws, rel), Write), "writes=%v %s", writes, rel)
+			require.Equal(t, write, c.Access(filepath.Join(ws, rel), policy.Write), "writes=%v %s", writes, rel)
 		}
 	}
 }
@@ -300,9 +302,9 @@ func TestUninitialisedSubmoduleGetsNoDotGit(t *testing.T) {
 		"libs/s/":     "",
 	}))
 	for _, writes := range []bool{false, true} {
-		c := canon(t, ws, WorkspaceOptions{GitWrites: writes})
-		require.False(t, c.Access(filepath.Join(ws, "libs/s/.git"), Write))
-		require.True(t, c.Access(filepath.Join(ws, "libs/s/code.go"), Write))
+		c := canon(t, ws, Options{GitWrites: writes})
+		require.False(t, c.Access(filepath.Join(ws, "libs/s/.git"), policy.Write))
+		require.True(t, c.Access(filepath.Join(ws, "libs/s/code.go"), policy.Write))
 	}
 }
 
@@ -325,10 +327,10 @@ func TestPlantedSpecialFilesDoNotStall(t *testing.T) {
 		require.NoError(t, unix.Mkfifo(filepath.Join(root, p), 0o644))
 	}
 	done := make(chan error, 1)
-	var p FsSandboxPolicy
+	var p policy.FsSandboxPolicy
 	go func() {
 		var err error
-		p, err = Workspace(root, WorkspaceOptions{Home: t.TempDir()})
+		p, err = Preset(root, Options{Home: t.TempDir()})
 		done <- err
 	}()
 	select {
@@ -337,9 +339,23 @@ func TestPlantedSpecialFilesDoNotStall(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the workspace's protections are still being derived after 20 s: a planted file stalled them")
 	}
-	c, err := Canonicalize(p)
+	c, err := policy.Canonicalize(p)
 	require.NoError(t, err)
 	for _, want := range []string{"a/.git/config", "a/.gitmodules", "b/.git", "c/.git/hooks", "d/.git/commondir"} {
-		require.False(t, c.Access(filepath.Join(root, want), Write), want)
+		require.False(t, c.Access(filepath.Join(root, want), policy.Write), want)
 	}
+}
+
+// TestGitReadsRefuseSpecialFiles: the git guard's reads refuse a link to
+// a device unopened, and read a FIFO as empty instead of waiting on it.
+func TestGitReadsRefuseSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo, zero := filepath.Join(dir, "fifo"), filepath.Join(dir, "zero")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	_, err := readFile(zero)
+	require.ErrorIs(t, err, boundedread.ErrNotRegular)
+	b, err := readFile(fifo)
+	require.NoError(t, err, "a FIFO reads as empty")
+	require.Empty(t, b)
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package policy
+package boundedread
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openForRead opens name for reading as readBounded needs: without
+// openForRead opens name for reading as File needs: without
 // waiting for a writer (a FIFO), without making it the controlling
 // terminal, and through a symbolic link only to what was a regular file
 // a moment before (see readfile_linux.go).
@@ -21,7 +21,7 @@ func openForRead(name string) (int, error) {
 	if fi, err := os.Stat(name); err != nil {
 		return -1, err
 	} else if !fi.Mode().IsRegular() {
-		return -1, errNotRegular
+		return -1, ErrNotRegular
 	}
 	return unix.Open(name, flags, 0)
 }

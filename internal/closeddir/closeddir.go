@@ -1,4 +1,7 @@
-package policy
+// Package closeddir explains a path that cordon cannot look up because a
+// directory on its way is closed to this user, and tells a missing path
+// that this user could not create either (another user's directory).
+package closeddir
 
 import (
 	"fmt"
@@ -10,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// closedToUser reports whether the missing path p is out of this user's
+// ToUser reports whether the missing path p is out of this user's
 // reach: its nearest existing ancestor belongs to another user and does
 // not let this one write. A sandbox runs as this user and cannot create p
 // there either, nor make that directory writable (only its owner can
@@ -18,7 +21,7 @@ import (
 // point would be a directory this user cannot make: the launch would
 // fail (a workspace holding another user's repository, /tmp with
 // someone else's clone in it). For root nothing is out of reach.
-func closedToUser(p string) bool {
+func ToUser(p string) bool {
 	uid := getuid()
 	if uid == 0 {
 		return false
@@ -39,10 +42,10 @@ func closedToUser(p string) bool {
 // repositories has a missing derived root in each).
 var getuid = sync.OnceValue(os.Getuid)
 
-// closedAbove names the shallowest directory above p (or p itself) that
+// above names the shallowest directory above p (or p itself) that
 // this user may not read or search, "" when there is none: the one a
 // failed lookup of p ran into, for the error that asks to open it.
-func closedAbove(p string) string {
+func above(p string) string {
 	p = filepath.Clean(p)
 	for i := 1; i <= len(p); i++ {
 		if i < len(p) && p[i] != '/' {
@@ -59,10 +62,10 @@ func closedAbove(p string) string {
 	return ""
 }
 
-// closedHint explains a failed lookup of p, err, for a refused launch:
+// Hint explains a failed lookup of p, err, for a refused launch:
 // the directory closed to the user and how to open it, when there is one.
-func closedHint(p string, err error) string {
-	if dir := closedAbove(p); dir != "" {
+func Hint(p string, err error) string {
+	if dir := above(p); dir != "" {
 		return fmt.Sprintf("the directory %s is closed to you (%v); make it readable (chmod u+rx %s) or remove it, then launch again", dir, err, dir)
 	}
 	return fmt.Sprintf("%v; launch again once every directory on its way is a plain directory you can read", err)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package policy
+package workspace
 
 import (
 	"os"

@@ -1,10 +1,11 @@
-package policy
+package workspace
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,18 +23,18 @@ func TestComposeAgentCLI(t *testing.T) {
 		require.NoError(t, err, name)
 		k := c.Canonical
 		for _, d := range a.StateDirs {
-			require.True(t, k.Access(filepath.Join(home, d, "state.db"), Write), "%s: %s not writable", name, d)
+			require.True(t, k.Access(filepath.Join(home, d, "state.db"), policy.Write), "%s: %s not writable", name, d)
 		}
 		for _, p := range a.Protected {
-			require.False(t, k.Access(filepath.Join(home, p), Write), "%s: %s writable", name, p)
+			require.False(t, k.Access(filepath.Join(home, p), policy.Write), "%s: %s writable", name, p)
 		}
 		// Every agent's settings, and HOME itself, stay read-only.
 		for _, p := range []string{".claude.json", ".claude/settings.json", ".claude/commands/x.md", ".claude/skills/s/SKILL.md",
 			".codex/config.toml", ".codex/auth.json", ".gemini/settings.json", ".gemini/trustedFolders.json", ".bashrc", "x"} {
-			require.False(t, k.Access(filepath.Join(home, p), Write), "%s: ~/%s writable", name, p)
+			require.False(t, k.Access(filepath.Join(home, p), policy.Write), "%s: ~/%s writable", name, p)
 		}
-		require.False(t, k.Access(filepath.Join(home, ".ssh/id_ed25519"), Read))
-		require.True(t, k.Access(filepath.Join(ws, "main.go"), Write))
+		require.False(t, k.Access(filepath.Join(home, ".ssh/id_ed25519"), policy.Read))
+		require.True(t, k.Access(filepath.Join(ws, "main.go"), policy.Write))
 		require.NotNil(t, c.Network, name)
 		require.Equal(t, a.Domains, c.Network.AllowText(), name)
 
@@ -79,8 +80,8 @@ func TestComposeAgentDirWritableByHand(t *testing.T) {
 		Writable: []string{filepath.Join(home, ".claude"), filepath.Join(home, ".codex"), filepath.Join(home, ".gemini")}})
 	require.NoError(t, err)
 	k := c.Canonical
-	require.True(t, k.Access(filepath.Join(home, ".claude/projects/x.jsonl"), Write))
+	require.True(t, k.Access(filepath.Join(home, ".claude/projects/x.jsonl"), policy.Write))
 	for _, p := range []string{".claude/settings.json", ".claude/hooks/x.sh", ".claude/commands/x.md", ".codex/config.toml", ".gemini/settings.json"} {
-		require.False(t, k.Access(filepath.Join(home, p), Write), "~/%s writable", p)
+		require.False(t, k.Access(filepath.Join(home, p), policy.Write), "~/%s writable", p)
 	}
 }
