@@ -532,11 +532,13 @@ func (c *Cmd) Wait() error {
 	if c.launchCheck != nil && c.inner.Process != nil {
 		judge = c.launchCheck(c.inner.Process.Pid)
 	}
+	if c.leftovers && c.inner.Process != nil {
+		// Before the wait for stdio copies: a leftover holding the
+		// command's stdout would keep them open forever.
+		killLeftovers(c.inner.Process.Pid)
+	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState
-	if c.leftovers {
-		killLeftovers()
-	}
 	c.markGone()
 	c.stopNet() // the sandbox is gone: so is every connection through the proxy
 	if c.tty != nil {

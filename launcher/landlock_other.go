@@ -15,4 +15,4 @@ func (c *Cmd) landlockCmd(context.Context, *policy.Canonical, detect.Result, []s
 	return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, errOS)
 }
 
-func killLeftovers() {}
+func killLeftovers(int) {}

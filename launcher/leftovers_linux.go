@@ -2,31 +2,39 @@ package launcher
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// killLeftovers kills and reaps every child of this process, a child
-// subreaper (Cmd.KillLeftovers): once the command has ended, its
+// killLeftovers waits for the command, the child pid, to end (without
+// reaping it: os/exec does), then kills and reaps every other child of
+// this process, a child subreaper (Cmd.KillLeftovers): the command's
 // descendants still running were reparented here. Killing one reparents
 // its own children here in turn, so the loop ends when a scan finds no
 // child left. A child's pid cannot be reused before this process reaps
 // it, so the pid a scan found is still that child when it is killed.
-func killLeftovers() {
+func killLeftovers(pid int) {
+	for {
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+			break
+		}
+	}
 	self := os.Getpid()
 	for {
-		kids := children(self)
+		kids := slices.DeleteFunc(children(self), func(p int) bool { return p == pid })
 		if len(kids) == 0 {
 			return
 		}
-		for _, pid := range kids {
-			unix.Kill(pid, unix.SIGKILL)
+		for _, k := range kids {
+			unix.Kill(k, unix.SIGKILL)
 		}
-		for _, pid := range kids {
+		for _, k := range kids {
 			for {
-				_, err := unix.Wait4(pid, nil, unix.WALL, nil)
+				_, err := unix.Wait4(k, nil, unix.WALL, nil)
 				if err != unix.EINTR {
 					break
 				}
