@@ -91,7 +91,7 @@ func Probe(ctx context.Context, timeout time.Duration) (abi int, err error) {
 	}
 	// BPF_RET|BPF_K SECCOMP_RET_ALLOW
 	allow := []byte{0x06, 0, 0, 0, 0, 0, 0xff, 0x7f}
-	spec := &Spec{Probe: dir, Seccomp: allow, Plan: &Plan{ABI: abi, HandledFS: fsRightsOfABI(abi),
+	spec := &Spec{Probe: dir, Seccomp: allow, Plan: &Plan{ABI: abi, HandledFS: HandledFS(abi),
 		Rules: []Rule{{Path: granted, Access: ReadFile}}}}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

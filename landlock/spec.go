@@ -12,11 +12,6 @@ const InitArg = "__cordon-landlock"
 // Backend is the value of CORDON_SANDBOX inside the sandbox.
 const Backend = "landlock"
 
-// MinABI is the oldest Landlock ABI the backend runs on: ABI 1 refuses
-// every rename and link across directories (no Refer right), which breaks
-// ordinary builds.
-const MinABI = 2
-
 // Spec is everything the init needs, as the launcher decided it. The
 // environment is the init's own, passed on as it is; the working
 // directory likewise.
@@ -70,20 +65,4 @@ func (s *Spec) weakened(step string) bool {
 		}
 	}
 	return false
-}
-
-// fsRightsOfABI are the file system rights ABI abi handles.
-func fsRightsOfABI(abi int) uint64 {
-	r := Execute | WriteFile | ReadFile | ReadDir | RemoveDir | RemoveFile | MakeChar |
-		MakeDir | MakeReg | MakeSock | MakeFifo | MakeBlock | MakeSym
-	if abi >= 2 {
-		r |= Refer
-	}
-	if abi >= 3 {
-		r |= Truncate
-	}
-	if abi >= 5 {
-		r |= IoctlDev
-	}
-	return r
 }

@@ -31,13 +31,12 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	if c.NetPolicy != nil {
 		return nil, nil, errLandlockAllowlist
 	}
-	abi := landlock.ABI()
-	if err := landlock.ABIError(abi); err != nil {
+	if err := landlock.ABIError(landlockABI()); err != nil {
 		return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, err)
 	}
-	plan, err := renderLandlock(canon, abi, c.Network)
+	plan, err := landlockPlan(canon)
 	if err != nil {
-		return nil, nil, fmt.Errorf("landlock: %w", err)
+		return nil, nil, err
 	}
 	argv := append([]string{c.Path}, c.Args[1:]...)
 	spec := landlock.Spec{
