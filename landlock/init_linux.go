@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -230,6 +231,12 @@ func addRule(rfd int, rule Rule, handled uint64, check bool) error {
 		how.Resolve = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 	}
 	fd, err := unix.Openat2(unix.AT_FDCWD, rule.Path, &how)
+	if err == unix.ENOSYS && check {
+		// Before Linux 5.6, or under a seccomp filter refusing openat2
+		// (cordon's own, in a sandbox nested in another): the same walk,
+		// one component at a time.
+		fd, err = openNoLinks(rule.Path)
+	}
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return nil
@@ -261,6 +268,40 @@ func addRule(rfd int, rule Rule, handled uint64, check bool) error {
 		return fmt.Errorf("rule on %s: %w", rule.Path, errno)
 	}
 	return nil
+}
+
+// openNoLinks opens path (absolute, clean) O_PATH one component at a
+// time from "/", failing with ELOOP where a component is a link.
+func openNoLinks(path string) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		if name == "." || name == ".." {
+			unix.Close(fd)
+			return -1, unix.EXDEV
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			return -1, unix.ELOOP
+		}
+		fd = next
+	}
+	return fd, nil
 }
 
 // dropCaps empties every capability set of this thread: the bounding set
