@@ -41,8 +41,12 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	// A native launch takes the caller's view of the host as it is, unless
 	// stubs were removed since it began: it may show one of them present,
-	// and nothing would be mounted where the stub must be made again.
-	native := res.Backend == BackendNative && (reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
+	// and nothing would be mounted where the stub must be made again. A
+	// landlock launch, which makes no stub, always does: its init opens
+	// every rule's object without following a link and refuses one that
+	// changed kind since.
+	native := (res.Backend == BackendNative || res.Backend == BackendLandlock) &&
+		(reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
 	if testhook.Launch != nil {
 		testhook.Launch(c, "resolve")
 	}
