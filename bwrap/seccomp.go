@@ -54,6 +54,8 @@ const (
 	auditArchAarch64 = 0xc00000b7
 	x32SyscallBit    = 0x40000000
 
+	cloneNewuser = 0x10000000
+
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
@@ -208,6 +210,24 @@ type Rules struct {
 	// system without them answers (the landlock backend: the inode flags
 	// an owner may set, such as nodump, which Landlock does not cover).
 	RefuseIoctls []uint32
+	// NoUserns refuses new user namespaces: clone and unshare with
+	// CLONE_NEWUSER fail with EPERM (what a kernel with them disabled
+	// answers), clone3, whose flags are behind a pointer the filter
+	// cannot read, with ENOSYS (callers fall back to clone). A backend
+	// without a user namespace of its own (landlock) needs it: a new one
+	// would give the command every capability inside it.
+	NoUserns bool
+}
+
+// SocketsNoNamespace is the allowlist of a sandbox with the network off
+// but no network namespace of its own (the landlock backend): AF_INET
+// and AF_INET6 would reach the host's network, UDP included, which
+// Landlock's TCP rules do not cover, and AF_UNIX the host's sockets; only
+// NETLINK_ROUTE is left, which reads (without capabilities, cannot
+// change) the interfaces, as getaddrinfo and getifaddrs expect to.
+func SocketsNoNamespace() Sockets {
+	return Sockets{Mode: "network off, no network namespace",
+		Families: []uint32{afNetlink}, Netlink: []uint32{netlinkRoute}}
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.
@@ -234,6 +254,7 @@ var archs = []arch{
 		"removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
 		"utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"clone": 56, "clone3": 435, "unshare": 272,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -245,6 +266,7 @@ var archs = []arch{
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
 		"removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
 		"utimensat": 88, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"clone": 220, "clone3": 435, "unshare": 97,
 	}},
 }
 
@@ -325,6 +347,13 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.emit(insn{code: bpfJeqK, k: nr(rf.Syscall), jf: 1})
 		ret(retErrno | rf.Errno)
 	}
+	if r.NoUserns {
+		a.emit(insn{code: bpfJeqK, k: nr("clone3"), jf: 1})
+		ret(retErrno | enosys)
+		// clone's and unshare's flags are both the first argument.
+		a.emit(insn{code: bpfJeqK, k: nr("clone"), t: l("userns")})
+		a.emit(insn{code: bpfJeqK, k: nr("unshare"), t: l("userns")})
+	}
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
@@ -360,6 +389,13 @@ func (a *asm) arch(ar arch, r Rules) {
 				ret(retAllow)
 			}
 		}
+	}
+
+	if r.NoUserns {
+		a.label(l("userns"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg0})
+		a.emit(insn{code: bpfJsetK, k: cloneNewuser, t: l("eperm")})
+		ret(retAllow)
 	}
 
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
@@ -503,9 +539,16 @@ func Describe(r Rules) string {
 		}
 		fams = append(fams, n)
 	}
-	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
+	userns := ""
+	if r.NoUserns {
+		userns = ", new user namespaces (clone/unshare CLONE_NEWUSER, clone3)"
+	}
+	if len(fams) == 0 {
+		fams = []string{"none"}
+	}
+	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX%s, x32 and i386 calls; "+
 		"sockets (%s) %s only, socketpair AF_UNIX only",
-		strings.Join(refused, ", "), r.Sockets.Mode, strings.Join(fams, ", "))
+		strings.Join(refused, ", "), userns, r.Sockets.Mode, strings.Join(fams, ", "))
 	if len(r.Notify) > 0 {
 		d += "; decided by the launcher: " + strings.Join(r.Notify, ", ")
 	}

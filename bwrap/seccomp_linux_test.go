@@ -27,6 +27,7 @@ func TestSyscallNumbers(t *testing.T) {
 		"fremovexattr": unix.SYS_FREMOVEXATTR, "utimensat": unix.SYS_UTIMENSAT,
 		"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
 		"file_setattr": unix.SYS_FILE_SETATTR,
+		"clone":        unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "unshare": unix.SYS_UNSHARE,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.

@@ -212,3 +212,30 @@ func TestProbeAutoPicksAsDetect(t *testing.T) {
 		require.Equal(t, want.Backend, got.Backend, "Probe(%q)", backend)
 	}
 }
+
+// Where neither namespace backend is usable, auto takes landlock and says
+// why; where none is, the reason names all three.
+func TestAutoFallsBackToLandlock(t *testing.T) {
+	res := map[string]detect.Result{
+		"native":   {Backend: "native", Reason: "native-why"},
+		"bwrap":    {Backend: "bwrap", Reason: "bwrap-why"},
+		"landlock": {Backend: "landlock", Usable: true, Reason: "ok: landlock"},
+	}
+	get := func(b string) detect.Result { return res[b] }
+	got := detect.AutoLinux(get)
+	require.Equal(t, "landlock", got.Backend)
+	require.True(t, got.Usable)
+	require.True(t, got.Fallback)
+	require.Equal(t, "user namespaces are unavailable here (native: native-why; bwrap: bwrap-why); landlock confines without them: ok: landlock", got.Reason)
+
+	res["bwrap"] = detect.Result{Backend: "bwrap", Usable: true}
+	got = detect.AutoLinux(get)
+	require.Equal(t, "bwrap", got.Backend)
+	require.False(t, got.Fallback)
+
+	res["bwrap"] = detect.Result{Backend: "bwrap", Reason: "bwrap-why"}
+	res["landlock"] = detect.Result{Backend: "landlock", Reason: "landlock-why"}
+	got = detect.AutoLinux(get)
+	require.False(t, got.Usable)
+	require.Equal(t, "bwrap-why; and the native backend: native-why; and the landlock backend: landlock-why", got.Reason)
+}

@@ -9,3 +9,6 @@ func FakeInsideBwrap(v bool) (restore func()) {
 	insideBwrap = func() bool { return v }
 	return func() { insideBwrap = old }
 }
+
+// AutoLinux is auto's choice on Linux among the results get gives.
+var AutoLinux = autoLinux

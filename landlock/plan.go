@@ -149,7 +149,7 @@ type Options struct {
 
 // DefaultOptions are the fixed extras of every landlock sandbox.
 func DefaultOptions() Options {
-	return Options{Devices: []string{"/dev/full", "/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}, Proc: true}
+	return Options{Devices: []string{"/dev/full", "/dev/null", "/dev/random", "/dev/tty", "/dev/urandom", "/dev/zero"}, Proc: true}
 }
 
 // renderer holds one rendering.

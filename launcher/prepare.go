@@ -41,8 +41,12 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	// A native launch takes the caller's view of the host as it is, unless
 	// stubs were removed since it began: it may show one of them present,
-	// and nothing would be mounted where the stub must be made again.
-	native := res.Backend == BackendNative && (reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
+	// and nothing would be mounted where the stub must be made again. A
+	// landlock launch, which makes no stub, always does: its init opens
+	// every rule's object without following a link and refuses one that
+	// changed kind since.
+	native := (res.Backend == BackendNative || res.Backend == BackendLandlock) &&
+		(reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
 	if testhook.Launch != nil {
 		testhook.Launch(c, "resolve")
 	}
@@ -149,14 +153,16 @@ func (c *Cmd) checkBackend() (string, error) {
 }
 
 // sandboxCmd builds the process of the backend detection chose (for auto
-// on Linux, the native backend where it is usable, else bwrap: see
-// detect.Detect).
+// on Linux, the native backend where it is usable, else bwrap, else
+// landlock: see detect.Detect).
 func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
 		return c.bwrapCmd(ctx, canon, res, env, reg)
 	case BackendNative:
 		return c.nativeCmd(ctx, canon, res, env, reg)
+	case BackendLandlock:
+		return c.landlockCmd(ctx, canon, res, env)
 	case BackendSeatbelt:
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}

@@ -16,7 +16,7 @@ var demoCommand = &command{
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
 		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
-		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native or seatbelt", "the demo never runs its shell step unconfined")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native, landlock or seatbelt", "the demo never runs its shell step unconfined")
 		return o.run
 	},
 }

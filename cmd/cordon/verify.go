@@ -29,7 +29,7 @@ var verifyCommand = &command{
 	help:  verifyHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &verifyOpts{}
-		sandboxFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to verify")
+		sandboxFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, landlock or seatbelt", "none is no sandbox, so there is nothing to verify")
 		fs.StringVar(&o.runRE, "run", "", "run only cases whose name matches `REGEXP`")
 		fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON on stdout instead of the table")
 		fs.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")

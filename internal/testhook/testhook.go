@@ -182,3 +182,8 @@ var SkipTermModeReset bool
 // decided and will now change, just before it performs the call: a test
 // swaps the path, or signals the caller, there.
 var MetagateAct func(tid int, path string)
+
+// LandlockWeaken is NativeWeaken for the landlock backend: the steps its
+// init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
+// "check-paths"), separated by commas (landlock.Spec.Weaken).
+var LandlockWeaken string

@@ -1,0 +1,103 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/netpolicy"
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+func needLandlock(t *testing.T) {
+	t.Helper()
+	testenv.Need(t, "Landlock ABI 2 or later", landlock.ABIError(landlock.ABI()))
+}
+
+// TestLandlockLaunch runs the workspace preset through the landlock
+// backend with the real plan: the build writes below existing
+// directories, .git/hooks is not writable, a denied store in HOME is
+// unreadable, nothing outside is writable, the command sees the backend's
+// name.
+func TestLandlockLaunch(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	for _, d := range []string{"ws/.git/hooks", "ws/build/obj", "home/.ssh"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("SECRET"), 0o600))
+	p, err := workspace.Preset(ws, workspace.Options{Home: home})
+	require.NoError(t, err)
+	p.DeniedRoots = append(p.DeniedRoots, filepath.Join(home, ".ssh"))
+	script := `echo o > build/obj/a.o && echo built
+echo x > .git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN
+cat "$H/.ssh/id_ed25519" 2>/dev/null
+echo x > "$B/outside" 2>/dev/null && echo OUTSIDE-WRITTEN
+echo "$CORDON_SANDBOX"`
+	c := Command(p, "sh", "-c", script)
+	c.Backend = BackendLandlock
+	c.Dir = ws
+	c.Env = append(os.Environ(), "H="+home, "B="+base)
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "built\nlandlock\n", string(out))
+	require.FileExists(t, filepath.Join(ws, "build/obj/a.o"))
+	require.NoFileExists(t, filepath.Join(ws, ".git/hooks/pre-commit"))
+	require.NoFileExists(t, filepath.Join(base, "outside"))
+}
+
+// A network allowlist is refused under landlock, naming why.
+func TestLandlockRefusesAllowlist(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "true")
+	c.Backend = BackendLandlock
+	np, err := netpolicy.New([]string{"example.com"}, nil)
+	require.NoError(t, err)
+	c.NetPolicy = np
+	err = c.Run()
+	require.ErrorIs(t, err, errLandlockAllowlist)
+	require.ErrorContains(t, err, "a Landlock connect rule names a port, not a host")
+}
+
+// TestLandlockKillsLeftovers: with KillLeftovers, what the command leaves
+// running in the background (here in a session of its own) is killed
+// when it ends. Run in a child process: it makes that process a
+// subreaper that kills its every child.
+func TestLandlockKillsLeftovers(t *testing.T) {
+	needLandlock(t)
+	cmd := testenv.Subprocess(t, "TestHelperLandlockLeftovers", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, after, ok := strings.Cut(string(out), "LEFTOVER=")
+	require.True(t, ok, "%s", out)
+	pid, err := strconv.Atoi(strings.Fields(after)[0])
+	require.NoError(t, err, "%s", out)
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the leftover %d still runs", pid)
+}
+
+func TestHelperLandlockLeftovers(t *testing.T) {
+	ws := testenv.InSubprocess(t)
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!`)
+	c.Backend = BackendLandlock
+	c.KillLeftovers = true
+	out, err := c.Output()
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	require.NoError(t, err)
+	// Still ours until reaped: it is gone only if it was killed and reaped.
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "leftover %d", pid)
+	os.Stdout.WriteString("\nLEFTOVER=" + strconv.Itoa(pid) + "\n")
+}
