@@ -120,6 +120,10 @@ func inProcessWalls(cfg config, tmp, ws string) error {
 	for i := range cfg.inproc {
 		for j := range variants {
 			k := (i + j) % len(variants)
+			// With -gap, the previous sandbox's teardown, which runs
+			// after the init reported the status, ends before the next
+			// launch instead of sharing the two cores with it.
+			time.Sleep(cfg.gap)
 			d, err := launchOnce(variants[k].weaken)
 			if err != nil {
 				return fmt.Errorf("%s: %w", variants[k].label, err)
@@ -127,7 +131,7 @@ func inProcessWalls(cfg config, tmp, ws string) error {
 			s[k].add(result{wall: d})
 		}
 	}
-	fmt.Printf("\n== two walls in process: %d rounds, order rotated each round (preset + launcher Exec of /bin/true, native)\n%-44s %6s %9s %9s %9s\n", cfg.inproc, "", "n", "median", "p95", "min")
+	fmt.Printf("\n== two walls in process: %d rounds, order rotated each round, %s between launches (preset + launcher Exec of /bin/true, native)\n%-44s %6s %9s %9s %9s\n", cfg.inproc, cfg.gap, "", "n", "median", "p95", "min")
 	for k, v := range variants {
 		fmt.Printf("%-44s %6d %9s %9s %9s\n", v.label, len(s[k].res), ms(s[k].median()), ms(s[k].p95()), ms(s[k].pct(0)))
 	}

@@ -61,6 +61,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
@@ -72,6 +73,7 @@ type config struct {
 	codex      string
 	codexN     int
 	hookN      int
+	gap        time.Duration
 	installSrt bool
 	scale      bool
 	scaleN     int
@@ -98,6 +100,7 @@ func main() {
 	flag.StringVar(&cfg.srt, "srt", "", "path of Anthropic's srt (default: $SRT, else srt in PATH)")
 	flag.StringVar(&cfg.codex, "codex", "", "path of Codex's CLI, whose 'codex sandbox' is a peer (default: $CODEX, else the e2e suite's cached install, else codex in PATH)")
 	flag.IntVar(&cfg.codexN, "codex-n", 20, "rounds that also run Codex's sandbox; 0 skips it")
+	flag.DurationVar(&cfg.gap, "gap", 0, "with -walls-only -inproc: pause between launches, so that each sandbox's teardown ends before the next launch")
 	flag.IntVar(&cfg.hookN, "hook-n", 0, "instead of the launches: time N rounds of 'cordon hook claude-code' calls")
 	flag.BoolVar(&cfg.installSrt, "install-srt", false, "npm install @anthropic-ai/sandbox-runtime into the temp dir when srt is not found")
 	flag.BoolVar(&cfg.scale, "scale", true, "also canonicalize, render and launch a policy of 2,000 nested roots")
