@@ -190,11 +190,23 @@ func missing(paths []string) []string {
 func makeStubs(stubs []string) ([]string, error) {
 	var made []string
 	for _, p := range stubs { // shallow to deep
-		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			removeStubs(made)
-			return nil, err
-		} else if err == nil {
-			made = append(made, p)
+		// A stub's parent may be one too that the profile does not
+		// list (.github of .github/hooks, gone with the launch that
+		// made it): made here, and removed after it.
+		var missing []string
+		for q := p; ; q = filepath.Dir(q) {
+			if _, err := os.Lstat(q); err == nil || q == filepath.Dir(q) {
+				break
+			}
+			missing = append(missing, q)
+		}
+		for _, q := range slices.Backward(missing) {
+			if err := os.Mkdir(q, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				removeStubs(made)
+				return nil, err
+			} else if err == nil {
+				made = append(made, q)
+			}
 		}
 	}
 	return made, nil

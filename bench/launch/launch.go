@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
@@ -44,12 +45,20 @@ type launchBench struct {
 	noLingerArgs, noLingerEnv []string
 
 	srt, srtSettings string // empty srt: not found, (d) skipped
+	codex            string // Codex's CLI; empty: not found, (dx) skipped
+
+	// (en): the minimal Go launcher of the native sandbox and its spec.
+	floorArgs []string
+	// (ak): cordon run --backend landlock, when this cordon has it.
+	landlockArgs []string
 
 	cold                   result // the first launch, on an empty detection cache
 	coldProbes, warmProbes int
 
-	launches launchSeries
-	oneWall  string // cordon built with the native init of one wall (al)
+	launches    launchSeries
+	oneWall     string // cordon built with the native init of one wall (al)
+	nativeFloor string // the minimal Go launcher of the native sandbox (en)
+	walls       []*wallVariant
 }
 
 // launchSeries holds one series per variant; the letters are the labels
@@ -62,6 +71,9 @@ type launchSeries struct {
 	rawBwrap       series // (b) raw bwrap, stubs made beforehand: the floor
 	rawBwrapStubs  series // (c) raw bwrap making and removing its stubs
 	srt            series // (d) Anthropic's srt
+	codex          series // (dx) Codex's sandbox
+	nativeFloor    series // (en) the minimal Go launcher → the same native sandbox
+	landlock       series // (ak) (a) with --backend landlock
 	goLauncher     series // (e) (b) started by the minimal Go launcher
 	allowlist      series // (p) (a) with --allow-domain example.com
 	allowlistBwrap series // (pb) (p) with --backend bwrap
@@ -115,7 +127,12 @@ func (lb *launchBench) prepare(tmp, golauncher string) error {
 	if err := checkSameMounts(lb.cordon, lb.prof, lb.filter, lb.stubs, lb.env, lb.ws); err != nil {
 		return err
 	}
+	if err := lb.prepareNativeFloor(tmp); err != nil {
+		return fmt.Errorf("native floor: %w", err)
+	}
+	lb.prepareLandlock()
 	lb.prepareSrt(tmp)
+	lb.prepareCodex()
 	return nil
 }
 
@@ -207,6 +224,11 @@ func (lb *launchBench) prepareSrt(tmp string) {
 	// The closest srt equivalent of the workspace preset: cwd writable,
 	// no network, ~/.ssh unreadable.
 	os.WriteFile(lb.srtSettings, []byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`), 0o600)
+	if _, err := sample(exec.Command(lb.srt, "--settings", lb.srtSettings, "/bin/true"), lb.env, lb.ws); err != nil {
+		fmt.Printf("srt: %s does not run here: %v\n", lb.srt, err)
+		lb.srt = ""
+		return
+	}
 	v, _ := exec.Command(lb.srt, "--version").Output()
 	fmt.Printf("srt: %s (%s)\n", strings.TrimSpace(string(v)), lb.srt)
 }
@@ -218,6 +240,10 @@ func (lb *launchBench) compare() error {
 	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch, and here for the whole run: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(lb.stubs), launcher.DefaultStubLinger)
 	if _, err := sample(exec.Command(lb.cordon, lb.nativeArgs...), lb.env, lb.ws); err != nil {
 		return fmt.Errorf("cold native launch: %w", err)
+	}
+	// (al)'s build probes once, into its own state directory (envFor).
+	if _, err := sample(exec.Command(lb.oneWall, lb.nativeArgs...), lb.envFor(lb.oneWall), lb.ws); err != nil {
+		return fmt.Errorf("cold native launch of one wall: %w", err)
 	}
 	probesBefore := countLines(lb.probeLog)
 	for i := range lb.cfg.n {
@@ -239,9 +265,18 @@ func (lb *launchBench) round(i int) error {
 		lb.timeRawBwrapStubs, lb.timeGoLauncher, lb.timeAllowlist, lb.timeAllowlistBwrap,
 		lb.timeNativeOneWall,
 	}
+	if lb.floorArgs != nil {
+		steps = append(steps, lb.timeNativeFloor)
+	}
+	if lb.landlockArgs != nil {
+		steps = append(steps, lb.timeLandlock)
+	}
 	withSrt := lb.srt != "" && i < lb.cfg.srtN
 	if withSrt {
 		steps = append(steps, lb.timeSrt)
+	}
+	if lb.codex != "" && i < lb.cfg.codexN {
+		steps = append(steps, lb.timeCodex)
 	}
 	for j := range steps {
 		if err := steps[(i+j)%len(steps)](); err != nil {
@@ -271,42 +306,23 @@ func (lb *launchBench) timeNative() error {
 	return lb.timeRun(&lb.launches.native, lb.nativeArgs, lb.env, lb.ws)
 }
 
+// envFor is the environment of launches through bin: a build other than
+// the one under test gets a state directory of its own. detect caches
+// its probe keyed by the binary that made it, so two builds sharing one
+// cache would each find the other's entry and probe again on every
+// launch: an extra sandbox per launch, 20 ms or more, on both sides.
+func (lb *launchBench) envFor(bin string) []string {
+	if bin == lb.cordon {
+		return lb.env
+	}
+	dir := filepath.Join(filepath.Dir(bin), "state-"+filepath.Base(bin), "cordon")
+	return append(slices.Clip(lb.env), state.EnvDir+"="+dir)
+}
+
 func (lb *launchBench) timeNativeOneWall() error {
-	r, err := sample(exec.Command(lb.oneWall, lb.nativeArgs...), lb.env, lb.ws)
+	r, err := sample(exec.Command(lb.oneWall, lb.nativeArgs...), lb.envFor(lb.oneWall), lb.ws)
 	lb.launches.nativeOneWall.add(r)
 	return err
-}
-
-// compareWalls alternates (an) and (al) alone: what the Landlock step
-// (the sandbox's own root, the ruleset, restrict_self) adds to a native
-// launch.
-func (lb *launchBench) compareWalls() error {
-	for _, bin := range []string{lb.cordon, lb.oneWall} { // cold: probe and cache
-		if _, err := sample(exec.Command(bin, lb.nativeArgs...), lb.env, lb.ws); err != nil {
-			return fmt.Errorf("cold native launch (%s): %w", bin, err)
-		}
-	}
-	steps := []func() error{lb.timeNative, lb.timeNativeOneWall}
-	for i := range lb.cfg.n {
-		for j := range steps {
-			if err := steps[(i+j)%len(steps)](); err != nil {
-				return fmt.Errorf("round %d: %w", i, err)
-			}
-		}
-	}
-	l := &lb.launches
-	fmt.Printf("\n== two walls: %d rounds, alternated\n%-44s %6s %9s %9s %9s %12s\n", lb.cfg.n, "", "n", "median", "p95", "min", "peak RSS")
-	l.native.print("(an) cordon run --backend native --workspace W -- /bin/true")
-	l.nativeOneWall.print("(al) (an) with the init of one wall")
-	lb.printWalls()
-	return nil
-}
-
-// printWalls reports what the Landlock step adds to a native launch.
-func (lb *launchBench) printWalls() {
-	l := &lb.launches
-	fmt.Printf("Landlock step: (an)-(al) median = %s, p95 = %s, min = %s (target ≤ 1 ms; (al) leaves out the Landlock domain and the sandbox's own root)\n",
-		ms(l.native.median()-l.nativeOneWall.median()), ms(l.native.p95()-l.nativeOneWall.p95()), ms(l.native.pct(0)-l.nativeOneWall.pct(0)))
 }
 
 func (lb *launchBench) timeCordonNoLinger() error {
@@ -325,6 +341,22 @@ func (lb *launchBench) timeSrt() error {
 	r, err := sample(exec.Command(lb.srt, "--settings", lb.srtSettings, "/bin/true"), lb.env, lb.ws)
 	lb.launches.srt.add(r)
 	return err
+}
+
+func (lb *launchBench) timeCodex() error {
+	r, err := sample(exec.Command(lb.codex, codexArgs...), lb.env, lb.ws)
+	lb.launches.codex.add(r)
+	return err
+}
+
+func (lb *launchBench) timeNativeFloor() error {
+	r, err := sample(exec.Command(lb.floorArgs[0], lb.floorArgs[1:]...), lb.env, lb.ws)
+	lb.launches.nativeFloor.add(r)
+	return err
+}
+
+func (lb *launchBench) timeLandlock() error {
+	return lb.timeRun(&lb.launches.landlock, lb.landlockArgs, lb.env, lb.ws)
 }
 
 func (lb *launchBench) timeRawBwrap() error {
@@ -427,10 +459,21 @@ func (lb *launchBench) report() {
 	l.goLauncher.print("(e) minimal Go launcher → same raw bwrap")
 	l.allowlist.print("(p) (an) with --allow-domain example.com")
 	l.allowlistBwrap.print("(pb) (a) with --allow-domain example.com")
+	l.nativeFloor.print("(en) minimal Go launcher → same native sandbox")
+	if lb.landlockArgs != nil {
+		l.landlock.print("(ak) (a) with --backend landlock")
+	} else {
+		fmt.Println("(ak) --backend landlock: skipped (this cordon has no such backend)")
+	}
 	if lb.srt != "" {
 		l.srt.print("(d) srt --settings S /bin/true")
 	} else {
 		fmt.Println("(d) srt: skipped (not found; -srt PATH, $SRT, or -install-srt)")
+	}
+	if lb.codex != "" {
+		l.codex.print("(dx) codex sandbox (workspace-write) /bin/true")
+	} else {
+		fmt.Println("(dx) Codex's sandbox: skipped (not found; -codex PATH or $CODEX)")
 	}
 	fmt.Printf("\nratio median cordon/(b) = %.2f   cordon/(c) = %.2f   (target ≤ 1.25)\n",
 		ratio(l.cordon.median(), l.rawBwrap.median()), ratio(l.cordon.median(), l.rawBwrapStubs.median()))
@@ -443,8 +486,19 @@ func (lb *launchBench) report() {
 	}
 	fmt.Printf("ratio median (e)/(b) = %.2f  (the floor any Go launcher pays: exec + Go runtime start)   cordon/(e) = %.2f\n",
 		ratio(l.goLauncher.median(), l.rawBwrap.median()), ratio(l.cordon.median(), l.goLauncher.median()))
-	fmt.Printf("ratio median (an)/(e) = %.2f  (native: cordon's own init in place of bwrap; target ≤ 1.2)   (an)/(a) = %.2f\n",
+	fmt.Printf("ratio median (an)/(e) = %.2f  (native: cordon's own init in place of bwrap, two Go starts and a CLONE_NEWUSER fork; guard ≤ 2.4)   (an)/(a) = %.2f\n",
 		ratio(l.native.median(), l.goLauncher.median()), ratio(l.native.median(), l.cordon.median()))
+	fmt.Printf("cordon's own work per launch: bwrap (a)-(e) median = %s, min = %s; native (an)-(en) median = %s, min = %s\n",
+		ms(l.cordon.median()-l.goLauncher.median()), ms(l.cordon.pct(0)-l.goLauncher.pct(0)),
+		ms(l.native.median()-l.nativeFloor.median()), ms(l.native.pct(0)-l.nativeFloor.pct(0)))
+	if lb.landlockArgs != nil {
+		fmt.Printf("landlock backend: (ak)-(e) median = %s (its own work over the minimal Go launcher, which execs bwrap: not the same sandbox)\n",
+			ms(l.landlock.median()-l.goLauncher.median()))
+	}
+	if lb.srt != "" || lb.codex != "" {
+		fmt.Printf("peers, median: srt %s, Codex's sandbox %s; cordon (a) %s, (an) %s\n",
+			ms(l.srt.median()), ms(l.codex.median()), ms(l.cordon.median()), ms(l.native.median()))
+	}
 	fmt.Printf("cordon peak RSS: median %.1f MiB, max %.1f MiB over %d runs (target ≤ 20 MiB; /usr/bin/time -f %%M, whose floor, /bin/true, is %.1f MiB)\n",
 		l.cordon.rssMedian(), l.cordon.rssMax(), l.cordon.rssCount(), l.rssFloor.rssMax())
 	fmt.Printf("network allowlist: (p)-(an) median = %s, p95 = %s (target ≤ 5 ms: native, the backend auto takes); (pb)-(a) median = %s (bwrap); (p)-(a) median = %s (native with the allowlist against bwrap without); (p) peak RSS %.1f MiB, the largest of cordon and the sandbox's init\n",

@@ -13,9 +13,17 @@
 //	(c) the same raw bwrap command with the same stub directories created
 //	    before it and removed after it, inside the timing: like for like
 //	(d) Anthropic's srt, when installed, for the first -srt-n rounds
+//	(dx) Codex's sandbox ('codex sandbox', workspace-write), when found,
+//	    for the first -codex-n rounds
 //	(e) the same raw bwrap command as (b), started through a minimal Go
 //	    launcher (syscall.Exec of its arguments, built CGO_ENABLED=0): the
 //	    floor any Go launcher pays, exec plus Go runtime start
+//	(en) the native sandbox of (an), with the same mounts and filter,
+//	    started by a minimal Go launcher of its own (nativefloor/): the
+//	    floor of the native backend, two Go starts and a CLONE_NEWUSER
+//	    fork; (an)-(en) is cordon's own work per native launch, as
+//	    (a)-(e) is per bwrap launch
+//	(ak) (a) through --backend landlock, when this cordon has it
 //	(p) (an) with a network allowlist (--allow-domain example.com): cordon
 //	    stays to run the proxy, and the native init makes the listener
 //	(pb) (a) with the same allowlist: a helper inside hands over the listener
@@ -53,6 +61,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
@@ -61,6 +70,10 @@ type config struct {
 	n          int
 	srtN       int
 	srt        string
+	codex      string
+	codexN     int
+	hookN      int
+	gap        time.Duration
 	installSrt bool
 	scale      bool
 	scaleN     int
@@ -85,6 +98,10 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 200, "alternation rounds of (a), (b), (c), (e)")
 	flag.IntVar(&cfg.srtN, "srt-n", 20, "rounds that also run srt (it takes ~0.5 s or more each); 0 skips it")
 	flag.StringVar(&cfg.srt, "srt", "", "path of Anthropic's srt (default: $SRT, else srt in PATH)")
+	flag.StringVar(&cfg.codex, "codex", "", "path of Codex's CLI, whose 'codex sandbox' is a peer (default: $CODEX, else the e2e suite's cached install, else codex in PATH)")
+	flag.IntVar(&cfg.codexN, "codex-n", 20, "rounds that also run Codex's sandbox; 0 skips it")
+	flag.DurationVar(&cfg.gap, "gap", 0, "with -walls-only -inproc: pause between launches, so that each sandbox's teardown ends before the next launch")
+	flag.IntVar(&cfg.hookN, "hook-n", 0, "instead of the launches: time N rounds of 'cordon hook claude-code' calls")
 	flag.BoolVar(&cfg.installSrt, "install-srt", false, "npm install @anthropic-ai/sandbox-runtime into the temp dir when srt is not found")
 	flag.BoolVar(&cfg.scale, "scale", true, "also canonicalize, render and launch a policy of 2,000 nested roots")
 	flag.IntVar(&cfg.scaleN, "scale-n", 10, "launches of the 2,000-root policy (alternated with raw bwrap)")
@@ -92,7 +109,7 @@ func main() {
 	flag.IntVar(&cfg.inproc, "inproc", 0, "instead: run N launches in this process through the launcher package (for -cpuprofile)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the in-process launches to `FILE`")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temp dir")
-	flag.BoolVar(&cfg.wallsOnly, "walls-only", false, "run only (an) and (al), the native launch with and without its Landlock step, -n rounds")
+	flag.BoolVar(&cfg.wallsOnly, "walls-only", false, "run only the native launch with and without the second wall's steps ((an), (ax), (aL), (aR), (al)), -n rounds; with -inproc N, in this process instead, one binary")
 	flag.BoolVar(&cfg.net, "net", true, "also measure the network allowlist's proxy: throughput of a large download through it against one straight from the host, and cordon's memory meanwhile")
 	flag.IntVar(&cfg.netMiB, "net-mib", 512, "size of the -net download in MiB")
 	flag.IntVar(&cfg.netN, "net-n", 5, "rounds of the -net download (alternated with the direct one)")
@@ -124,6 +141,9 @@ func run(cfg config) error {
 	if err := makeWorkspace(ws); err != nil {
 		return fmt.Errorf("workspace fixture: %w", err)
 	}
+	if cfg.inproc > 0 && cfg.wallsOnly {
+		return inProcessWalls(cfg, tmp, ws)
+	}
 	if cfg.inproc > 0 {
 		return inProcess(cfg, tmp, ws)
 	}
@@ -142,17 +162,27 @@ func run(cfg config) error {
 	if err := buildGoLauncher(filepath.Join(tmp, "golauncher-src"), golauncher); err != nil {
 		return err
 	}
+	nativeFloor := filepath.Join(tmp, "nativefloor")
+	if err := buildNativeFloor(nativeFloor); err != nil {
+		return err
+	}
 	probeLog := filepath.Join(tmp, "probes.log")
 	env := append(os.Environ(), state.EnvDir+"="+filepath.Join(tmp, "state", "cordon"), "CORDON_PROBE_LOG="+probeLog)
 	printMachine(ws)
 	if cfg.largeOnly {
 		return large(cfg, tmp, cordon, env)
 	}
+	if cfg.hookN > 0 {
+		return hookCalls(cfg, cordon, golauncher, env, ws)
+	}
 
 	lb := newLaunchBench(cfg, cordon, env, ws, probeLog)
-	lb.oneWall = oneWall
+	lb.oneWall, lb.nativeFloor = oneWall, nativeFloor
 	defer lb.close()
 	if cfg.wallsOnly {
+		if err := lb.buildWallVariants(tmp); err != nil {
+			return err
+		}
 		return lb.compareWalls()
 	}
 	if err := lb.coldLaunch(); err != nil {

@@ -125,3 +125,19 @@ func (s series) print(name string) {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
 
 func ratio(x, y time.Duration) float64 { return float64(x) / float64(y) }
+
+// pairedMedian is the median of x's i-th sample minus y's, over the
+// rounds both have: with the variants alternated, each pair was taken a
+// moment apart, so a slow moment of the machine weighs on both sides.
+func pairedMedian(x, y series) time.Duration {
+	n := min(len(x.res), len(y.res))
+	if n == 0 {
+		return 0
+	}
+	d := make([]time.Duration, n)
+	for i := range n {
+		d[i] = x.res[i].wall - y.res[i].wall
+	}
+	slices.Sort(d)
+	return d[(n-1)/2]
+}
