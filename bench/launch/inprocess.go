@@ -91,13 +91,13 @@ func inProcessWalls(cfg config, tmp, ws string) error {
 		testhook.NativeWeaken = weaken
 		defer func() { testhook.NativeWeaken = "" }()
 		t0 := time.Now()
-		p, err := policy.Workspace(ws, policy.WorkspaceOptions{})
+		p, err := workspace.Preset(ws, workspace.Options{})
 		if err != nil {
 			return 0, err
 		}
 		cmd := launcher.Command(p, "/bin/true")
 		cmd.Backend = launcher.BackendNative
-		cmd.TmpDir = policy.PrivateTmpDir(p.WritableRoots[0])
+		cmd.TmpDir = workspace.PrivateTmpDir(p.WritableRoots[0])
 		err = cmd.Exec()
 		var st *launcher.ExitStatus
 		if errors.As(err, &st) && st.Code == 0 {
