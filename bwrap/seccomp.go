@@ -53,6 +53,8 @@ const (
 	auditArchAarch64 = 0xc00000b7
 	x32SyscallBit    = 0x40000000
 
+	cloneNewuser = 0x10000000
+
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
@@ -195,6 +197,24 @@ func Refusals() []Refusal {
 type Rules struct {
 	Sockets Sockets
 	Refuse  []Refusal
+	// NoUserns refuses new user namespaces: clone and unshare with
+	// CLONE_NEWUSER fail with EPERM (what a kernel with them disabled
+	// answers), clone3, whose flags are behind a pointer the filter
+	// cannot read, with ENOSYS (callers fall back to clone). A backend
+	// without a user namespace of its own (landlock) needs it: a new one
+	// would give the command every capability inside it.
+	NoUserns bool
+}
+
+// SocketsNoNamespace is the allowlist of a sandbox with the network off
+// but no network namespace of its own (the landlock backend): AF_INET
+// and AF_INET6 would reach the host's network, UDP included, which
+// Landlock's TCP rules do not cover, and AF_UNIX the host's sockets; only
+// NETLINK_ROUTE is left, which reads (without capabilities, cannot
+// change) the interfaces, as getaddrinfo and getifaddrs expect to.
+func SocketsNoNamespace() Sockets {
+	return Sockets{Mode: "network off, no network namespace",
+		Families: []uint32{afNetlink}, Netlink: []uint32{netlinkRoute}}
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.
@@ -216,6 +236,7 @@ var archs = []arch{
 		"bpf": 321, "userfaultfd": 323, "syslog": 103,
 		"chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
 		"open": 2, "openat": 257, "creat": 85, "openat2": 437, "mknod": 133, "mknodat": 259,
+		"clone": 56, "clone3": 435, "unshare": 272,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -223,6 +244,7 @@ var archs = []arch{
 		"add_key": 217, "request_key": 218, "keyctl": 219,
 		"bpf": 280, "userfaultfd": 282, "syslog": 116,
 		"fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "openat2": 437, "mknodat": 33,
+		"clone": 220, "clone3": 435, "unshare": 97,
 	}},
 }
 
@@ -287,6 +309,13 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.emit(insn{code: bpfJeqK, k: nr(rf.Syscall), jf: 1})
 		ret(retErrno | rf.Errno)
 	}
+	if r.NoUserns {
+		a.emit(insn{code: bpfJeqK, k: nr("clone3"), jf: 1})
+		ret(retErrno | enosys)
+		// clone's and unshare's flags are both the first argument.
+		a.emit(insn{code: bpfJeqK, k: nr("clone"), t: l("userns")})
+		a.emit(insn{code: bpfJeqK, k: nr("unshare"), t: l("userns")})
+	}
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
@@ -312,6 +341,13 @@ func (a *asm) arch(ar arch, r Rules) {
 			a.emit(insn{code: bpfJsetK, k: modeSetID, t: l("eperm")})
 			ret(retAllow)
 		}
+	}
+
+	if r.NoUserns {
+		a.label(l("userns"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg0})
+		a.emit(insn{code: bpfJsetK, k: cloneNewuser, t: l("eperm")})
+		ret(retAllow)
 	}
 
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
@@ -448,7 +484,14 @@ func Describe(r Rules) string {
 		}
 		fams = append(fams, n)
 	}
-	return fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls; "+
+	userns := ""
+	if r.NoUserns {
+		userns = ", new user namespaces (clone/unshare CLONE_NEWUSER, clone3)"
+	}
+	if len(fams) == 0 {
+		fams = []string{"none"}
+	}
+	return fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX%s, x32 and i386 calls; "+
 		"sockets (%s) %s only, socketpair AF_UNIX only",
-		strings.Join(refused, ", "), r.Sockets.Mode, strings.Join(fams, ", "))
+		strings.Join(refused, ", "), userns, r.Sockets.Mode, strings.Join(fams, ", "))
 }

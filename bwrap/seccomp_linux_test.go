@@ -21,6 +21,7 @@ func TestSyscallNumbers(t *testing.T) {
 		"bpf": unix.SYS_BPF, "userfaultfd": unix.SYS_USERFAULTFD, "syslog": unix.SYS_SYSLOG,
 		"fchmod": unix.SYS_FCHMOD, "fchmodat": unix.SYS_FCHMODAT, "fchmodat2": 452,
 		"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2, "mknodat": unix.SYS_MKNODAT,
+		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "unshare": unix.SYS_UNSHARE,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.

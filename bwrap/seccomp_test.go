@@ -50,6 +50,12 @@ func run(t testing.TB, prog []byte, c call) uint32 {
 			} else {
 				pc += 1 + int(jf)
 			}
+		case bpfJsetK:
+			if acc&k != 0 {
+				pc += 1 + int(jt)
+			} else {
+				pc += 1 + int(jf)
+			}
 		case bpfJgeK:
 			if acc >= k {
 				pc += 1 + int(jt)
@@ -136,6 +142,45 @@ func TestSeccompDecisions(t *testing.T) {
 			require.Equal(t, tt.want, run(t, Seccomp(SocketsFor(tt.network)), tt.c))
 		})
 	}
+}
+
+// TestSeccompNoUserns: with NoUserns, a new user namespace is refused
+// through clone, unshare and clone3 on both architectures, and nothing
+// else changes for those calls; without it they are allowed.
+func TestSeccompNoUserns(t *testing.T) {
+	x86, arm := uint32(auditArchX8664), uint32(auditArchAarch64)
+	const newuser, newns, thread = cloneNewuser, 0x20000, 0x10000
+	tests := []struct {
+		name string
+		c    call
+		want uint32
+	}{
+		{"x86 clone newuser", call{x86, 56, newuser | 17, 0, 0}, denyPerm},
+		{"x86 clone newuser, high bits", call{x86, 56, 1<<40 | newuser, 0, 0}, denyPerm},
+		{"x86 clone thread", call{x86, 56, thread | 0x100, 0, 0}, allow},
+		{"x86 clone newns alone", call{x86, 56, newns, 0, 0}, allow},
+		{"x86 unshare newuser", call{x86, 272, newuser | newns, 0, 0}, denyPerm},
+		{"x86 unshare files", call{x86, 272, 0x400, 0, 0}, allow},
+		{"x86 clone3", call{x86, 435, 0, 88, 0}, denyNosys},
+		{"arm64 clone newuser", call{arm, 220, newuser, 0, 0}, denyPerm},
+		{"arm64 unshare newuser", call{arm, 97, newuser, 0, 0}, denyPerm},
+		{"arm64 clone3", call{arm, 435, 0, 88, 0}, denyNosys},
+		{"arm64 clone plain", call{arm, 220, 17, 0, 0}, allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := RulesFor(SocketsNoNamespace())
+			r.NoUserns = true
+			require.Equal(t, uint32(tt.want), run(t, Program(r), tt.c))
+			require.Equal(t, uint32(allow), run(t, Seccomp(SocketsFor(false)), tt.c), "without NoUserns")
+		})
+	}
+	r := RulesFor(SocketsNoNamespace())
+	for _, f := range []uint64{afUnix, afInet, afInet6} {
+		require.Equal(t, uint32(denyAfnos), run(t, Program(r), call{x86, 41, f, 1, 0}), "family %d", f)
+	}
+	require.Equal(t, uint32(allow), run(t, Program(r), call{x86, 41, afNetlink, 3, netlinkRoute}))
+	require.Equal(t, uint32(allow), run(t, Program(r), call{x86, 53, afUnix, 1, 0}), "socketpair")
 }
 
 // TestSeccompAllowlist walks every family and netlink protocol, and every

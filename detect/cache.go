@@ -12,7 +12,7 @@ import (
 
 // cacheFormat changes whenever the probe or this file's layout does, so
 // an older cordon's verdict is never reused for a different probe.
-const cacheFormat = 3 // 2: Result.BindFD; 3: Result.Landlock
+const cacheFormat = 4 // 2: Result.BindFD; 3: Result.Landlock; 4: the landlock backend, the seccomp status in Policy
 
 // cacheKey is everything a cached verdict depends on. Computing it costs a
 // few stats and small reads, never an exec: it runs on every launch.
@@ -44,7 +44,7 @@ func currentKey(b string) (cacheKey, bool) {
 	switch {
 	case b == "bwrap" && runtime.GOOS == "linux":
 		bin = findBwrap().path
-	case b == "native" && runtime.GOOS == "linux":
+	case (b == "native" || b == "landlock") && runtime.GOOS == "linux":
 		bin = nativeBinary()
 	case b == "seatbelt" && runtime.GOOS == "darwin":
 		bin = sandboxExec

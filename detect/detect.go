@@ -23,8 +23,12 @@ type Result struct {
 	// the launcher then binds the very directories it checked.
 	BindFD bool `json:"bindFD,omitempty"`
 	// Landlock says which Landlock ABI a native sandbox is confined with,
-	// or that it runs with one wall (native.LandlockStatus).
+	// or that it runs with one wall (native.LandlockStatus); for the
+	// landlock backend, the ABI it found.
 	Landlock string `json:"landlock,omitempty"`
+	// Fallback: auto took the landlock backend because neither namespace
+	// backend is usable here (Reason says why); cordon run says so once.
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // Environment variables detection reads.
@@ -93,9 +97,10 @@ func nested() (Result, bool) {
 	}, true
 }
 
-// Detect returns the result for backend ("auto", "bwrap", "native" or
-// "seatbelt"; auto is native on Linux where usable, else bwrap), probing only when neither this process nor the disk cache has a result
-// whose key still matches the host.
+// Detect returns the result for backend ("auto", "bwrap", "native",
+// "landlock" or "seatbelt"; auto is, on Linux, native where usable, else
+// bwrap, else landlock), probing only when neither this process nor the
+// disk cache has a result whose key still matches the host.
 func Detect(ctx context.Context, backend string) Result {
 	if r, ok := nested(); ok {
 		return r
@@ -132,16 +137,27 @@ func Detect(ctx context.Context, backend string) Result {
 // resolves its bind sources following links before it builds the sandbox,
 // so a concurrent sandbox's swap can redirect one
 // (conformance/FINDINGS.md F8); the native init opens each without
-// following a link. When neither is usable, the reason names both.
+// following a link. Where neither namespace backend is usable (a
+// container, a CI runner, AppArmor's restriction), landlock, which needs
+// none, and the reason says why it was taken. When none is usable, the
+// reason names all three.
 func autoLinux(get func(backend string) Result) Result {
 	n := get("native")
 	if n.Usable {
 		return n
 	}
 	b := get("bwrap")
-	if !b.Usable {
-		b.Reason += "; and the native backend: " + n.Reason
+	if b.Usable {
+		return b
 	}
+	l := get("landlock")
+	if l.Usable {
+		l.Reason = "user namespaces are unavailable here (native: " + n.Reason + "; bwrap: " + b.Reason +
+			"); landlock confines without them: " + l.Reason
+		l.Fallback = true
+		return l
+	}
+	b.Reason += "; and the native backend: " + n.Reason + "; and the landlock backend: " + l.Reason
 	return b
 }
 
@@ -159,11 +175,11 @@ func Probe(ctx context.Context, backend string) Result {
 
 func probe(ctx context.Context, backend string) Result {
 	switch backend {
-	case "bwrap", "seatbelt", "native":
+	case "bwrap", "seatbelt", "native", "landlock":
 	case "none":
 		return Result{Backend: "none", Reason: "no sandbox backend: commands would run unconfined; cordon run needs an explicit --backend none for that"}
 	default:
-		return Result{Backend: "none", Reason: fmt.Sprintf("unknown backend %q; want auto, bwrap, native or seatbelt", backend)}
+		return Result{Backend: "none", Reason: fmt.Sprintf("unknown backend %q; want auto, bwrap, native, landlock or seatbelt", backend)}
 	}
 	start := time.Now()
 	var r Result
@@ -172,6 +188,8 @@ func probe(ctx context.Context, backend string) Result {
 		r = probeBwrap(ctx)
 	case "native":
 		r = probeNative(ctx)
+	case "landlock":
+		r = probeLandlock(ctx)
 	default:
 		r = probeSeatbelt(ctx)
 	}

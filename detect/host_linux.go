@@ -18,14 +18,30 @@ func kernelID() (release, boot string) {
 
 // policyID joins everything else that decides whether bwrap may create
 // its namespaces: the three sysctls, the AppArmor policy revision and the
-// user namespace we run in (a container or outer sandbox has its own).
+// user namespace we run in (a container or outer sandbox has its own),
+// and the seccomp filters this process runs under: a container sharing
+// the host's user namespace (Docker's default) differs by its filter,
+// which may refuse new user namespaces or Landlock's calls.
 func policyID() string {
 	ns, _ := os.Readlink("/proc/self/ns/user")
 	return "userns_clone=" + readTrim("/proc/sys/kernel/unprivileged_userns_clone") +
 		" max_user_namespaces=" + readTrim("/proc/sys/user/max_user_namespaces") +
 		" apparmor_restrict=" + readTrim("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") +
 		" apparmor_rev=" + readTrim("/sys/kernel/security/apparmor/revision") +
-		" userns=" + ns
+		" userns=" + ns + " " + seccompStatus()
+}
+
+// seccompStatus is this process's seccomp mode and filter count
+// (/proc/self/status).
+func seccompStatus() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "Seccomp:") || strings.HasPrefix(line, "Seccomp_filters:") {
+			out = append(out, strings.Join(strings.Fields(line), ""))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func osProductVersion() string { return "" }

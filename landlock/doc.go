@@ -13,6 +13,7 @@
 // sibling separately instead of their parent. The directories on that way
 // are frozen: nothing can be made or removed directly in them. Render
 // (plan.go) is that rendering, a pure function of the canonical policy and
-// a listing of the host; Plan.Access is the backend's own model, never
-// wider than the policy's, and the difference is listed with its reason.
+// a listing of the host; Plan.Rights and Plan.Allows (model.go) are the
+// backend's own model, never wider than the policy's, and every difference
+// is listed with its reason (Plan.Describe, Plan.Explain).
 package landlock

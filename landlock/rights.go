@@ -58,6 +58,12 @@ type Plan struct {
 	Rules      []Rule `json:"rules"`
 	// Frozen are the directories in which nothing can be made or
 	// removed, each an ancestor of a place the model narrows.
-	Frozen   []string     `json:"frozen,omitempty"`
-	Stricter []Difference `json:"stricter,omitempty"`
+	Frozen []string `json:"frozen,omitempty"`
+	// Unlistable are the directories that cannot be listed, each an
+	// ancestor of a place the model denies.
+	Unlistable []string     `json:"unlistable,omitempty"`
+	Stricter   []Difference `json:"stricter,omitempty"`
+	// Extras are the rules granted beyond the policy (device files,
+	// /proc), each with why.
+	Extras []Difference `json:"extras,omitempty"`
 }

@@ -13,7 +13,7 @@ type Backend string
 
 // backends are the names ParseBackend accepts, in the order its error
 // lists them.
-var backends = []Backend{BackendAuto, BackendBwrap, BackendNative, BackendSeatbelt, BackendNone}
+var backends = []Backend{BackendAuto, BackendBwrap, BackendNative, BackendLandlock, BackendSeatbelt, BackendNone}
 
 // ParseBackend returns the backend named s. An unknown name (or an empty
 // one) is an error naming it and the names there are.

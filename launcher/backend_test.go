@@ -16,7 +16,7 @@ func TestParseBackend(t *testing.T) {
 	}
 	for _, bad := range []string{"", "jail", "BWRAP", " bwrap"} {
 		_, err := ParseBackend(bad)
-		require.EqualError(t, err, `backend "`+bad+`": want auto, bwrap, native, seatbelt or none`)
+		require.EqualError(t, err, `backend "`+bad+`": want auto, bwrap, native, landlock, seatbelt or none`)
 	}
 }
 
@@ -28,6 +28,6 @@ func TestBackendFlag(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--backend", "none"}))
 	require.Equal(t, Backend(BackendNone), b)
 	require.EqualError(t, fs.Parse([]string{"--backend", "jail"}),
-		`invalid value "jail" for flag -backend: want auto, bwrap, native, seatbelt or none`)
+		`invalid value "jail" for flag -backend: want auto, bwrap, native, landlock, seatbelt or none`)
 	require.Equal(t, Backend(BackendNone), b, "a refused value leaves the flag as it was")
 }

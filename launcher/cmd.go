@@ -174,6 +174,17 @@ type Cmd struct {
 	// warning says so on Stderr.
 	Tty bool
 
+	// KillLeftovers, under the landlock backend (which has no pid
+	// namespace to end everything inside with the sandbox), makes this
+	// process a child subreaper (PR_SET_CHILD_SUBREAPER, for the rest of
+	// its life) from Start on, and has Wait kill every process that was
+	// reparented to it once the command has ended: what the command
+	// started and left running (a daemon, a background job) ends with it.
+	// Wait kills and reaps every child of this process then, so set it
+	// only in a program whose children are all its sandboxes' (cordon run
+	// does); off, this process's handling of children is left alone.
+	KillLeftovers bool
+
 	// Cancel and WaitDelay mean what they mean in os/exec; Cancel's
 	// default kills the sandbox, and with it everything inside.
 	Cancel    func() error
@@ -217,6 +228,8 @@ type Cmd struct {
 	// see reported).
 	exiting         bool
 	status, statusW *os.File
+	// leftovers: Wait kills what the command left behind (KillLeftovers).
+	leftovers bool
 	// termOut are the caller's terminals that stdout and stderr reach
 	// through a pipe (replaceTerminals), for Wait to reset.
 	termOut []*termWriter
@@ -518,6 +531,11 @@ func (c *Cmd) Wait() error {
 	var judge func(*os.ProcessState) error
 	if c.launchCheck != nil && c.inner.Process != nil {
 		judge = c.launchCheck(c.inner.Process.Pid)
+	}
+	if c.leftovers && c.inner.Process != nil {
+		// Before the wait for stdio copies: a leftover holding the
+		// command's stdout would keep them open forever.
+		killLeftovers(c.inner.Process.Pid)
 	}
 	err := c.inner.Wait()
 	c.ProcessState = c.inner.ProcessState

@@ -149,14 +149,16 @@ func (c *Cmd) checkBackend() (string, error) {
 }
 
 // sandboxCmd builds the process of the backend detection chose (for auto
-// on Linux, the native backend where it is usable, else bwrap: see
-// detect.Detect).
+// on Linux, the native backend where it is usable, else bwrap, else
+// landlock: see detect.Detect).
 func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
 		return c.bwrapCmd(ctx, canon, res, env, reg)
 	case BackendNative:
 		return c.nativeCmd(ctx, canon, res, env, reg)
+	case BackendLandlock:
+		return c.landlockCmd(ctx, canon, res, env)
 	case BackendSeatbelt:
 		return c.seatbeltCmd(ctx, canon, res, env)
 	}

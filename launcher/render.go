@@ -11,6 +11,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/native"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -46,6 +47,9 @@ type Rendered struct {
 	// it has one wall, and what its rules grant (native).
 	Landlock      string   `json:"landlock,omitempty"`
 	LandlockRules []string `json:"landlockRules,omitempty"`
+	// LandlockPlan is the landlock backend's domain: its rules, and where
+	// it is stricter than the policy (landlock).
+	LandlockPlan *landlock.Plan `json:"landlockPlan,omitempty"`
 	// Nested says this process runs inside a cordon sandbox already: a
 	// launch runs Argv (the command) directly under the outer sandbox,
 	// which confines it, and Backend names the outer sandbox's.
@@ -100,8 +104,10 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 		return renderNative(out, canon, network, np, cmd)
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, np, cmd)
+	case BackendLandlock:
+		return renderLandlock(out, canon, np, cmd)
 	default:
-		return nil, fmt.Errorf("backend %q: want auto, bwrap, native or seatbelt", backend)
+		return nil, fmt.Errorf("backend %q: want auto, bwrap, native, landlock or seatbelt", backend)
 	}
 }
 

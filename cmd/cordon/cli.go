@@ -374,7 +374,7 @@ type sandboxBackend struct {
 }
 
 func (s sandboxBackend) Set(v string) error {
-	const want = "want auto, bwrap, native or seatbelt"
+	const want = "want auto, bwrap, native, landlock or seatbelt"
 	var b launcher.Backend
 	if err := b.Set(v); err != nil {
 		return errors.New(want)

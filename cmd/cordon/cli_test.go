@@ -29,10 +29,10 @@ var badValues = map[string]struct {
 	args []string
 	want string
 }{
-	"run":              {[]string{"--backend", "jail", "--", "true"}, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
+	"run":              {[]string{"--backend", "jail", "--", "true"}, `cordon run: --backend "jail": want auto, bwrap, native, landlock, seatbelt or none`},
 	"profile":          {[]string{"--network", "maybe"}, `cordon profile: --network "maybe": want on or off`},
 	"explain":          {[]string{"--json=maybe", "x"}, `cordon explain: --json "maybe": want true or false`},
-	"detect":           {[]string{"--backend", "chroot"}, "cordon detect: --backend \"chroot\": want auto, bwrap, native or seatbelt\n"},
+	"detect":           {[]string{"--backend", "chroot"}, "cordon detect: --backend \"chroot\": want auto, bwrap, native, landlock or seatbelt\n"},
 	"verify":           {[]string{"--workers", "many"}, `cordon verify: --workers "many": want a number`},
 	"decide":           {[]string{"--workspace", ".", "x"}, `cordon decide: unexpected argument "x"`}, // its values are checked later (125): an extra argument instead
 	"hook claude-code": {[]string{"--sandbox-bash=maybe"}, `cordon hook claude-code: --sandbox-bash "maybe": want true or false`},
@@ -46,7 +46,7 @@ var badValues = map[string]struct {
 	"audit path":       {[]string{"x"}, `cordon audit path: unexpected argument "x"`},
 	"init":             {[]string{"--dry-run=maybe", "codex"}, `cordon init: --dry-run "maybe": want true or false`},
 	"doctor":           {[]string{"x"}, `cordon doctor: unexpected argument "x"`},
-	"demo":             {[]string{"--backend", "none"}, `cordon demo: --backend "none": want auto, bwrap, native or seatbelt`},
+	"demo":             {[]string{"--backend", "none"}, `cordon demo: --backend "none": want auto, bwrap, native, landlock or seatbelt`},
 }
 
 // TestCLITable holds every command to one contract (docs/design.md,
@@ -196,7 +196,7 @@ func TestCLIHelpText(t *testing.T) {
 	for _, c := range []string{"detect", "profile", "verify", "demo"} {
 		code, _, errs := runCLI(t, "", c, "--backend", "jail")
 		require.Equal(t, exitUsage, code)
-		require.True(t, strings.HasPrefix(errs, "cordon "+c+": --backend \"jail\": want auto, bwrap, native or seatbelt\n"), errs)
+		require.True(t, strings.HasPrefix(errs, "cordon "+c+": --backend \"jail\": want auto, bwrap, native, landlock or seatbelt\n"), errs)
 	}
 
 	hook := help("hook", "claude-code", "--help")

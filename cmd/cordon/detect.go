@@ -13,11 +13,11 @@ import (
 
 var detectCommand = &command{
 	name: "detect", summary: "check that a sandbox backend really works here, and why not",
-	usage: "[--backend auto|bwrap|native|seatbelt] [--json] [--fresh]",
+	usage: "[--backend auto|bwrap|native|landlock|seatbelt] [--json] [--fresh]",
 	help:  detectHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &detectOpts{}
-		sandboxFlag(fs, &o.backend, "`BACKEND` to check: auto (on Linux native where usable, else bwrap; seatbelt on macOS), bwrap, native or seatbelt", "none is no sandbox, so there is nothing to check")
+		sandboxFlag(fs, &o.backend, "`BACKEND` to check: auto (on Linux native where usable, else bwrap, else landlock; seatbelt on macOS), bwrap, native, landlock or seatbelt", "none is no sandbox, so there is nothing to check")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"backend","path","version","usable","reason"} as JSON`)
 		fs.BoolVar(&o.fresh, "fresh", false, "run the probe even if a cached answer is valid (the cache is left as is)")
 		return o.run

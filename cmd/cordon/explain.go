@@ -15,13 +15,15 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/shown"
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
 var explainCommand = &command{
 	name: "explain", summary: "say what the policy allows on paths, and which root decides",
-	usage:   "[POLICY] [--json] PATH|HOST[:PORT]|URL...",
+	usage:   "[POLICY] [--backend landlock] [--json] PATH|HOST[:PORT]|URL...",
 	help:    explainHelp + "\n" + policyHelp,
 	minArgs: 1, maxArgs: -1, missing: "no PATH given",
 	// A flag after a path still shapes the policy: read as a path it
@@ -31,6 +33,7 @@ var explainCommand = &command{
 		o := &explainOpts{}
 		o.pf.register(fs)
 		fs.BoolVar(&o.asJSON, "json", false, "print one JSON object per path")
+		fs.StringVar(&o.backend, "backend", "", "also say where `BACKEND` is stricter than the policy: landlock (the other backends do as the policy says)")
 		return o.run
 	},
 }
@@ -40,6 +43,10 @@ root that decides: the deepest root containing the path wins. PATH is
 resolved through symlinks first, as the kernel would; a relative PATH is
 taken from the current directory. Flags may come before or after the
 paths; after "--" everything is a path.
+
+With --backend landlock, explain also says, for each PATH, where the
+landlock backend is stricter than the policy and why (a directory it
+freezes or cannot list, /dev and /proc), or "as the model".
 
 With a network allowlist (--allow-domain), an argument that is a URL
 (https://host/...), HOST:PORT, or a host name that is not a file here, is
@@ -56,8 +63,16 @@ Examples:
 
 // explainOpts are explain's flags.
 type explainOpts struct {
-	pf     policyFlags
-	asJSON bool
+	pf      policyFlags
+	asJSON  bool
+	backend string
+}
+
+// landlockVerdict is a path's verdict with the landlock backend's
+// differences from it.
+type landlockVerdict struct {
+	policy.Verdict
+	Landlock []string `json:"landlock"`
 }
 
 func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
@@ -72,6 +87,16 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	printNotes(e, comp.Canonical.Notes())
 	c := comp.Canonical
+	var ll *landlock.Plan
+	switch o.backend {
+	case "":
+	case launcher.BackendLandlock:
+		if ll, err = launcher.LandlockPlan(comp.Policy); err != nil {
+			return errorf(e, exitCordonError, "%v", err)
+		}
+	default:
+		return usageError(e, "--backend %q: only landlock is stricter than the policy; the other backends do as it says", o.backend)
+	}
 	// Every argument is answered before anything is printed, so an error
 	// on one leaves no partial answer (a JSON stream cut short) behind.
 	var out bytes.Buffer
@@ -94,6 +119,10 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 			return errorf(e, exitCordonError, "%v", err)
 		}
 		v := c.Explain(rp)
+		if o.asJSON && ll != nil {
+			enc.Encode(landlockVerdict{v, ll.Explain(rp)})
+			continue
+		}
 		if o.asJSON {
 			enc.Encode(v)
 			continue
@@ -103,6 +132,11 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 			name = fmt.Sprintf("%s (as %s)", rp, in)
 		}
 		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown.String(name), yesNo(v.Read), yesNo(v.Write), shown.String(v.Reason))
+		if ll != nil {
+			for _, l := range ll.Explain(rp) {
+				fmt.Fprintf(&out, "  landlock: %s\n", shown.String(l))
+			}
+		}
 	}
 	if _, err := e.stdout.Write(out.Bytes()); err != nil {
 		return errorf(e, exitCordonError, "write: %v", err)

@@ -14,14 +14,14 @@ import (
 
 var profileCommand = &command{
 	name: "profile", summary: "print the canonical policy and what the backend would execute",
-	usage: "[POLICY] [--backend auto|bwrap|native|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
+	usage: "[POLICY] [--backend auto|bwrap|native|landlock|seatbelt] [--network on|off] [--allow-domain P]... [--json] [-- CMD...]",
 	// policyHelp's pointer to 'cordon profile' is this command.
 	help:    profileHelp + "\n" + strings.Replace(policyHelp, "; see 'cordon profile'", "", 1),
 	maxArgs: -1,
 	setup: func(fs *flag.FlagSet) action {
 		o := &profileOpts{}
 		o.pf.register(fs)
-		sandboxFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native or seatbelt", "none is no sandbox, so there is nothing to render")
+		sandboxFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native, landlock or seatbelt", "none is no sandbox, so there is nothing to render")
 		fs.Var(&o.network, "network", "network access: `on|off`")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"command"][,"sbpl","params"][,"network"]}`)
 		return o.run
@@ -31,8 +31,10 @@ var profileCommand = &command{
 const profileHelp = `Prints the policy in canonical form (absolute, symlink-free, sorted) and
 exactly what 'cordon run' would execute with it: bwrap's argument list;
 for the native backend, cordon itself as the sandbox's init with the
-descriptor of its spec, and the mounts and command that spec holds; or
-the Seatbelt profile and its parameters. Nothing is created or run. A
+descriptor of its spec, and the mounts and command that spec holds; for
+landlock, the Landlock rules, the directories they freeze and every place
+they are stricter than the policy; or the Seatbelt profile and its
+parameters. Nothing is created or run. A
 launch passes bwrap's arguments through a file descriptor (--args FD);
 they are shown inline here, and the seccomp program it passes the same
 way (--seccomp FD) is described.
@@ -126,6 +128,12 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))
+	if r.Backend == "landlock" && !r.Nested && len(r.Argv) > 0 {
+		fmt.Fprintf(w, "  (cordon itself as the sandbox's init, started as /proc/self/exe; descriptor %s holds its spec:\n"+
+			"  the Landlock rules above, the filter and the command, which it runs in place once confined)\n", r.Argv[len(r.Argv)-1])
+		fmt.Fprintln(w, "command:")
+		fmt.Fprintf(w, "  %s\n", shellJoin(r.Command))
+	}
 	if r.Backend == "native" && !r.Nested && len(r.Argv) > 0 {
 		fmt.Fprintf(w, "  (cordon itself as the sandbox's init, started as /proc/self/exe and named cordon-init;\n"+
 			"  descriptor %s holds its spec: the mounts above, the filter and the command)\n", r.Argv[len(r.Argv)-1])

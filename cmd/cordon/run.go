@@ -109,7 +109,7 @@ type runOpts struct {
 
 func (o *runOpts) register(fs *flag.FlagSet) {
 	o.pf.register(fs)
-	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, seatbelt or none (unconfined)")
+	backendFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, landlock, seatbelt or none (unconfined)")
 	fs.Var(&o.network, "network", "network access: `on|off`, on being the host's whole network; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
@@ -154,6 +154,12 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	signal.Reset(syscall.SIGTERM)
 	if ctx.Err() != nil {
 		return 128 + int(syscall.SIGTERM)
+	}
+	if o.backend == launcher.BackendAuto {
+		// The verdict Start uses (cached): said once, before the command.
+		if r := detect.Detect(ctx, string(o.backend)); r.Fallback {
+			fmt.Fprintln(e.stderr, "cordon run: note: user namespaces are unavailable here, so the sandbox is the landlock backend (no private /tmp, host processes visible; see cordon detect)")
+		}
 	}
 	err := cmd.Exec()
 	netDone()
@@ -220,6 +226,9 @@ func (o *runOpts) command(e *env, comp *policy.Composed, log *audit.Log, args []
 	cmd := launcher.Command(comp.Policy, args[0], args[1:]...)
 	cmd.Backend = string(o.backend)
 	cmd.Network = bool(o.network)
+	// Under landlock (no pid namespace) what the command leaves running
+	// ends with it; cordon's own children are all the sandbox's.
+	cmd.KillLeftovers = true
 	done := func() {}
 	if comp.Network != nil {
 		cmd.NetPolicy = comp.Network

@@ -86,7 +86,7 @@ func TestRunBadInput(t *testing.T) {
 		{"malformed policy", []string{"--policy", filepath.Join(ws, "broken.json")}, 125, "broken.json"},
 		{"same path twice", []string{"--deny", ws, "--writable", ws}, 125, ws},
 		{"missing workspace", []string{"--workspace", filepath.Join(ws, "nope")}, 125, "nope"},
-		{"unknown backend", []string{"--backend", "jail"}, exitUsage, `cordon run: --backend "jail": want auto, bwrap, native, seatbelt or none`},
+		{"unknown backend", []string{"--backend", "jail"}, exitUsage, `cordon run: --backend "jail": want auto, bwrap, native, landlock, seatbelt or none`},
 		{"not found in PATH", []string{"--workspace", ws, "--", "no-such-command-xyz"}, 127, "no-such-command-xyz"},
 		{"no such file", []string{"--workspace", ws, "--", filepath.Join(ws, "nope")}, 127, filepath.Join(ws, "nope")},
 		{"not executable", []string{"--workspace", ws, "--", filepath.Join(ws, "noexec.sh")}, 126, "noexec.sh"},

@@ -176,3 +176,8 @@ var SkipTerminalReplace bool
 // SkipTermModeReset, when true, leaves the terminal modes the sandbox's
 // output switched on (alternate screen, mouse reporting, ...) after it.
 var SkipTermModeReset bool
+
+// LandlockWeaken is NativeWeaken for the landlock backend: the steps its
+// init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
+// "check-paths"), separated by commas (landlock.Spec.Weaken).
+var LandlockWeaken string

@@ -1,0 +1,365 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The init runs in any program that links this package (cordon, and the
+// test binaries that launch through it), before that program's main: it
+// confines itself and execs the command in its own place, or exits.
+func init() {
+	if len(os.Args) >= 3 && os.Args[1] == InitArg {
+		os.Exit(initMain(os.Args[2]))
+	}
+}
+
+// Exit statuses of the init itself, as the launcher reports its own: a
+// sandbox that could not be built is a cordon error.
+const (
+	exitSetup    = 125
+	exitNoExec   = 126
+	exitNotFound = 127
+)
+
+func initMain(fdArg string) int {
+	// Capabilities, no_new_privs, the Landlock domain and the seccomp
+	// filter are per thread: everything is done on this one, which then
+	// execs the command.
+	runtime.LockOSThread()
+	s, err := readSpec(fdArg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		return exitSetup
+	}
+	if s.Probe != "" {
+		if err := probeMain(s); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			return exitSetup
+		}
+		return 0
+	}
+	path := s.Path
+	if path == "" || len(s.Argv) == 0 {
+		fmt.Fprintln(os.Stderr, "cordon: sandbox: no command in the spec")
+		return exitSetup
+	}
+	// Looked up before the domain is in force, as the launcher checked
+	// it; the exec below is what the domain decides.
+	if !containsSlash(path) {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+			return exitNotFound
+		}
+		path = lp
+	}
+	// Nothing but stdio and the caller's files reaches the command: the
+	// Go runtime's own descriptors, and the caller's nil entries, close
+	// at the exec.
+	unix.CloseRange(uint(3+s.Files), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	for _, fd := range s.Closed {
+		if fd >= 3 && fd < 3+s.Files {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+	if err := confine(s); err != nil {
+		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		return exitSetup
+	}
+	err = syscall.Exec(path, s.Argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+	if errors.Is(err, syscall.ENOENT) {
+		return exitNotFound
+	}
+	return exitNoExec
+}
+
+func containsSlash(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func readSpec(fdArg string) (*Spec, error) {
+	fd, err := strconv.Atoi(fdArg)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%s: bad descriptor %q", InitArg, fdArg)
+	}
+	f := os.NewFile(uintptr(fd), "spec")
+	defer f.Close()
+	b, err := readAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	s, err := DecodeSpec(b)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if s.Plan == nil {
+		return nil, errors.New("spec: no plan")
+	}
+	return s, nil
+}
+
+func readAll(f *os.File) ([]byte, error) {
+	var b []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil || n == 0 {
+			if len(b) > 0 {
+				return b, nil
+			}
+			if err == nil {
+				err = errors.New("empty")
+			}
+			return nil, err
+		}
+	}
+}
+
+// confine puts this thread (and what it execs) in a session of its own,
+// opens the plan's objects, drops every capability, sets no_new_privs,
+// restricts it with the plan's Landlock domain and installs the seccomp
+// filter, in that order: the domain's objects are opened before anything
+// changes, the filter (which need not allow Landlock's calls) comes last.
+func confine(s *Spec) error {
+	rfd, err := ruleset(s)
+	if err != nil {
+		return err
+	}
+	if rfd >= 0 {
+		defer unix.Close(rfd)
+	}
+	// A session of its own, without the caller's terminal unless the
+	// launcher gave it the pty as controlling terminal (it then started
+	// this process as a session leader already).
+	if !s.weakened("new-session") {
+		if sid, _ := unix.Getsid(0); sid != unix.Getpid() {
+			if _, err := unix.Setsid(); err != nil {
+				return fmt.Errorf("setsid: %w", err)
+			}
+		}
+	}
+	if !s.weakened("cap-drop") {
+		if err := dropCaps(); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if rfd >= 0 {
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+			return fmt.Errorf("landlock (ABI %d): restrict self: %w", s.Plan.ABI, errno)
+		}
+	}
+	if !s.weakened("seccomp") {
+		return installFilter(s.Seccomp)
+	}
+	return nil
+}
+
+// rulesetAttr is struct landlock_ruleset_attr up to its scopes (ABI 6);
+// older kernels accept it, its tail being zero.
+type rulesetAttr struct {
+	handledFS, handledNet, scoped uint64
+}
+
+// ruleset makes the plan's Landlock ruleset (-1 when the landlock step is
+// weakened away). Each rule's object is opened without following any
+// link on the way (openat2 RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS):
+// the plan was made from what the launcher listed, and an object that
+// became a link, or changed kind, since then is refused rather than
+// granted; one that is gone gets no rule, which is stricter.
+func ruleset(s *Spec) (int, error) {
+	p := s.Plan
+	if p.ABI < MinABI {
+		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 5.19)", p.ABI, MinABI)
+	}
+	if s.weakened("landlock") {
+		return -1, nil
+	}
+	attr := rulesetAttr{handledFS: p.HandledFS, handledNet: p.HandledNet, scoped: p.Scoped}
+	if !s.Network && p.ABI >= 4 {
+		// No rule grants either: no TCP bind or connect at all.
+		attr.handledNet |= BindTCP | ConnectTCP
+	}
+	if p.ABI >= 6 {
+		attr.scoped |= ScopeSignal | ScopeAbstractUnix
+	}
+	// As much of the structure as the ABI knows.
+	size := unsafe.Sizeof(attr)
+	switch {
+	case p.ABI < 4:
+		size = unsafe.Offsetof(attr.handledNet)
+	case p.ABI < 6:
+		size = unsafe.Offsetof(attr.scoped)
+	}
+	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("landlock (ABI %d): create ruleset: %w", p.ABI, errno)
+	}
+	rfd := int(r)
+	for _, rule := range p.Rules {
+		if err := addRule(rfd, rule, p.HandledFS, !s.weakened("check-paths")); err != nil {
+			unix.Close(rfd)
+			return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
+		}
+	}
+	return rfd, nil
+}
+
+// addRule grants rule on its object, opened as described at ruleset.
+func addRule(rfd int, rule Rule, handled uint64, check bool) error {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC}
+	if check {
+		how.Resolve = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, rule.Path, &how)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("%s: a link is now on the way to it (%v); refusing to grant what it points to", rule.Path, err)
+	case err != nil:
+		return fmt.Errorf("open %s: %w", rule.Path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", rule.Path, err)
+	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if check && isDir != rule.Dir {
+		what := map[bool]string{true: "a directory", false: "not a directory"}
+		return fmt.Errorf("%s: was %s when the plan was made, is %s now; refusing the launch", rule.Path, what[rule.Dir], what[isDir])
+	}
+	access := rule.Access & handled
+	if !isDir {
+		access &= FileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0); errno != 0 {
+		return fmt.Errorf("rule on %s: %w", rule.Path, errno)
+	}
+	return nil
+}
+
+// dropCaps empties every capability set of this thread: the bounding set
+// (so that an exec of a set-user-ID root program or, as root, of anything
+// cannot give any back), the ambient and inheritable sets, then the
+// permitted and effective ones. Without CAP_SETPCAP (an ordinary user)
+// the bounding set cannot be changed; nothing is permitted then anyway,
+// and no_new_privs keeps an exec from adding to it.
+func dropCaps() error {
+	last := lastCap()
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			if err == unix.EPERM && !havePermitted() {
+				break
+			}
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+// havePermitted reports whether this thread has any permitted capability.
+func havePermitted() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return true
+	}
+	return data[0].Permitted|data[1].Permitted != 0
+}
+
+// lastCap is the highest capability number of the running kernel.
+func lastCap() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > 0 {
+			return n
+		}
+	}
+	return unix.CAP_LAST_CAP
+}
+
+// installFilter installs the seccomp program on this thread.
+func installFilter(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if len(p)%8 != 0 {
+		return errors.New("seccomp program: not a whole number of instructions")
+	}
+	prog := make([]unix.SockFilter, len(p)/8)
+	for i := range prog {
+		b := p[i*8:]
+		prog[i] = unix.SockFilter{
+			Code: uint16(b[0]) | uint16(b[1])<<8,
+			Jt:   b[2],
+			Jf:   b[3],
+			K:    uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24,
+		}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	runtime.KeepAlive(prog)
+	return nil
+}
+
+// probeMain confines the init as a launch does, with s.Plan (which grants
+// s.Probe/granted only), and proves the domain holds: the granted file
+// reads, a file made beside it is refused with EACCES.
+func probeMain(s *Spec) error {
+	if err := confine(s); err != nil {
+		return err
+	}
+	if _, err := os.ReadFile(s.Probe + "/granted"); err != nil {
+		return fmt.Errorf("probe: reading a granted file failed under Landlock: %w", err)
+	}
+	f, err := os.OpenFile(s.Probe+"/denied", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		f.Close()
+		return errors.New("probe: creating a file outside the grant succeeded: Landlock does not confine here")
+	}
+	if !errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("probe: creating a file outside the grant failed, but not with EACCES: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package landlock
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Op is an access the backend's own model decides.
+type Op int
+
+const (
+	// OpRead reads (or runs) the existing file at the path.
+	OpRead Op = iota
+	// OpList lists the existing directory at the path.
+	OpList
+	// OpWrite writes (or truncates) the existing file at the path.
+	OpWrite
+	// OpChange creates, removes or renames the entry at the path: rights
+	// on its directory.
+	OpChange
+)
+
+// Rights are the rights the kernel gives the object at path (a directory
+// when dir) under p: the union of the rules on its directory ancestors
+// (and path itself, for a directory) and, for a file, the rule on that
+// very file, as Landlock unions them. Paths the plan's rules reach only
+// through a link are decided at the link's target: give that.
+func (p *Plan) Rights(path string, dir bool) uint64 {
+	var a uint64
+	for _, r := range p.Rules {
+		switch {
+		case r.Path == path && r.Dir == dir:
+			a |= r.Access
+		case r.Dir && below(path, r.Path):
+			a |= r.Access
+		}
+	}
+	return a & p.HandledFS
+}
+
+// Allows reports whether the kernel allows op on path under p: every
+// right op needs, among those the ABI handles, is granted.
+func (p *Plan) Allows(path string, op Op) bool {
+	var need, got uint64
+	switch op {
+	case OpRead:
+		need, got = ReadFile, p.Rights(path, false)
+	case OpList:
+		need, got = ReadDir, p.Rights(path, true)
+	case OpWrite:
+		need, got = WriteFile|Truncate, p.Rights(path, false)
+	case OpChange:
+		if path == "/" {
+			return false // "/" has no directory to be made in
+		}
+		need, got = ChangeRights, p.Rights(parent(path), true)
+	}
+	need &= p.HandledFS
+	return got&need == need
+}
+
+// Describe lists p for people ('cordon profile --backend landlock'): the
+// rules, the frozen and unlistable directories with why, and what is
+// granted beyond the policy.
+func (p *Plan) Describe() []string {
+	out := []string{fmt.Sprintf("landlock ABI %d, handling %s", p.ABI, rightsText(p.HandledFS, p.HandledFS))}
+	if p.HandledFS&Truncate == 0 {
+		out = append(out, "  (ABI 2 cannot refuse truncation: the launch must refuse truncate(2) and truncating opens through its seccomp filter)")
+	}
+	out = append(out, fmt.Sprintf("rules (%d; rights beneath each directory, or on each file):", len(p.Rules)))
+	for _, r := range p.Rules {
+		what := "dir "
+		if !r.Dir {
+			what = "file"
+		}
+		out = append(out, fmt.Sprintf("  %s %s: %s", what, r.Path, rightsText(r.Access, p.HandledFS)))
+	}
+	if len(p.Frozen) > 0 {
+		out = append(out, "frozen (nothing created, removed or renamed directly in them):")
+		for _, f := range p.Frozen {
+			out = append(out, "  "+f)
+		}
+	}
+	if len(p.Unlistable) > 0 {
+		out = append(out, "not listable:")
+		for _, f := range p.Unlistable {
+			out = append(out, "  "+f)
+		}
+	}
+	if len(p.Stricter) > 0 {
+		out = append(out, "stricter than the model:")
+		for _, d := range p.Stricter {
+			out = append(out, "  "+d.Why)
+		}
+	}
+	if len(p.Extras) > 0 {
+		out = append(out, "granted beyond the policy:")
+		for _, d := range p.Extras {
+			out = append(out, fmt.Sprintf("  %s: %s", d.Path, d.Why))
+		}
+	}
+	return out
+}
+
+// Explain says where p is stricter than the model for path, and why, or
+// "as the model" ('cordon explain --backend landlock PATH').
+func (p *Plan) Explain(path string) []string {
+	var out []string
+	for _, d := range p.Extras {
+		if d.Path == path {
+			out = append(out, "granted beyond the policy: "+d.Why)
+		}
+	}
+	for _, d := range p.Stricter {
+		split := slices.Contains(p.Frozen, d.Path) || slices.Contains(p.Unlistable, d.Path)
+		switch {
+		case d.Path == path:
+			out = append(out, d.Why)
+		case split && parent(path) == d.Path && slices.Contains(p.Frozen, d.Path):
+			out = append(out, path+": "+d.Why)
+		case !split && below(path, d.Path) && !p.granted(path):
+			out = append(out, d.Why)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"as the model"}
+	}
+	return out
+}
+
+// granted reports whether a device file rule names path exactly (the
+// fixed extras beneath /dev are not narrowed).
+func (p *Plan) granted(path string) bool {
+	for _, d := range p.Extras {
+		if d.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// rightsText names rights a for people, against the handled set h.
+func rightsText(a, h uint64) string {
+	var w []string
+	if r := ReadRights & h; a&r == r {
+		w = append(w, "read")
+	} else {
+		for _, x := range []struct {
+			bit  uint64
+			name string
+		}{{ReadFile, "read files"}, {ReadDir, "list"}, {Execute, "run"}} {
+			if a&x.bit != 0 {
+				w = append(w, x.name)
+			}
+		}
+	}
+	if wr := WriteRights & h; a&wr == wr {
+		w = append(w, "write")
+	} else {
+		for _, x := range []struct {
+			bit  uint64
+			name string
+		}{{WriteFile, "write files"}, {Truncate, "truncate"}, {ChangeRights, "make or remove entries"}} {
+			if a&x.bit != 0 {
+				w = append(w, x.name)
+			}
+		}
+	}
+	if a&(MakeChar|MakeBlock) != 0 {
+		w = append(w, "make devices")
+	}
+	if a&IoctlDev != 0 {
+		w = append(w, "device ioctl")
+	}
+	if len(w) == 0 {
+		return "nothing"
+	}
+	return strings.Join(w, ", ")
+}

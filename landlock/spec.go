@@ -1,0 +1,89 @@
+package landlock
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// InitArg is argv[1] of the landlock backend's init; argv[2] is the
+// descriptor of its Spec.
+const InitArg = "__cordon-landlock"
+
+// Backend is the value of CORDON_SANDBOX inside the sandbox.
+const Backend = "landlock"
+
+// MinABI is the oldest Landlock ABI the backend runs on: ABI 1 refuses
+// every rename and link across directories (no Refer right), which breaks
+// ordinary builds.
+const MinABI = 2
+
+// Spec is everything the init needs, as the launcher decided it. The
+// environment is the init's own, passed on as it is; the working
+// directory likewise.
+type Spec struct {
+	Plan *Plan `json:"plan"`
+	// Network keeps the host's network; with it off the plan's TCP rights
+	// are handled with no rule (ABI 4) and the filter refuses AF_INET,
+	// AF_INET6 and AF_UNIX sockets.
+	Network bool `json:"network,omitempty"`
+	// Seccomp is the filter program (bwrap.Program); empty installs none.
+	Seccomp []byte `json:"seccomp,omitempty"`
+	// Path and Argv are the command, which the init execs in its own
+	// place.
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	// Files is how many descriptors from 3 on the command inherits (the
+	// caller's ExtraFiles); Closed are those among them the caller left
+	// nil, closed in the command as os/exec closes them.
+	Files  int   `json:"files,omitempty"`
+	Closed []int `json:"closed,omitempty"`
+	// Weaken names the hardening steps the init leaves out, separated by
+	// commas ("landlock", "seccomp", "cap-drop", "new-session",
+	// "check-paths"); only the conformance suite's mutation check sets it
+	// (internal/testhook.LandlockWeaken).
+	Weaken string `json:"weaken,omitempty"`
+	// Probe, when set, is a directory holding a file "granted": the init
+	// confines itself with Plan, which grants that file only, then
+	// proves that it reads it and that creating "denied" beside it fails
+	// with EACCES, and exits 0 instead of running a command (detection).
+	Probe string `json:"probe,omitempty"`
+}
+
+// Encode is s as the init reads it.
+func (s *Spec) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// DecodeSpec reads a spec Encode wrote.
+func DecodeSpec(b []byte) (*Spec, error) {
+	s := &Spec{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// weakened reports whether the conformance suite's mutation check left
+// out step.
+func (s *Spec) weakened(step string) bool {
+	for w := range strings.SplitSeq(s.Weaken, ",") {
+		if w == step {
+			return true
+		}
+	}
+	return false
+}
+
+// fsRightsOfABI are the file system rights ABI abi handles.
+func fsRightsOfABI(abi int) uint64 {
+	r := Execute | WriteFile | ReadFile | ReadDir | RemoveDir | RemoveFile | MakeChar |
+		MakeDir | MakeReg | MakeSock | MakeFifo | MakeBlock | MakeSym
+	if abi >= 2 {
+		r |= Refer
+	}
+	if abi >= 3 {
+		r |= Truncate
+	}
+	if abi >= 5 {
+		r |= IoctlDev
+	}
+	return r
+}

@@ -1,0 +1,72 @@
+package launcher
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/native"
+	"github.com/cordon-sandbox/cordon/netpolicy"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// landlockInitArg is argv[1] of the landlock backend's init (cordon
+// started again as /proc/self/exe, its spec on a descriptor).
+const landlockInitArg = "__cordon-landlock"
+
+// landlockABI is the Landlock ABI this process may use, 0 where there is
+// none; a variable so tests can render for a given ABI.
+var landlockABI = native.LandlockABI
+
+// LandlockPlan renders policy p for the landlock backend as a launch from
+// here would ('cordon explain --backend landlock'): cordon's state
+// directory denied, the host's directories listed now.
+func LandlockPlan(p policy.FsSandboxPolicy) (*landlock.Plan, error) {
+	canon, err := canonicalize(p, nil)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return landlockPlan(canon)
+}
+
+func landlockPlan(canon *policy.Canonical) (*landlock.Plan, error) {
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("backend landlock: Landlock is Linux's; on %s use seatbelt", runtime.GOOS)
+	}
+	opt := landlock.DefaultOptions()
+	// The private TMPDIR is made at launch, before the plan is applied:
+	// render it as there already.
+	if tmp, err := policy.Resolve(filepath.Join(state.Path(), state.Tmp)); err == nil {
+		for _, r := range canon.Roots() {
+			if exists, _ := canon.Stat(r.Path); !exists && filepath.Dir(r.Path) == tmp && canon.Access(r.Path, policy.Write) {
+				opt.Made = append(opt.Made, r.Path)
+			}
+		}
+	}
+	return landlock.Render(canon, landlockABI(), landlock.OSLister{}, opt)
+}
+
+// renderLandlock fills out with the landlock init's argv, its command and
+// the plan's rules and differences from the model.
+func renderLandlock(out *Rendered, canon *policy.Canonical, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+	if np != nil {
+		return nil, fmt.Errorf("backend landlock: a domain allowlist cannot be enforced without a network namespace (a Landlock connect rule names a port, not a host); use --network off or on, or another backend")
+	}
+	pl, err := landlockPlan(canon)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := selfExe()
+	if err != nil {
+		exe = "CORDON (" + err.Error() + ")"
+	}
+	out.Argv = []string{exe, landlockInitArg, strconv.Itoa(3)}
+	out.Command = cmd
+	out.Landlock = "the only wall on the file system (no mounts, no namespaces)"
+	out.LandlockRules = pl.Describe()
+	out.LandlockPlan = pl
+	return out, nil
+}
