@@ -12,11 +12,6 @@ const InitArg = "__cordon-landlock"
 // Backend is the value of CORDON_SANDBOX inside the sandbox.
 const Backend = "landlock"
 
-// MinABI is the oldest Landlock ABI the backend runs on: ABI 1 refuses
-// every rename and link across directories (no Refer right), which breaks
-// ordinary builds.
-const MinABI = 2
-
 // Spec is everything the init needs, as the launcher decided it. The
 // environment is the init's own, passed on as it is; the working
 // directory likewise.

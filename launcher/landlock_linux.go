@@ -35,7 +35,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	if err := landlock.ABIError(abi); err != nil {
 		return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, err)
 	}
-	plan, err := renderLandlock(canon, abi, c.Network)
+	plan, err := landlockPlan(canon)
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: %w", err)
 	}
