@@ -95,7 +95,12 @@ EOT
 				p.Readonly = []string{h.Path("ws/later.txt")}
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `ls -laR . >/dev/null; cat src/main.go >/dev/null; ls -la .envrc .vscode not-yet >/dev/null && ok STUBS_VISIBLE`)
-				h.Expect(o, "STUBS_VISIBLE")
+				if h.Backend() != "landlock" {
+					// The landlock backend makes no mount stub (and the
+					// denied ws/not-yet/secret leaves the workspace not
+					// listable): the host check is the case there.
+					h.Expect(o, "STUBS_VISIBLE")
+				}
 				h.Unchanged(snap)
 			}},
 		{Name: "work-carve-out", Class: Work, Summary: "a writable root inside a denied one is readable and writable; a read-only root inside is readable",
