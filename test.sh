@@ -2,7 +2,7 @@
 # Runs every test: vet, the unit tests, the conformance suite against the
 # real kernel sandbox, and the macOS cross-build. Installs bubblewrap when
 # it is missing. On Linux a sandbox that cannot run is a failure, not a
-# skip (CORDON_REQUIRE_BACKEND=bwrap).
+# skip (CORDON_REQUIRE_BACKEND=bwrap,native,landlock).
 set -euo pipefail
 cd "$(dirname "$0")"
 # --e2e adds the end-to-end suite with the real agent CLIs (package e2e):
@@ -16,7 +16,7 @@ export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
 if [[ $(uname -s) == Linux ]]; then
-  export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native}
+  export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native,landlock}
 fi
 echo "== go vet"
 go vet ./...

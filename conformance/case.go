@@ -89,8 +89,13 @@ type Case struct {
 	// with the finding that says why (conformance/FINDINGS.md): the case
 	// is reported not applicable there, with that reason, rather than
 	// failing at random (a race it wins only now and then).
-	Open  map[string]string
-	Users Users
+	Open map[string]string
+	// Without names backends the case cannot apply to, each with why:
+	// the mechanism it attacks is one that backend does not have (the
+	// landlock backend makes no mount and no pid namespace), so there is
+	// nothing for it to undo, and another case covers the same promise.
+	Without map[string]string
+	Users   Users
 	// Needs lists programs that must be on PATH for the attempt; when one
 	// is missing the case is not applicable (another case covers the same
 	// attack with other tools).
@@ -104,6 +109,9 @@ type Case struct {
 func (c *Case) notApplicable(backend string) string {
 	if why, ok := c.Open[backend]; ok {
 		return "open with " + backend + ": " + why
+	}
+	if why, ok := c.Without[backend]; ok {
+		return "not with " + backend + ": " + why
 	}
 	if c.Backends == nil {
 		return ""

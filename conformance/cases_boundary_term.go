@@ -45,7 +45,7 @@ type termEvasion struct {
 // split, each must arrive whole (one stream, in the order written).
 func termEvasionCase(name, summary string, split bool, es []termEvasion) Case {
 	return Case{Name: name, Class: Boundary, Backends: linuxOnly, Summary: summary, Run: func(h *H) {
-		ws, p := h.ws()
+		_, p := h.ws()
 		pty, err := OpenTerminal()
 		if err != nil {
 			h.NotApplicable("%v", err)
@@ -61,7 +61,8 @@ func termEvasionCase(name, summary string, split bool, es []termEvasion) Case {
 			}
 		}
 		script += ": > ran\n"
-		l := Launch{Policy: p, Dir: ws, Argv: []string{"/bin/sh", "-c", script}}
+		// In a directory of the workspace, as boundary-tty-*-alone.
+		l := Launch{Policy: p, Dir: h.Mkdir("ws/out"), Argv: []string{"/bin/sh", "-c", script}}
 		l.Stdio[1] = pty.Slave
 		if split {
 			// Without cordon's own pty (--no-tty), which would make
@@ -70,7 +71,7 @@ func termEvasionCase(name, summary string, split bool, es []termEvasion) Case {
 		}
 		o := h.Launch(l)
 		sent := drainMaster(pty.Master)
-		if !h.Exists("ws/ran") {
+		if !h.Exists("ws/out/ran") {
 			h.Fatalf("the script did not run:\n%s", o)
 		}
 		for _, e := range es {

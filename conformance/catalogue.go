@@ -16,8 +16,10 @@ func Catalogue() []Case {
 }
 
 // linuxOnly marks cases about a mechanism only the Linux backends have
-// (bwrap and native build the same mounts, namespaces and filter).
-var linuxOnly = []string{"bwrap", "native"}
+// (bwrap and native build the same mounts, namespaces and filter; the
+// landlock backend has the same filter, no_new_privs and session, and no
+// namespace: a case about those says so in its Without).
+var linuxOnly = []string{"bwrap", "native", "landlock"}
 
 // ws creates the fixture's workspace directory "ws" and returns the
 // workspace preset's policy for it.

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,11 +99,49 @@ func TestCatalogueNative(t *testing.T) {
 	catalogue(t, testenv.RequireBackend(t, "native"))
 }
 
-func catalogue(t *testing.T, res detect.Result) {
+// TestCatalogueLandlock runs the whole catalogue through the landlock
+// backend, as both users, with 'cordon run' started where no user
+// namespace can be made, as in a container under Docker's default seccomp
+// profile: a bwrap whose user namespace forbids nested ones (the
+// namespace is bwrap's, outside cordon; inside it root is uid 0 of the
+// host's files, as in a container).
+func TestCatalogueLandlock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.NotApplicable(t, "the landlock backend is Linux's")
+	}
+	res := testenv.RequireBackend(t, "landlock")
+	catalogue(t, res, NoUsernsWrap()...)
+}
+
+// NoUsernsWrap is the command line the landlock suite runs 'cordon run'
+// inside: a process that cannot create user namespaces.
+func NoUsernsWrap() []string {
+	return []string{"bwrap", "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/", "--"}
+}
+
+func catalogue(t *testing.T, res detect.Result, wrap ...string) {
 	bin := cordonBinary(t)
 	us := users(t)
 	base := newBase(t, us)
-	x := &Binary{Path: bin, BackendName: res.Backend}
+	x := &Binary{Path: bin, BackendName: res.Backend, Wrap: wrap}
+	for _, u := range us {
+		if len(wrap) == 0 {
+			break
+		}
+		// The wrap itself, as each user: it runs a program and forbids it
+		// user namespaces, or the suite would prove nothing.
+		run := func(argv ...string) ([]byte, error) {
+			cmd := exec.Command(wrap[0], append(wrap[1:len(wrap):len(wrap)], argv...)...)
+			if !u.Invoker {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.Uid), Gid: uint32(u.Gid), Groups: []uint32{}}}
+			}
+			return cmd.CombinedOutput()
+		}
+		out, err := run("true")
+		testenv.Need(t, "a process that cannot create user namespaces ("+strings.Join(wrap, " ")+")", err)
+		out, err = run("unshare", "--user", "true")
+		require.Error(t, err, "as %s, %v still lets a process create a user namespace: %s", u.Name, wrap, out)
+	}
 	cases := Catalogue()
 	for _, u := range us {
 		t.Run(u.Name, func(t *testing.T) {

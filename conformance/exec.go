@@ -195,6 +195,10 @@ type Executor interface {
 type Binary struct {
 	Path        string // the cordon binary, readable by every user of the run
 	BackendName string
+	// Wrap, when set, is a command line that 'cordon run' runs inside,
+	// as the user (e.g. a bwrap that forbids user namespaces, as a
+	// container does, for the landlock backend).
+	Wrap []string
 }
 
 func (b *Binary) Name() string    { return "cordon run" }
@@ -216,6 +220,10 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	bin := b.Path
 	if l.Cordon != "" {
 		bin = l.Cordon
+	}
+	if len(b.Wrap) > 0 {
+		args = append(append(b.Wrap[1:len(b.Wrap):len(b.Wrap)], bin), args...)
+		bin = b.Wrap[0]
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = l.Dir

@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // modelSeeds are the seeds of the model differential; each is one case and
@@ -108,9 +111,18 @@ n() { if ( : > "$2" ) 2>/dev/null; then rm -f "$2"; echo "$1 1"; else echo "$1 0
 		fn := map[string]string{"dir": "r", "file": "r", "append": "a", "new": "n"}[pr.kind]
 		fmt.Fprintf(&sc, "%s %d '%s'\n", fn, i, pr.path)
 	}
-	snap := h.Snapshot()
-	o := h.Sandbox(Policy{Deny: fp.DeniedRoots, Readonly: fp.ReadonlyRoots, Writable: fp.WritableRoots,
+	l := h.Script(Policy{Deny: fp.DeniedRoots, Readonly: fp.ReadonlyRoots, Writable: fp.WritableRoots,
 		Base: fp.BaseWritableRoots, Restrict: fp.RestrictWrites}, sc.String())
+	// The landlock backend is stricter than the policy by design (a split
+	// directory is frozen, a missing root is not made): its own model, the
+	// plan the launch renders, is what the sandbox must equal, and that
+	// model must never be wider than the policy's.
+	var pl *landlock.Plan
+	if h.Backend() == "landlock" {
+		pl = h.landlockPlan(l)
+	}
+	snap := h.Snapshot()
+	o := h.Launch(l)
 	got := map[int]bool{}
 	for _, line := range strings.Split(o.Stdout, "\n") {
 		var i, v int
@@ -125,7 +137,18 @@ n() { if ( : > "$2" ) 2>/dev/null; then rm -f "$2"; echo "$1 1"; else echo "$1 0
 			bad = append(bad, fmt.Sprintf("%s %s: no answer", pr.op, pr.path))
 			continue
 		}
-		if want := canon.Access(pr.path, pr.op); real != want {
+		want := canon.Access(pr.path, pr.op)
+		if pl != nil {
+			lw := planAccess(pl, pr)
+			if lw && !want {
+				bad = append(bad, fmt.Sprintf("%-5s %s: the landlock plan allows what the policy does not (%s)", pr.op, pr.path, canon.Explain(pr.path).Reason))
+			}
+			if real != lw {
+				bad = append(bad, fmt.Sprintf("%-5s %s: sandbox %v, landlock plan %v, policy %v (%s)", pr.op, pr.path, real, lw, want, strings.Join(pl.Explain(pr.path), "; ")))
+			}
+			continue
+		}
+		if real != want {
 			v := canon.Explain(pr.path)
 			bad = append(bad, fmt.Sprintf("%-5s %s: sandbox %v, model %v (%s)", pr.op, pr.path, real, want, v.Reason))
 		}
@@ -137,4 +160,34 @@ n() { if ( : > "$2" ) 2>/dev/null; then rm -f "$2"; echo "$1 1"; else echo "$1 0
 			strings.Join(bad, "\n  "))
 	}
 	h.Unchanged(snap)
+}
+
+// landlockPlan is the plan the landlock backend renders for l, composed
+// as 'cordon run' composes it, from the host as it is now.
+func (h *H) landlockPlan(l Launch) *landlock.Plan {
+	comp, err := workspace.Compose(l.Policy.Spec(h.env(l.Env), l.cordon(h.Attack())))
+	if err != nil {
+		h.Fatalf("compose the launch's policy: %v", err)
+	}
+	pl, err := launcher.LandlockPlan(comp.Policy)
+	if err != nil {
+		h.Fatalf("render the launch's landlock plan: %v", err)
+	}
+	return pl
+}
+
+// planAccess is the landlock plan's answer to pr: what the probe's
+// command needs (ls: list; cat: read; append: write; a new file: make it
+// and write it, then remove it), on what exists (the backend makes no
+// missing root).
+func planAccess(pl *landlock.Plan, pr probe) bool {
+	switch pr.kind {
+	case "dir":
+		return exists(pr.path) && pl.Allows(pr.path, landlock.OpList)
+	case "file":
+		return pl.Allows(pr.path, landlock.OpRead)
+	case "append":
+		return pl.Allows(pr.path, landlock.OpWrite)
+	}
+	return exists(filepath.Dir(pr.path)) && pl.Allows(pr.path, landlock.OpChange) && pl.Allows(pr.path, landlock.OpWrite)
 }

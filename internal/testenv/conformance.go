@@ -36,6 +36,8 @@ func RequireBackend(t testing.TB, backend string) detect.Result {
 		return RequireBwrap(t)
 	case "native":
 		return RequireNative(t)
+	case "landlock":
+		return RequireLandlock(t)
 	case "seatbelt":
 		seatbeltOnce.Do(func() { seatbeltResult = detect.Probe(context.Background(), "seatbelt") })
 		return require(t, "seatbelt", seatbeltResult)

@@ -19,7 +19,7 @@ import (
 )
 
 // EnvRequire names the backends that must work, comma-separated (e.g.
-// "bwrap,native" on Linux CI).
+// "bwrap,native,landlock" on Linux CI).
 const EnvRequire = "CORDON_REQUIRE_BACKEND"
 
 // RequireBwrap skips t unless a real bwrap probe succeeds on this host
@@ -36,10 +36,17 @@ func RequireNative(t testing.TB) detect.Result {
 	return require(t, "native", probeNative())
 }
 
+// RequireLandlock is RequireBwrap for the landlock backend.
+func RequireLandlock(t testing.TB) detect.Result {
+	t.Helper()
+	return require(t, "landlock", probeLandlock())
+}
+
 // The probes, each run once per test binary.
 var (
-	probeBwrap  = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "bwrap") })
-	probeNative = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "native") })
+	probeBwrap    = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "bwrap") })
+	probeNative   = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "native") })
+	probeLandlock = sync.OnceValue(func() detect.Result { return detect.Probe(context.Background(), "landlock") })
 )
 
 // Required reports whether CORDON_REQUIRE_BACKEND names backend.
