@@ -189,7 +189,7 @@ type rulesetAttr struct {
 func ruleset(s *Spec) (int, error) {
 	p := s.Plan
 	if p.ABI < MinABI {
-		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 5.19)", p.ABI, MinABI)
+		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 6.2)", p.ABI, MinABI)
 	}
 	if s.weakened("landlock") {
 		return -1, nil

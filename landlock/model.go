@@ -65,9 +65,6 @@ func (p *Plan) Allows(path string, op Op) bool {
 // granted beyond the policy.
 func (p *Plan) Describe() []string {
 	out := []string{fmt.Sprintf("landlock ABI %d, handling %s", p.ABI, rightsText(p.HandledFS, p.HandledFS))}
-	if p.HandledFS&Truncate == 0 {
-		out = append(out, "  (ABI 2 cannot refuse truncation: the launch must refuse truncate(2) and truncating opens through its seccomp filter)")
-	}
 	out = append(out, fmt.Sprintf("rules (%d; rights beneath each directory, or on each file):", len(p.Rules)))
 	for _, r := range p.Rules {
 		what := "dir "

@@ -206,7 +206,7 @@ func TestRenderNeverWider(t *testing.T) {
 		if err != nil {
 			continue // "/" denied
 		}
-		abi := 2 + rng.IntN(6)
+		abi := MinABI + rng.IntN(8-MinABI)
 		pl, err := Render(c, abi, fs, DefaultOptions())
 		require.NoError(t, err)
 		checkPlan(t, fmt.Sprintf("policy %d %+v abi %d", i, p, abi), c, pl, fs, absent)
@@ -360,6 +360,9 @@ func TestRenderBounded(t *testing.T) {
 	require.ErrorContains(t, err, "more than 50 rules: directory "+top+"/big is split")
 	_, err = Render(c, 1, tree(), Options{})
 	require.ErrorContains(t, err, "ABI 1")
+	// ABI 2 does not control truncation: a read-only file could be emptied.
+	_, err = Render(c, 2, tree(), Options{})
+	require.ErrorContains(t, err, "Linux 6.2")
 }
 
 // TestRenderUnlistable: a split directory that cannot be listed gets
@@ -447,7 +450,7 @@ func TestRenderNeverWiderRandomTrees(t *testing.T) {
 		}
 		c, err := policy.Canonicalize(p)
 		require.NoError(t, err)
-		pl, err := Render(c, 2+rng.IntN(6), fs, Options{})
+		pl, err := Render(c, MinABI+rng.IntN(8-MinABI), fs, Options{})
 		require.NoError(t, err)
 		var absent []string
 		for _, q := range candidates {

@@ -18,7 +18,7 @@ import (
 
 func needLandlock(t *testing.T) {
 	t.Helper()
-	testenv.Need(t, "Landlock ABI 2 or later", landlock.ABIError(landlock.ABI()))
+	testenv.Need(t, "Landlock ABI 3 or later", landlock.ABIError(landlock.ABI()))
 }
 
 // TestLandlockLaunch runs the workspace preset through the landlock
