@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/metagate"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -169,9 +171,27 @@ func confine(s *Spec) error {
 		}
 	}
 	if !s.weakened("seccomp") {
+		if s.Gate > 0 {
+			return installGate(s)
+		}
 		return installFilter(s.Seccomp)
 	}
 	return nil
+}
+
+// installGate installs the seccomp program with a listener and sends the
+// listener to the launcher, which decides the metadata calls from then
+// on. Nothing after it may make such a call before the exec: the init
+// would wait on itself.
+func installGate(s *Spec) error {
+	l, err := metagate.Install(s.Seccomp)
+	if err != nil {
+		return fmt.Errorf("metadata gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
+	}
+	err = metagate.SendFd(s.Gate, l)
+	unix.Close(l)
+	unix.Close(s.Gate)
+	return err
 }
 
 // rulesetAttr is struct landlock_ruleset_attr up to its scopes (ABI 6);

@@ -461,3 +461,25 @@ func TestRenderNeverWiderRandomTrees(t *testing.T) {
 		checkPlan(t, fmt.Sprintf("tree %d %v policy %+v", i, spec, p), c, pl, fs, absent)
 	}
 }
+
+// TestMayChangeMeta: the metadata gate's decision. A file in a writable
+// root may change; one in a read-only carve-out, outside the roots or a
+// device file granted beyond the policy may not; nor may a frozen
+// directory (its mode reaches what is granted below it).
+func TestMayChangeMeta(t *testing.T) {
+	w := top + "/w"
+	fs := tree("/w/.git/hooks/h", "/w/f", "/w/src/x", "/out")
+	fs["/dev"], fs["/dev/null"] = EntryDir, EntryOther
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/w"}, ReadonlyRoots: []string{"/w/.git", ""}, RestrictWrites: true})
+	pl, err := Render(c, 7, fs, DefaultOptions())
+	require.NoError(t, err)
+	require.True(t, pl.MayChangeMeta(w+"/f", false))
+	require.True(t, pl.MayChangeMeta(w+"/src", true))
+	require.True(t, pl.MayChangeMeta(w+"/src/x", false))
+	require.False(t, pl.MayChangeMeta(w, true), "frozen")
+	require.False(t, pl.MayChangeMeta(w+"/.git/hooks/h", false))
+	require.False(t, pl.MayChangeMeta(w+"/.git", true))
+	require.False(t, pl.MayChangeMeta(top+"/out", false))
+	require.True(t, pl.Allows("/dev/null", OpWrite))
+	require.False(t, pl.MayChangeMeta("/dev/null", false), "a device file granted beyond the policy")
+}

@@ -54,6 +54,46 @@ echo "$CORDON_SANDBOX"`
 	require.NoFileExists(t, filepath.Join(base, "outside"))
 }
 
+// TestLandlockMetadataGate: Landlock does not cover chmod, chown, xattrs
+// or times; the metadata gate decides them by the plan. A file outside the
+// roots, a hook in the read-only .git and the frozen workspace directory
+// keep their modes and times; a file in the workspace changes.
+func TestLandlockMetadataGate(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755))
+	for _, f := range []string{"outside", "ws/.git/hooks/pre-commit", "ws/f"} {
+		require.NoError(t, os.WriteFile(filepath.Join(base, f), nil, 0o644))
+	}
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	script := `chmod 600 "$B/outside" 2>/dev/null && echo OUTSIDE-CHMOD
+touch -d 2001-01-01 "$B/outside" 2>/dev/null && echo OUTSIDE-TOUCH
+chmod +x .git/hooks/pre-commit 2>/dev/null && echo HOOK-CHMOD
+chmod 700 . 2>/dev/null && echo FROZEN-CHMOD
+chmod 600 f && echo changed`
+	c := Command(p, "sh", "-c", script)
+	c.Backend = BackendLandlock
+	c.Dir = ws
+	c.Env = append(os.Environ(), "B="+base)
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "changed\n", string(out))
+	mode := func(f string) os.FileMode {
+		st, err := os.Stat(filepath.Join(base, f))
+		require.NoError(t, err)
+		return st.Mode().Perm()
+	}
+	require.Equal(t, os.FileMode(0o644), mode("outside"))
+	require.Equal(t, os.FileMode(0o644), mode("ws/.git/hooks/pre-commit"))
+	require.Equal(t, os.FileMode(0o755), mode("ws"))
+	require.Equal(t, os.FileMode(0o600), mode("ws/f"))
+	st, err := os.Stat(filepath.Join(base, "outside"))
+	require.NoError(t, err)
+	require.Greater(t, st.ModTime().Year(), 2001)
+}
+
 // A network allowlist is refused under landlock, naming why.
 func TestLandlockRefusesAllowlist(t *testing.T) {
 	needLandlock(t)

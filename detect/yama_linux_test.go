@@ -1,0 +1,17 @@
+package detect
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Yama's scope 2 without CAP_SYS_PTRACE, and scope 3 always, keep the
+// launcher from reading the sandbox's metadata calls: detection says so.
+func TestYamaNote(t *testing.T) {
+	require.Empty(t, yamaNote(-1, false))
+	require.Empty(t, yamaNote(1, false))
+	require.Empty(t, yamaNote(2, true))
+	require.Contains(t, yamaNote(2, false), "ptrace_scope is 2")
+	require.Contains(t, yamaNote(3, true), "fails with EPERM")
+}
