@@ -94,6 +94,44 @@ chmod 600 f && echo changed`
 	require.Greater(t, st.ModTime().Year(), 2001)
 }
 
+// TestLandlockInheritedFiles: a file the command inherits read-write (a
+// log file in a read-only place, another user's, as the launcher accepts
+// it) can be reopened through /proc/self/fd with the access its
+// descriptor has; the file beside it stays unwritable.
+func TestLandlockInheritedFiles(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		testenv.NotApplicable(t, "the log must belong to another user (the launcher refuses a file the sandbox's user owns outside the writable roots), which needs root")
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	log := filepath.Join(base, "log")
+	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o666)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, f.Chown(12345, 12345))
+	require.NoError(t, f.Chmod(0o666)) // whatever the umask
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `echo reopened >> /proc/self/fd/3 && echo ok
+echo x > "$B/other" 2>/dev/null && echo OTHER
+true`)
+	c.Backend = BackendLandlock
+	c.Dir = ws
+	c.Env = append(os.Environ(), "B="+base)
+	c.ExtraFiles = []*os.File{f}
+	var eb strings.Builder
+	c.Stderr = &eb
+	out, err := c.Output()
+	require.NoError(t, err, "%s%s", out, eb.String())
+	require.Equal(t, "ok\n", string(out))
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Equal(t, "reopened\n", string(b))
+	require.NoFileExists(t, filepath.Join(base, "other"))
+}
+
 // A network allowlist is refused under landlock, naming why.
 func TestLandlockRefusesAllowlist(t *testing.T) {
 	needLandlock(t)
