@@ -85,7 +85,8 @@ func nested() (Result, bool) {
 	// Anyone can set a variable; only a real sandbox can make bwrap pid 1.
 	// On Linux an unverified sentinel is ignored, so the command gets
 	// wrapped; a value naming another backend cannot be true there.
-	if runtime.GOOS == "linux" && !((v == "bwrap" && insideBwrap()) || (v == "native" && insideNative())) {
+	if runtime.GOOS == "linux" && !((v == "bwrap" && insideBwrap()) || (v == "native" && insideNative()) ||
+		(v == "landlock" && insideLandlock())) {
 		return Result{}, false
 	}
 	return Result{

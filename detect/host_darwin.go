@@ -22,3 +22,6 @@ var insideBwrap = func() bool { return false }
 
 // insideNative: the native backend exists only on Linux.
 var insideNative = func() bool { return false }
+
+// insideLandlock: the landlock backend exists only on Linux.
+var insideLandlock = func() bool { return false }

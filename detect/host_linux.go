@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/native"
 )
@@ -59,6 +61,42 @@ var insideBwrap = func() bool {
 var insideNative = func() bool {
 	b, err := os.ReadFile("/proc/1/comm")
 	return err == nil && strings.TrimSpace(string(b)) == native.InitName && cordonMarked()
+}
+
+// insideLandlock reports whether this process runs in a sandbox of the
+// landlock backend, which has no pid 1 or mount of its own to show: its
+// init set no_new_privs and a seccomp filter, and the Landlock domain
+// refuses to list cordon's state directory (denied in every sandbox),
+// though this process's user owns it and may list it by its mode: only
+// a security module refuses that, and a variable set on the host does
+// not make one.
+var insideLandlock = func() bool {
+	st, err := os.ReadFile("/proc/self/status")
+	if err != nil || !hasStatus(string(st), "NoNewPrivs:", "1") || !hasStatus(string(st), "Seccomp:", "2") {
+		return false
+	}
+	sd := state.Path()
+	var fi unix.Stat_t
+	if unix.Stat(sd, &fi) != nil || fi.Mode&unix.S_IFMT != unix.S_IFDIR ||
+		int(fi.Uid) != os.Geteuid() || fi.Mode&0o500 != 0o500 {
+		return false
+	}
+	fd, err := unix.Open(sd, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return err == unix.EACCES
+}
+
+// hasStatus reports whether /proc/self/status text has field with value.
+func hasStatus(status, field, value string) bool {
+	for _, line := range strings.Split(status, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == field {
+			return f[1] == value
+		}
+	}
+	return false
 }
 
 // cordonMarked reports whether cordon's state directory is masked here as

@@ -36,7 +36,9 @@ func ABIError(abi int) error {
 	case abi >= MinABI:
 		return nil
 	case abi == 1:
-		return fmt.Errorf("Landlock ABI 1 only (Linux 5.13 to 5.18): it refuses every rename and link between directories; the landlock backend needs ABI %d (Linux 5.19 or later)", MinABI)
+		return fmt.Errorf("Landlock ABI 1 only (Linux 5.13 to 5.18): it refuses every rename and link between directories; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
+	case abi == 2:
+		return fmt.Errorf("Landlock ABI 2 only (Linux 5.19 to 6.1): it does not control truncation, so a read-only file could be emptied; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
 	}
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	_ = v

@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/metagate"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -169,9 +172,27 @@ func confine(s *Spec) error {
 		}
 	}
 	if !s.weakened("seccomp") {
+		if s.Gate > 0 {
+			return installGate(s)
+		}
 		return installFilter(s.Seccomp)
 	}
 	return nil
+}
+
+// installGate installs the seccomp program with a listener and sends the
+// listener to the launcher, which decides the metadata calls from then
+// on. Nothing after it may make such a call before the exec: the init
+// would wait on itself.
+func installGate(s *Spec) error {
+	l, err := metagate.Install(s.Seccomp)
+	if err != nil {
+		return fmt.Errorf("metadata gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
+	}
+	err = metagate.SendFd(s.Gate, l)
+	unix.Close(l)
+	unix.Close(s.Gate)
+	return err
 }
 
 // rulesetAttr is struct landlock_ruleset_attr up to its scopes (ABI 6);
@@ -189,7 +210,7 @@ type rulesetAttr struct {
 func ruleset(s *Spec) (int, error) {
 	p := s.Plan
 	if p.ABI < MinABI {
-		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 5.19)", p.ABI, MinABI)
+		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 6.2)", p.ABI, MinABI)
 	}
 	if s.weakened("landlock") {
 		return -1, nil
@@ -221,7 +242,60 @@ func ruleset(s *Spec) (int, error) {
 			return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
 		}
 	}
+	if err := inheritedRules(rfd, s); err != nil {
+		unix.Close(rfd)
+		return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
+	}
 	return rfd, nil
+}
+
+// inheritedRules grant, on each file the command inherits on 0-2 and the
+// caller's descriptors (a pty cordon hands in, a log file of 2>log), the
+// access its open mode already gives, on that inode only: reopening it
+// (/dev/stderr, /proc/self/fd/1) then works as writing to it does, and
+// gives nothing the descriptor did not. Directories get none (a rule on
+// one would grant its whole tree), nor pipes and sockets, which Landlock
+// does not restrict.
+func inheritedRules(rfd int, s *Spec) error {
+	for fd := 0; fd < 3+s.Files; fd++ {
+		if slices.Contains(s.Closed, fd) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			continue
+		}
+		kind := st.Mode & unix.S_IFMT
+		if kind != unix.S_IFREG && kind != unix.S_IFCHR && kind != unix.S_IFBLK {
+			continue
+		}
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil || fl&unix.O_PATH != 0 {
+			continue
+		}
+		var a uint64
+		switch fl & unix.O_ACCMODE {
+		case unix.O_RDONLY:
+			a = ReadFile
+		case unix.O_WRONLY:
+			a = WriteFile | Truncate
+		case unix.O_RDWR:
+			a = ReadFile | WriteFile | Truncate
+		}
+		if kind != unix.S_IFREG {
+			a |= IoctlDev // a terminal's modes and size
+		}
+		if a &= s.Plan.HandledFS; a == 0 {
+			continue
+		}
+		attr := unix.LandlockPathBeneathAttr{Allowed_access: a, Parent_fd: int32(fd)}
+		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH,
+			uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+		if errno != 0 && errno != unix.EBADFD {
+			return fmt.Errorf("rule on inherited descriptor %d: %w", fd, errno)
+		}
+	}
+	return nil
 }
 
 // addRule grants rule on its object, opened as described at ruleset.

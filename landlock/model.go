@@ -65,9 +65,6 @@ func (p *Plan) Allows(path string, op Op) bool {
 // granted beyond the policy.
 func (p *Plan) Describe() []string {
 	out := []string{fmt.Sprintf("landlock ABI %d, handling %s", p.ABI, rightsText(p.HandledFS, p.HandledFS))}
-	if p.HandledFS&Truncate == 0 {
-		out = append(out, "  (ABI 2 cannot refuse truncation: the launch must refuse truncate(2) and truncating opens through its seccomp filter)")
-	}
 	out = append(out, fmt.Sprintf("rules (%d; rights beneath each directory, or on each file):", len(p.Rules)))
 	for _, r := range p.Rules {
 		what := "dir "
@@ -177,4 +174,40 @@ func rightsText(a, h uint64) string {
 		return "nothing"
 	}
 	return strings.Join(w, ", ")
+}
+
+// MayChangeMeta reports whether the sandbox may change the metadata
+// (mode, owner, extended attributes, times) of the existing object at
+// path, a directory when dir: the metadata gate's (internal/metagate)
+// decision, by the rules the plan renders from the policy, never by those
+// granted beyond it (a device file every sandbox writes is the host's:
+// chmod 000 /dev/null would break it for everyone). A file needs what
+// writing it needs; a directory every right the model's Write gives, so
+// that a frozen directory (whose rights stop short of making entries)
+// keeps its mode: chmod 0 on it would reach what the plan grants below.
+func (p *Plan) MayChangeMeta(path string, dir bool) bool {
+	var got uint64
+	for _, r := range p.Rules {
+		if p.extra(r.Path) {
+			continue
+		}
+		if (r.Path == path && r.Dir == dir) || (r.Dir && below(path, r.Path)) {
+			got |= r.Access
+		}
+	}
+	need := uint64(WriteFile | Truncate)
+	if dir {
+		need = WriteRights
+	}
+	need &= p.HandledFS
+	return need != 0 && got&need == need
+}
+
+func (p *Plan) extra(path string) bool {
+	for _, d := range p.Extras {
+		if d.Path == path {
+			return true
+		}
+	}
+	return false
 }

@@ -30,8 +30,11 @@ const (
 )
 
 // MinABI is the oldest Landlock ABI the backend uses: ABI 1 refuses every
-// rename and link between directories (EXDEV), whatever the rules.
-const MinABI = 2
+// rename and link between directories (EXDEV), whatever the rules, and
+// ABI 2 does not control truncation (truncate(2), open with O_TRUNC), so
+// a read-only file could be emptied; a seccomp filter cannot tell which
+// file a truncate names.
+const MinABI = 3
 
 // HandledFS are the file-system rights Landlock's ABI abi knows: a plan
 // handles them all, so that none is left allowed by default.
@@ -183,7 +186,7 @@ func Render(c *policy.Canonical, abi int, l Lister, opt Options) (*Plan, error) 
 		return nil, errors.New("landlock: this kernel offers no Landlock to this process (not built in, off at boot, or refused by a seccomp profile around cordon)")
 	}
 	if abi < MinABI {
-		return nil, fmt.Errorf("landlock: the kernel offers ABI %d; the landlock backend needs ABI %d or later (Linux 5.19), since ABI 1 refuses every rename between directories", abi, MinABI)
+		return nil, fmt.Errorf("landlock: the kernel offers ABI %d; the landlock backend needs ABI %d or later (Linux 6.2): ABI 1 refuses every rename between directories, ABI 2 cannot refuse truncating a read-only file", abi, MinABI)
 	}
 	r := &renderer{
 		c: c, l: l, opt: opt, handled: HandledFS(abi),

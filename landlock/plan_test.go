@@ -206,7 +206,7 @@ func TestRenderNeverWider(t *testing.T) {
 		if err != nil {
 			continue // "/" denied
 		}
-		abi := 2 + rng.IntN(6)
+		abi := MinABI + rng.IntN(8-MinABI)
 		pl, err := Render(c, abi, fs, DefaultOptions())
 		require.NoError(t, err)
 		checkPlan(t, fmt.Sprintf("policy %d %+v abi %d", i, p, abi), c, pl, fs, absent)
@@ -360,6 +360,9 @@ func TestRenderBounded(t *testing.T) {
 	require.ErrorContains(t, err, "more than 50 rules: directory "+top+"/big is split")
 	_, err = Render(c, 1, tree(), Options{})
 	require.ErrorContains(t, err, "ABI 1")
+	// ABI 2 does not control truncation: a read-only file could be emptied.
+	_, err = Render(c, 2, tree(), Options{})
+	require.ErrorContains(t, err, "Linux 6.2")
 }
 
 // TestRenderUnlistable: a split directory that cannot be listed gets
@@ -447,7 +450,7 @@ func TestRenderNeverWiderRandomTrees(t *testing.T) {
 		}
 		c, err := policy.Canonicalize(p)
 		require.NoError(t, err)
-		pl, err := Render(c, 2+rng.IntN(6), fs, Options{})
+		pl, err := Render(c, MinABI+rng.IntN(8-MinABI), fs, Options{})
 		require.NoError(t, err)
 		var absent []string
 		for _, q := range candidates {
@@ -457,4 +460,26 @@ func TestRenderNeverWiderRandomTrees(t *testing.T) {
 		}
 		checkPlan(t, fmt.Sprintf("tree %d %v policy %+v", i, spec, p), c, pl, fs, absent)
 	}
+}
+
+// TestMayChangeMeta: the metadata gate's decision. A file in a writable
+// root may change; one in a read-only carve-out, outside the roots or a
+// device file granted beyond the policy may not; nor may a frozen
+// directory (its mode reaches what is granted below it).
+func TestMayChangeMeta(t *testing.T) {
+	w := top + "/w"
+	fs := tree("/w/.git/hooks/h", "/w/f", "/w/src/x", "/out")
+	fs["/dev"], fs["/dev/null"] = EntryDir, EntryOther
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/w"}, ReadonlyRoots: []string{"/w/.git", ""}, RestrictWrites: true})
+	pl, err := Render(c, 7, fs, DefaultOptions())
+	require.NoError(t, err)
+	require.True(t, pl.MayChangeMeta(w+"/f", false))
+	require.True(t, pl.MayChangeMeta(w+"/src", true))
+	require.True(t, pl.MayChangeMeta(w+"/src/x", false))
+	require.False(t, pl.MayChangeMeta(w, true), "frozen")
+	require.False(t, pl.MayChangeMeta(w+"/.git/hooks/h", false))
+	require.False(t, pl.MayChangeMeta(w+"/.git", true))
+	require.False(t, pl.MayChangeMeta(top+"/out", false))
+	require.True(t, pl.Allows("/dev/null", OpWrite))
+	require.False(t, pl.MayChangeMeta("/dev/null", false), "a device file granted beyond the policy")
 }

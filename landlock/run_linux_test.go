@@ -90,7 +90,7 @@ type sandbox struct {
 
 func newSandbox(t *testing.T) *sandbox {
 	abi := landlock.ABI()
-	testenv.Need(t, "Landlock ABI 2 or later", landlock.ABIError(abi))
+	testenv.Need(t, "Landlock ABI 3 or later", landlock.ABIError(abi))
 	dir := t.TempDir()
 	s := &sandbox{ws: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside")}
 	require.NoError(t, os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755))

@@ -23,6 +23,11 @@ type Spec struct {
 	Network bool `json:"network,omitempty"`
 	// Seccomp is the filter program (bwrap.Program); empty installs none.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// Gate, when not 0, is the descriptor of a Unix socket to the
+	// launcher: Seccomp is then built with metagate.Rules, installed with
+	// a listener (metagate.Install), and the listener is sent on Gate for
+	// the launcher to decide the metadata calls Landlock does not cover.
+	Gate int `json:"gate,omitempty"`
 	// Path and Argv are the command, which the init execs in its own
 	// place.
 	Path string   `json:"path"`

@@ -202,6 +202,11 @@ type Cmd struct {
 	status, statusW *os.File
 	// leftovers: Wait kills what the command left behind (KillLeftovers).
 	leftovers bool
+	// afterStart, when set, runs once the sandbox process has started
+	// (the landlock backend's metadata gate); stopGate ends that gate
+	// when the run ends.
+	afterStart func()
+	stopGate   func()
 	// termOut are the caller's terminals that stdout and stderr reach
 	// through a pipe (replaceTerminals), for Wait to reset.
 	termOut []*termWriter
@@ -327,6 +332,9 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 		return err
 	}
 	c.Process = inner.Process
+	if c.afterStart != nil {
+		c.afterStart()
+	}
 	if c.statusW != nil {
 		// Only the init holds the write end: a read ends when it
 		// reports or exits.
@@ -489,6 +497,9 @@ func (c *Cmd) markGone() {
 
 func (c *Cmd) finish() {
 	c.stopNet()
+	if c.stopGate != nil {
+		c.stopGate()
+	}
 	for _, f := range []**os.File{&c.status, &c.statusW} {
 		if *f != nil {
 			(*f).Close()

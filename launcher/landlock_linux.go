@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"slices"
+	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/metagate"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -48,45 +54,131 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		Closed:  nilFiles(c.ExtraFiles),
 		Weaken:  testhook.LandlockWeaken,
 	}
+	// The metadata gate: Landlock does not cover chmod, chown, extended
+	// attributes or file times, so the filter hands those calls to this
+	// process, which decides them by the plan (internal/metagate).
+	var gate *metaGate
 	if !testhook.SkipSeccomp {
-		spec.Seccomp = bwrap.Program(landlockRules(c.Network))
+		rules := landlockRules(c.Network)
+		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
+			if gate, err = newMetaGate(plan); err != nil {
+				return nil, nil, err
+			}
+			rules = metagate.Rules(rules)
+			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
+		}
+		spec.Seccomp = bwrap.Program(rules)
 		if testhook.Seccomp != nil {
 			spec.Seccomp = testhook.Seccomp(c.Network)
 		}
 	}
 	cmd, specFile, err := landlock.Command(ctx, &spec, len(c.ExtraFiles))
 	if err != nil {
+		gate.close()
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
 	c.wire(cmd, env)
 	cmd.SysProcAttr = attr
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
+	if gate != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, gate.theirs)
+		c.afterStart = func() { gate.serve(c.stderrFor()) }
+		c.stopGate = gate.stop
+	}
 	// The command is this process's child (the init execs it): this
 	// process stays, to reap what the command leaves behind.
 	c.handoff = false
 	if c.KillLeftovers {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			specFile.Close()
+			gate.close()
 			return nil, nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 		}
 		c.leftovers = true
 	}
-	return cmd, func() { specFile.Close() }, nil
+	return cmd, func() { specFile.Close(); gate.close() }, nil
 }
 
-// landlockRules are the seccomp rules of a landlock sandbox: the host's
-// network's sockets with the network on; with it off no AF_INET,
-// AF_INET6 or AF_UNIX at all (there is no network namespace of its own
-// to keep them in); never a new user namespace, which would give the
-// command every capability inside it and a mount namespace to undo the
-// view with.
-func landlockRules(network bool) bwrap.Rules {
-	s := bwrap.SocketsNoNamespace()
-	if network {
-		s = bwrap.SocketsFor(true)
+// weakened reports whether the comma list steps names step.
+func weakened(steps, step string) bool {
+	return slices.Contains(strings.Split(steps, ","), step)
+}
+
+// metaGate is the launcher's end of a landlock sandbox's metadata gate.
+type metaGate struct {
+	plan          *landlock.Plan
+	id            metagate.Identity
+	mine, theirs  *os.File // the socket the init sends the listener on
+	cancel        context.CancelFunc
+	mu            sync.Mutex
+	started, done bool
+}
+
+func newMetaGate(plan *landlock.Plan) (*metaGate, error) {
+	id, err := metagate.Self()
+	if err != nil {
+		return nil, err
 	}
-	r := bwrap.RulesFor(s)
-	r.NoUserns = true
-	return r
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
+	}
+	return &metaGate{plan: plan, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
+}
+
+// serve, once the init has started, takes the listener it sends and
+// decides each gated call by the plan until the sandbox is gone or stop.
+// Nothing arrives when the init failed before installing its filter: it
+// exits with its own reason (125), which Wait reports.
+func (g *metaGate) serve(stderr io.Writer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return
+	}
+	g.started = true
+	g.theirs.Close() // only the init holds it now: EOF once it is gone
+	ctx, cancel := context.WithCancel(context.Background())
+	g.cancel = cancel
+	sock := g.mine
+	d := metagate.DeciderFunc(g.plan.MayChangeMeta)
+	go func() {
+		defer sock.Close()
+		l, err := metagate.RecvFd(int(sock.Fd()))
+		if err != nil {
+			return
+		}
+		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
+			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr and utimes calls now fail\n", err)
+		}
+	}()
+}
+
+// stop ends the gate at the end of the run: later gated calls of
+// anything left behind fail (ENOSYS).
+func (g *metaGate) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cancel != nil {
+		g.cancel()
+	}
+}
+
+// close releases what a launch that never started holds.
+func (g *metaGate) close() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.done = true
+	if g.cancel != nil {
+		g.cancel()
+	}
+	if !g.started {
+		g.mine.Close()
+		g.theirs.Close()
+	}
 }

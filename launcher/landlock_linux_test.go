@@ -18,7 +18,7 @@ import (
 
 func needLandlock(t *testing.T) {
 	t.Helper()
-	testenv.Need(t, "Landlock ABI 2 or later", landlock.ABIError(landlock.ABI()))
+	testenv.Need(t, "Landlock ABI 3 or later", landlock.ABIError(landlock.ABI()))
 }
 
 // TestLandlockLaunch runs the workspace preset through the landlock
@@ -52,6 +52,84 @@ echo "$CORDON_SANDBOX"`
 	require.FileExists(t, filepath.Join(ws, "build/obj/a.o"))
 	require.NoFileExists(t, filepath.Join(ws, ".git/hooks/pre-commit"))
 	require.NoFileExists(t, filepath.Join(base, "outside"))
+}
+
+// TestLandlockMetadataGate: Landlock does not cover chmod, chown, xattrs
+// or times; the metadata gate decides them by the plan. A file outside the
+// roots, a hook in the read-only .git and the frozen workspace directory
+// keep their modes and times; a file in the workspace changes.
+func TestLandlockMetadataGate(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755))
+	for _, f := range []string{"outside", "ws/.git/hooks/pre-commit", "ws/f"} {
+		require.NoError(t, os.WriteFile(filepath.Join(base, f), nil, 0o644))
+	}
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	script := `chmod 600 "$B/outside" 2>/dev/null && echo OUTSIDE-CHMOD
+touch -d 2001-01-01 "$B/outside" 2>/dev/null && echo OUTSIDE-TOUCH
+chmod +x .git/hooks/pre-commit 2>/dev/null && echo HOOK-CHMOD
+chmod 700 . 2>/dev/null && echo FROZEN-CHMOD
+chmod 600 f && echo changed`
+	c := Command(p, "sh", "-c", script)
+	c.Backend = BackendLandlock
+	c.Dir = ws
+	c.Env = append(os.Environ(), "B="+base)
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "changed\n", string(out))
+	mode := func(f string) os.FileMode {
+		st, err := os.Stat(filepath.Join(base, f))
+		require.NoError(t, err)
+		return st.Mode().Perm()
+	}
+	require.Equal(t, os.FileMode(0o644), mode("outside"))
+	require.Equal(t, os.FileMode(0o644), mode("ws/.git/hooks/pre-commit"))
+	require.Equal(t, os.FileMode(0o755), mode("ws"))
+	require.Equal(t, os.FileMode(0o600), mode("ws/f"))
+	st, err := os.Stat(filepath.Join(base, "outside"))
+	require.NoError(t, err)
+	require.Greater(t, st.ModTime().Year(), 2001)
+}
+
+// TestLandlockInheritedFiles: a file the command inherits read-write (a
+// log file in a read-only place, another user's, as the launcher accepts
+// it) can be reopened through /proc/self/fd with the access its
+// descriptor has; the file beside it stays unwritable.
+func TestLandlockInheritedFiles(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		testenv.NotApplicable(t, "the log must belong to another user (the launcher refuses a file the sandbox's user owns outside the writable roots), which needs root")
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	log := filepath.Join(base, "log")
+	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o666)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, f.Chown(12345, 12345))
+	require.NoError(t, f.Chmod(0o666)) // whatever the umask
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `echo reopened >> /proc/self/fd/3 && echo ok
+echo x > "$B/other" 2>/dev/null && echo OTHER
+true`)
+	c.Backend = BackendLandlock
+	c.Dir = ws
+	c.Env = append(os.Environ(), "B="+base)
+	c.ExtraFiles = []*os.File{f}
+	var eb strings.Builder
+	c.Stderr = &eb
+	out, err := c.Output()
+	require.NoError(t, err, "%s%s", out, eb.String())
+	require.Equal(t, "ok\n", string(out))
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Equal(t, "reopened\n", string(b))
+	require.NoFileExists(t, filepath.Join(base, "other"))
 }
 
 // A network allowlist is refused under landlock, naming why.

@@ -105,7 +105,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	case BackendSeatbelt:
 		return renderSeatbelt(out, canon, network, np, cmd)
 	case BackendLandlock:
-		return renderLandlock(out, canon, np, cmd)
+		return renderLandlock(out, canon, network, np, cmd)
 	default:
 		return nil, fmt.Errorf("backend %q: want auto, bwrap, native, landlock or seatbelt", backend)
 	}

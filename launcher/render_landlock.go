@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/metagate"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/native"
@@ -51,7 +53,7 @@ func landlockPlan(canon *policy.Canonical) (*landlock.Plan, error) {
 
 // renderLandlock fills out with the landlock init's argv, its command and
 // the plan's rules and differences from the model.
-func renderLandlock(out *Rendered, canon *policy.Canonical, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
+func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	if np != nil {
 		return nil, fmt.Errorf("backend landlock: a domain allowlist cannot be enforced without a network namespace (a Landlock connect rule names a port, not a host); use --network off or on, or another backend")
 	}
@@ -68,5 +70,24 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, np *netpolicy.Policy
 	out.Landlock = "the only wall on the file system (no mounts, no namespaces)"
 	out.LandlockRules = pl.Describe()
 	out.LandlockPlan = pl
+	// As a launch installs it: the metadata calls go to the launcher,
+	// which decides them by the plan (landlock.Plan.MayChangeMeta).
+	out.Seccomp = bwrap.Describe(metagate.Rules(landlockRules(network)))
 	return out, nil
+}
+
+// landlockRules are the seccomp rules of a landlock sandbox: the host's
+// network's sockets with the network on; with it off no AF_INET,
+// AF_INET6 or AF_UNIX at all (there is no network namespace of its own
+// to keep them in); never a new user namespace, which would give the
+// command every capability inside it and a mount namespace to undo the
+// view with.
+func landlockRules(network bool) bwrap.Rules {
+	s := bwrap.SocketsNoNamespace()
+	if network {
+		s = bwrap.SocketsFor(true)
+	}
+	r := bwrap.RulesFor(s)
+	r.NoUserns = true
+	return r
 }

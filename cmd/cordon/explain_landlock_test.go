@@ -31,7 +31,7 @@ func TestExplainLandlock(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
 	code, out, errs := runCLI(t, "", "explain", "--backend", "landlock", "--workspace", ws, ws+"/src/a.go", ws+"/new")
 	if code != exitOK && strings.Contains(errs, "Landlock") {
-		testenv.Need(t, "Landlock ABI 2 or later", errors.New(errs))
+		testenv.Need(t, "Landlock ABI 3 or later", errors.New(errs))
 	}
 	require.Equal(t, exitOK, code, errs)
 	require.Contains(t, out, ws+"/src/a.go\n  read: yes  write: yes")

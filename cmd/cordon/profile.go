@@ -103,7 +103,9 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 	if len(r.Stubs) > 0 {
 		fmt.Fprintf(w, "mount stubs for the run (paths that do not exist yet; removed 1s after the last sandbox using them, CORDON_STUB_LINGER):\n  %s\n", strings.Join(r.Stubs, "\n  "))
 	}
-	if r.Seccomp != "" && r.Backend == "native" {
+	if r.Seccomp != "" && r.Backend == "landlock" {
+		fmt.Fprintf(w, "%s (installed by cordon's init, with a listener it hands to cordon, which decides those calls by the plan's rules)\n", r.Seccomp)
+	} else if r.Seccomp != "" && r.Backend == "native" {
 		fmt.Fprintf(w, "%s (installed by cordon's init before it runs the command)\n", r.Seccomp)
 	} else if r.Seccomp != "" {
 		fmt.Fprintf(w, "%s (the program goes to bwrap as --seccomp FD)\n", r.Seccomp)

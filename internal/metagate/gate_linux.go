@@ -412,7 +412,7 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 		denied = unix.EACCES
 	}
 	where, ok := g.pathOf(fdPath, &st)
-	if !ok || !g.d.MayChange(where) {
+	if !ok || !g.d.MayChange(where, st.Mode&unix.S_IFMT == unix.S_IFDIR) {
 		return 0, denied, true
 	}
 	if e := g.permitted(f.op, &st, fdPath, mode, uid, gid, name, ts); e != 0 {

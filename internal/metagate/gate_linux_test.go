@@ -1,9 +1,10 @@
-package metagate
+package metagate_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/metagate"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
@@ -74,7 +76,7 @@ func TestGate(t *testing.T) {
 	}
 	t.Cleanup(func() { testhook.MetagateAct = nil })
 
-	id, err := Self()
+	id, err := metagate.Self()
 	require.NoError(t, err)
 	out := runUnderGate(t, "TestHelperGateChild", base, allowed, id)
 	t.Logf("child:\n%s", out)
@@ -178,7 +180,7 @@ func TestGate(t *testing.T) {
 // gate's filter and sends its listener, serves it with a Decider that
 // allows changes beneath allowed, and returns the child's output once
 // the child has ended and Serve has returned.
-func runUnderGate(t *testing.T, name, arg, allowed string, id Identity) string {
+func runUnderGate(t *testing.T, name, arg, allowed string, id metagate.Identity) string {
 	t.Helper()
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
@@ -190,7 +192,7 @@ func runUnderGate(t *testing.T, name, arg, allowed string, id Identity) string {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	childEnd.Close()
-	listener, recvErr := RecvFd(sp[0])
+	listener, recvErr := metagate.RecvFd(sp[0])
 	if recvErr != nil {
 		_ = cmd.Wait()
 		if m := strings.SplitN(out.String(), "install failed: ", 2); len(m) == 2 {
@@ -200,8 +202,8 @@ func runUnderGate(t *testing.T, name, arg, allowed string, id Identity) string {
 	}
 	served := make(chan error, 1)
 	go func() {
-		d := DeciderFunc(func(p string) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") })
-		served <- Serve(context.Background(), listener, d, id)
+		d := metagate.DeciderFunc(func(p string, _ bool) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") })
+		served <- metagate.Serve(context.Background(), listener, d, id)
 	}()
 	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
 	select {
@@ -221,12 +223,12 @@ func installInChild(t *testing.T) bool {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Install(bwrap.Program(Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
+	l, err := metagate.Install(bwrap.Program(metagate.Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
 	if err != nil {
 		fmt.Printf("install failed: %v\n", err)
 		return false
 	}
-	if err := SendFd(3, l); err != nil {
+	if err := metagate.SendFd(3, l); err != nil {
 		t.Fatal(err)
 	}
 	unix.Close(l)
@@ -240,7 +242,7 @@ func TestGateFlood(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(base, "f"), nil, 0o644))
-	id, err := Self()
+	id, err := metagate.Self()
 	require.NoError(t, err)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -287,7 +289,7 @@ func TestGateLauncherGone(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	childEnd.Close()
-	listener, err := RecvFd(sp[0])
+	listener, err := metagate.RecvFd(sp[0])
 	if err != nil {
 		_ = cmd.Wait()
 		if m := strings.SplitN(out.String(), "install failed: ", 2); len(m) == 2 {
@@ -297,7 +299,7 @@ func TestGateLauncherGone(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = Serve(ctx, listener, DeciderFunc(func(string) bool { return true }), Identity{})
+	err = metagate.Serve(ctx, listener, metagate.DeciderFunc(func(string, bool) bool { return true }), metagate.Identity{})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
 	require.Contains(t, out.String(), fmt.Sprintf("result chmod %d", int(unix.ENOSYS)))
@@ -335,7 +337,7 @@ func TestHelperGateChild(t *testing.T) {
 		}
 		fmt.Printf("result %s %d\n", name, int(e))
 	}
-	_, err := Install(bwrap.Program(Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
+	_, err := metagate.Install(bwrap.Program(metagate.Rules(bwrap.RulesFor(bwrap.SocketsFor(true)))))
 	report("install-nested", err)
 	report("chmod-allowed", unix.Chmod(in("a"), 0o600))
 	report("chmod-outside", unix.Chmod(secret, 0o644))
@@ -398,6 +400,7 @@ func fchmodat2(path string, mode uint32, flags int) error {
 	if err != nil {
 		return err
 	}
+	const sysFchmodat2 = 452 // the same on every architecture (Linux 6.6)
 	_, _, e := unix.Syscall6(sysFchmodat2, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(mode), uintptr(flags), 0, 0)
 	if e != 0 {
 		return e
@@ -415,4 +418,13 @@ func utimensatPath(dirfd int, path string, ts *[2]unix.Timespec) error {
 		return e
 	}
 	return nil
+}
+
+// errnoOf is err's errno, EIO when it carries none.
+func errnoOf(err error) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EIO
 }

@@ -7,17 +7,18 @@ import (
 )
 
 // A Decider says whether the sandbox may change the metadata of the object
-// at path (absolute, clean, links resolved): the backend's own model of
-// where it may write.
+// at path (absolute, clean, links resolved; a directory when dir, as the
+// gate found the object it resolved): the backend's own model of where it
+// may write.
 type Decider interface {
-	MayChange(path string) bool
+	MayChange(path string, dir bool) bool
 }
 
 // DeciderFunc is a Decider in a function.
-type DeciderFunc func(path string) bool
+type DeciderFunc func(path string, dir bool) bool
 
 // MayChange calls f.
-func (f DeciderFunc) MayChange(path string) bool { return f(path) }
+func (f DeciderFunc) MayChange(path string, dir bool) bool { return f(path, dir) }
 
 // Identity is who the sandbox is to the kernel's permission checks: its
 // file system user, its group and its supplementary groups. It has no

@@ -185,5 +185,7 @@ var MetagateAct func(tid int, path string)
 
 // LandlockWeaken is NativeWeaken for the landlock backend: the steps its
 // init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
-// "check-paths"), separated by commas (landlock.Spec.Weaken).
+// "check-paths"; and "metagate", which the launcher leaves out: the
+// filter without the metadata gate), separated by commas
+// (landlock.Spec.Weaken).
 var LandlockWeaken string
