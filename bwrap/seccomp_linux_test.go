@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-
-	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // TestSyscallNumbers checks the table of the architecture the test runs
@@ -43,5 +41,7 @@ func TestSyscallNumbers(t *testing.T) {
 			return
 		}
 	}
-	testenv.NotApplicable(t, "the filter has no table for "+runtime.GOARCH+" (it refuses every call there)")
+	// testenv.NotApplicable's words, without importing it: testenv
+	// imports detect, which imports the backends built on this package.
+	t.Skipf("not applicable: the filter has no table for %s (it refuses every call there)", runtime.GOARCH)
 }
