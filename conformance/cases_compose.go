@@ -14,7 +14,7 @@ import (
 // agentScript is what agent a1 does in its directory: its work, then the
 // files tools run.
 const agentScript = `cd "$FIX/agents/a1" || exit 1
-echo work > notes.txt && ok WORK
+echo work > src/notes.txt && ok WORK
 printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && ok HOOK
 printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config && ok CONFIG
 mkdir -p .vscode && echo '{"tasks":[]}' > .vscode/tasks.json && ok VSCODE
@@ -24,7 +24,7 @@ echo '{}' > .mcp.json && ok MCP`
 // agentFixture makes the agents root with agent a1 (a git repository) and
 // its parent p0.
 func agentFixture(h *H) {
-	h.Mkdir("agents/a1")
+	h.Mkdir("agents/a1/src")
 	h.Mkdir("agents/p0")
 	h.Host("agents/a1", "git", "init", "-q")
 }
@@ -36,7 +36,7 @@ func agentAutoexec(h *H, p Policy) {
 	o := h.Sandbox(p, agentScript)
 	h.Expect(o, "WORK")
 	h.Refuse(o, "HOOK", "CONFIG", "VSCODE", "ENVRC", "MCP")
-	h.Unchanged(snap, "agents/a1/notes.txt")
+	h.Unchanged(snap, "agents/a1/src/notes.txt")
 }
 
 // Cases about what workspace.Compose adds to every policy: the protections
@@ -55,38 +55,39 @@ func composeCases() []Case {
 				p.AgentsRoot, p.Agent = h.Path("agents"), "a1"
 				agentAutoexec(h, p)
 			}},
-		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/vendor, ws/cache and ws/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launch names them --readonly, --writable and --deny: none may open ~/.ssh, make the outside writable or create anything outside",
+		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/lib/vendor, ws/lib/cache and ws/lib/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launch names them --readonly, --writable and --deny: none may open ~/.ssh, make the outside writable or create anything outside",
 			Run: func(h *H) {
 				h.Write("home/.ssh/id", h.Secret)
 				h.Mkdir("outside")
 				ws, p := h.ws()
 				for _, d := range []string{"vendor", "cache", "env"} {
-					h.Mkdir("ws/" + d)
+					h.Mkdir("ws/lib/" + d)
 				}
 				snap := h.Snapshot()
-				o := h.Sandbox(p, `rm -rf vendor cache env && ln -s "$FIX/home/.ssh/id" vendor && ln -s "$FIX/outside" cache && ln -s "$FIX/outside/new/x" env && ok PLANT`)
+				o := h.Sandbox(p, `cd lib && rm -rf vendor cache env && ln -s "$FIX/home/.ssh/id" vendor && ln -s "$FIX/outside" cache && ln -s "$FIX/outside/new/x" env && ok PLANT`)
 				h.Expect(o, "PLANT")
 				q := p
-				q.Readonly = []string{ws + "/vendor"}
-				q.Writable = []string{ws + "/cache"}
-				q.Deny = []string{ws + "/env"}
-				v := h.Sandbox(q, `cat vendor; cat "$FIX/home/.ssh/id"; echo x > cache/pwned && ok WROTE; ls -d "$FIX/outside/new" && ok CREATED`)
+				q.Readonly = []string{ws + "/lib/vendor"}
+				q.Writable = []string{ws + "/lib/cache"}
+				q.Deny = []string{ws + "/lib/env"}
+				v := h.Sandbox(q, `cd lib; cat vendor; cat "$FIX/home/.ssh/id"; echo x > cache/pwned && ok WROTE; ls -d "$FIX/outside/new" && ok CREATED`)
 				h.NoSecret(v)
 				h.Refuse(v, "WROTE", "CREATED")
-				h.Unchanged(snap, "ws/vendor", "ws/cache", "ws/env")
+				h.Unchanged(snap, "ws/lib/vendor", "ws/lib/cache", "ws/lib/env")
 			}},
 		{Name: "runs-next-cordon-in-workspace", Class: CrossLaunch, Summary: "cordon built inside the workspace (bin/cordon) launches the sandbox; the sandbox replaces it for the user's next run",
 			Run: func(h *H) {
 				_, p := h.ws()
 				bin := h.Mkdir("ws/bin")
 				h.Host("ws", "cp", h.Attack(), bin+"/cordon")
+				h.Mkdir("ws/src")
 				snap := h.Snapshot()
-				l := h.Script(p, `printf '#!/bin/sh\necho pwned\n' > bin/cordon && ok OVERWRITE; cat /bin/true >> bin/cordon && ok APPEND; rm -f bin/cordon && ok RM; mv bin bin.old && ok MVDIR; cp /bin/true bin/cordon.new && mv -f bin/cordon.new bin/cordon && ok REPLACE; echo work > out.txt && ok WORK`)
+				l := h.Script(p, `printf '#!/bin/sh\necho pwned\n' > bin/cordon && ok OVERWRITE; cat /bin/true >> bin/cordon && ok APPEND; rm -f bin/cordon && ok RM; mv bin bin.old && ok MVDIR; cp /bin/true bin/cordon.new && mv -f bin/cordon.new bin/cordon && ok REPLACE; echo work > src/out.txt && ok WORK`)
 				l.Cordon = bin + "/cordon"
 				o := h.Launch(l)
 				h.Expect(o, "WORK")
 				h.Refuse(o, "OVERWRITE", "APPEND", "RM", "MVDIR", "REPLACE")
-				h.Unchanged(snap, "ws/out.txt", "ws/bin/cordon.new")
+				h.Unchanged(snap, "ws/src/out.txt", "ws/bin/cordon.new")
 			}},
 		{Name: "runs-next-cordon-open-mode", Class: CrossLaunch, Summary: "with no restrictWrites, overwrite the cordon binary that launched the sandbox",
 			Run: func(h *H) {
@@ -103,12 +104,13 @@ func composeCases() []Case {
 			Run: func(h *H) {
 				w, p := h.ws()
 				h.Mkdir("ws/bin")
+				h.Mkdir("ws/src")
 				snap := h.Snapshot()
 				path := "PATH=" + w + "/bin:" + w + "/.tools/bin:" + sandboxPath
-				o := h.Sandbox(p, `printf '#!/bin/sh\necho pwned\n' > bin/ls && chmod +x bin/ls && ok PLANT; mkdir -p .tools/bin && echo x > .tools/bin/git && ok PLANT_MISSING; echo work > out.txt && ok WORK`, path)
+				o := h.Sandbox(p, `printf '#!/bin/sh\necho pwned\n' > bin/ls && chmod +x bin/ls && ok PLANT; mkdir -p .tools/bin && echo x > .tools/bin/git && ok PLANT_MISSING; echo work > src/out.txt && ok WORK`, path)
 				h.Expect(o, "WORK")
 				h.Refuse(o, "PLANT", "PLANT_MISSING")
-				h.Unchanged(snap, "ws/out.txt")
+				h.Unchanged(snap, "ws/src/out.txt")
 			}},
 		{Name: "work-writable-path-dir", Class: Work, Summary: "--writable-path-dir leaves a PATH directory in the workspace writable",
 			Run: func(h *H) {
@@ -123,6 +125,7 @@ func composeCases() []Case {
 				_, p := h.ws()
 				h.Home = h.Mkdir("ws/home")
 				h.Write("ws/home/.claude.json", `{"mcpServers":{}}`)
+				h.Mkdir("ws/home/src")
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `cd "$HOME"
 echo '{"mcpServers":{"x":{"command":"sh"}}}' > .claude.json && ok CLAUDE_JSON
@@ -132,10 +135,10 @@ mkdir -p .gemini && echo '{}' > .gemini/settings.json && ok GEMINI
 mkdir -p .cursor && echo '{}' > .cursor/mcp.json && ok CURSOR
 mkdir -p go/bin && echo x > go/bin/cordon && ok GOBIN
 mkdir -p .cargo/bin && echo x > .cargo/bin/cargo && ok CARGOBIN
-echo work > notes && ok WORK`)
+echo work > src/notes && ok WORK`)
 				h.Expect(o, "WORK")
 				h.Refuse(o, "CLAUDE_JSON", "CLAUDE", "CODEX", "GEMINI", "CURSOR", "GOBIN", "CARGOBIN")
-				h.Unchanged(snap, "ws/home/notes")
+				h.Unchanged(snap, "ws/home/src/notes")
 			}},
 		{Name: "runs-next-policy-file", Class: CrossLaunch, Summary: "the --policy file lies in the workspace (ws/cordon.json: deny outside/secrets, ws/config read-only); the sandbox appends to it, truncates, removes, replaces (mv), moves and overwrites it to drop both and add outside as a writable root; the next launch with the same flags tries to read the secret and write ws/config and outside",
 			Run: func(h *H) {
@@ -146,6 +149,7 @@ echo work > notes && ok WORK`)
 					"deniedRoots": []string{h.Path("outside/secrets")}, "readonlyRoots": []string{h.Path("ws/config")}})
 				orig := string(b) + "\n"
 				p.File = h.Write("ws/cordon.json", orig)
+				h.Mkdir("ws/src")
 				snap := h.Snapshot()
 				// Every attempt leaves a policy that parses: under a
 				// sandbox that lets them through, the next launch runs
@@ -158,7 +162,7 @@ rm -f cordon.json && ok REMOVE
 printf '%s' "$W" > new.json && mv -f new.json cordon.json && ok REPLACE
 mv cordon.json moved.json && ok MOVE
 printf '%s' "$W" > cordon.json && ok OVERWRITE
-echo work > out.txt && ok WORK`)
+echo work > src/out.txt && ok WORK`)
 				h.NoSecret(o)
 				h.Expect(o, "WORK")
 				h.Refuse(o, "APPEND", "TRUNCATE", "REMOVE", "REPLACE", "MOVE", "OVERWRITE")
@@ -167,11 +171,11 @@ echo work > out.txt && ok WORK`)
 				v := h.Sandbox(p, `cat "$FIX/outside/secrets/id"
 echo pwned > "$FIX/ws/config/settings.json" && ok WRITE_READONLY
 echo pwned > "$FIX/outside/planted" && ok WRITE_OUTSIDE
-echo work > out2.txt && ok WORK`)
+echo work > src/out2.txt && ok WORK`)
 				h.NoSecret(v)
 				h.Expect(v, "WORK")
 				h.Refuse(v, "WRITE_READONLY", "WRITE_OUTSIDE")
-				h.Unchanged(snap, "ws/out.txt", "ws/out2.txt", "ws/new.json")
+				h.Unchanged(snap, "ws/src/out.txt", "ws/src/out2.txt", "ws/new.json")
 			}},
 	}
 	return cs
@@ -283,10 +287,15 @@ func launchRaceCases() []Case {
 				// its policy for it: it resolved twice.
 				h.Symlink("/dev/null", "outside/.envrc")
 				h.Symlink(h.Path("outside"), "ws/node_modules/decoy")
+				// B writes in a directory of its workspace, A says it is
+				// ready in one of its own: neither at a workspace's top,
+				// where the landlock backend makes nothing.
+				h.Mkdir(sub + "/src")
+				h.Mkdir("ws/run")
 				snap := h.Snapshot()
 				a := h.Background(Launch{Policy: Policy{Workspace: h.Path("ws")}, Dir: h.Path("ws"),
-					Argv: []string{h.Attack(), "__attack", "exchange-loop", h.Path(sub), h.Path("ws/node_modules/decoy"), h.Path("ws/.ready"), h.Path("stop")}})
-				for end := time.Now().Add(20 * time.Second); !h.Exists("ws/.ready"); time.Sleep(10 * time.Millisecond) {
+					Argv: []string{h.Attack(), "__attack", "exchange-loop", h.Path(sub), h.Path("ws/node_modules/decoy"), h.Path("ws/run/.ready"), h.Path("stop")}})
+				for end := time.Now().Add(20 * time.Second); !h.Exists("ws/run/.ready"); time.Sleep(10 * time.Millisecond) {
 					if time.Now().After(end) {
 						h.Fatalf("the swapping sandbox did not start:\n%s", a())
 					}
@@ -297,7 +306,7 @@ func launchRaceCases() []Case {
 						// In its workspace, and straight at outside: a launch
 						// whose writable root became outside writes there
 						// whatever the swap's state when it writes.
-						Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/out-$N" && echo "@@WRO""TE@@"; echo b > "$FIX/outside/direct-$N"`}, Env: []string{"N=" + strconv.Itoa(i)}})
+						Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/src/out-$N" && echo "@@WRO""TE@@"; echo b > "$FIX/outside/direct-$N"`}, Env: []string{"N=" + strconv.Itoa(i)}})
 					if Marked(o, "WROTE") {
 						wrote++
 					} else {
@@ -315,7 +324,7 @@ func launchRaceCases() []Case {
 				// Most launches are refused while A swaps (each check has to
 				// see the real directory); once A stops, B must work.
 				o := h.Launch(Launch{Policy: Policy{Workspace: h.Path(sub)}, Dir: h.Path(sub),
-					Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/after" && echo "@@WRO""TE@@"`}})
+					Argv: []string{"/bin/sh", "-c", `echo b > "$FIX/` + sub + `/src/after" && echo "@@WRO""TE@@"`}})
 				if !Marked(o, "WROTE") {
 					h.Errorf("after the race (%d of 200 launches wrote, %d refused), B cannot write in its workspace:\n%s", wrote, refused, o)
 				}

@@ -113,13 +113,14 @@ func directCases() []Case {
 				d := h.Mkdir("secrets")
 				h.Write("secrets/id", h.Secret)
 				f := h.Write("token", h.Secret)
+				h.Mkdir("free")
 				snap := h.Snapshot()
-				o := h.Sandbox(Policy{Deny: []string{d, f}}, `cat "$D/id" token; ls "$D" && ok LISTED; echo x > "$D/new" && ok CREATE; echo x >> token && ok APPEND; rm -rf "$D" token; [ -e token ] || ok RM; echo free > free.txt && ok FREE`, "D="+d)
+				o := h.Sandbox(Policy{Deny: []string{d, f}}, `cat "$D/id" token; ls "$D" && ok LISTED; echo x > "$D/new" && ok CREATE; echo x >> token && ok APPEND; rm -rf "$D" token; [ -e token ] || ok RM; echo free > free/free.txt && ok FREE`, "D="+d)
 				h.NoSecret(o)
 				h.Expect(o, "FREE")
 				h.Refuse(o, "LISTED", "CREATE", "APPEND", "RM")
-				h.Unchanged(snap, "free.txt")
-				h.Want("free.txt", "free\n")
+				h.Unchanged(snap, "free/free.txt")
+				h.Want("free/free.txt", "free\n")
 			}},
 		{Name: "open-mode-readonly", Class: 1, Summary: "without restrictWrites, write a read-only file and directory",
 			Run: func(h *H) {

@@ -256,9 +256,10 @@ func gitCases() []Case {
 			h.gitRepo("ws")
 			h.Write("ws/secret/repo/config", h.Secret)
 			p.Deny = []string{h.Path("ws/secret")}
-			o := h.Sandbox(p, `mkdir lib && echo "gitdir: ../secret/repo" > lib/.git && ok GITFILE`)
+			h.Mkdir("ws/src")
+			o := h.Sandbox(p, `mkdir src/lib && echo "gitdir: ../../secret/repo" > src/lib/.git && ok GITFILE`)
 			h.Expect(o, "GITFILE")
-			o = h.Sandbox(p, `cat secret/repo/config lib/.git/config 2>&1; true`)
+			o = h.Sandbox(p, `cat secret/repo/config src/lib/.git/config 2>&1; true`)
 			h.NoSecret(o)
 		}})
 	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
@@ -268,10 +269,11 @@ func gitCases() []Case {
 			_, p := h.ws()
 			h.gitRepo("ws")
 			h.gitRepo("ws/vendor/x/lib")
+			h.Mkdir("ws/build")
 			h.Sandbox(p, `true`) // the user's earlier launch: the scan sees lib
 			// Directories, not files: files cost the scan no directory
 			// read (policy's TestScanBoundCountsDirectories).
-			o := h.Sandbox(p, `mkdir build && cd build && seq 1 50001 | xargs mkdir && ok FILL`)
+			o := h.Sandbox(p, `cd build && seq 1 50001 | xargs mkdir && ok FILL`)
 			h.Expect(o, "FILL")
 			o = h.Sandbox(p, plant+`evilhook vendor/x/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/lib config core.fsmonitor "$P" && ok CONFIG`)
 			h.Refuse(o, "HOOK", "CONFIG")
@@ -338,9 +340,10 @@ func gitCases() []Case {
 			_, p := h.ws()
 			h.gitRepo("ws")
 			h.Write("home/.ssh/id", h.Secret)
-			o := h.Sandbox(p, `mkdir a b c && ln -s /nonexistent/gitdir a/.git && ln -s "$HOME/.ssh" b/.git && printf 'gitdir:\n' > c/.git && git init -q d && ln -s /etc/passwd d/.gitmodules && mkdir e && ln -s .git e/.git && ok PLANT`)
+			h.Mkdir("ws/src")
+			o := h.Sandbox(p, `cd src && mkdir a b c && ln -s /nonexistent/gitdir a/.git && ln -s "$HOME/.ssh" b/.git && printf 'gitdir:\n' > c/.git && git init -q d && ln -s /etc/passwd d/.gitmodules && mkdir e && ln -s .git e/.git && ok PLANT`)
 			h.Expect(o, "PLANT")
-			o = h.Sandbox(p, `ok RAN; cat b/.git/id 2>&1; true`)
+			o = h.Sandbox(p, `ok RAN; cat src/b/.git/id 2>&1; true`)
 			h.Expect(o, "RAN")
 			h.NoSecret(o)
 		}})
@@ -350,7 +353,9 @@ func gitCases() []Case {
 			_, p := h.ws()
 			// No git inside: the directory shape is what the scan
 			// takes for a repository.
-			o := h.Sandbox(p, `repo() { mkdir -p "$1/.git/objects" "$1/.git/refs" && echo 'ref: refs/heads/main' > "$1/.git/HEAD"; }
+			h.Mkdir("ws/src")
+			o := h.Sandbox(p, `cd src || exit 1
+repo() { mkdir -p "$1/.git/objects" "$1/.git/refs" && echo 'ref: refs/heads/main' > "$1/.git/HEAD"; }
 repo sub && mkfifo sub/.gitmodules sub/.git/config && ok CONFIG
 mkdir pipe && mkfifo pipe/.git && ok DOTGIT
 repo common && mkfifo common/.git/commondir && ok COMMONDIR`)
@@ -358,7 +363,8 @@ repo common && mkfifo common/.git/commondir && ok COMMONDIR`)
 			// A blocking open of any of them stalls the launch until
 			// Launch's timeout fails the case. The writes replace each
 			// FIFO first: opening one to write would wait for a reader.
-			o = h.Sandbox(p, `ok RAN
+			o = h.Sandbox(p, `cd src || exit 1
+ok RAN
 { rm -f sub/.git/config && printf '[core]\n\tfsmonitor = x\n' > sub/.git/config; } 2>/dev/null && ok WCONFIG
 mkdir sub/.git/hooks 2>/dev/null && ok WHOOKS
 { echo x > sub/.git/HEAD; } 2>/dev/null && ok WHEAD
@@ -367,9 +373,9 @@ mkdir sub/.git/hooks 2>/dev/null && ok WHOOKS
 { rm -f common/.git/commondir && echo .. > common/.git/commondir; } 2>/dev/null && ok WCOMMONDIR`)
 			h.Expect(o, "RAN")
 			h.Refuse(o, "WCONFIG", "WHOOKS", "WHEAD", "WGITMODULES", "WDOTGIT", "WCOMMONDIR")
-			h.Want("ws/sub/.git/HEAD", "ref: refs/heads/main\n")
-			h.Absent("ws/sub/.git/hooks")
-			for _, rel := range []string{"ws/sub/.gitmodules", "ws/sub/.git/config", "ws/pipe/.git", "ws/common/.git/commondir"} {
+			h.Want("ws/src/sub/.git/HEAD", "ref: refs/heads/main\n")
+			h.Absent("ws/src/sub/.git/hooks")
+			for _, rel := range []string{"ws/src/sub/.gitmodules", "ws/src/sub/.git/config", "ws/src/pipe/.git", "ws/src/common/.git/commondir"} {
 				if fi, err := os.Lstat(h.Path(rel)); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
 					h.Errorf("host: %s is no longer the FIFO the sandbox planted (%v)", h.Path(rel), err)
 				}

@@ -90,10 +90,10 @@ func symlinkCases() []Case {
 			}},
 		{Name: "policy-symlinked-workspace", Class: 2, Summary: "a workspace given through a link protects the real tree's .git/hooks and still allows work",
 			Run: func(h *H) {
-				h.Mkdir("real/ws")
+				h.Mkdir("real/ws/src")
 				h.Host("real/ws", "git", "init", "-q")
 				link := h.Symlink("real/ws", "wslink")
-				o := h.Sandbox(Policy{Workspace: link}, `echo x > "$FIX/real/ws/.git/hooks/pre-commit" && ok HOOK; echo x > .git/hooks/post-checkout && ok HOOK_REL; echo work > "$FIX/real/ws/file" && ok WORK`)
+				o := h.Sandbox(Policy{Workspace: link}, `echo x > "$FIX/real/ws/.git/hooks/pre-commit" && ok HOOK; echo x > .git/hooks/post-checkout && ok HOOK_REL; echo work > "$FIX/real/ws/src/file" && ok WORK`)
 				h.Refuse(o, "HOOK", "HOOK_REL")
 				h.Expect(o, "WORK")
 				h.Absent("real/ws/.git/hooks/pre-commit")
@@ -103,12 +103,13 @@ func symlinkCases() []Case {
 			Run: func(h *H) {
 				h.Write("real/secret.txt", h.Secret)
 				h.Write("real/ro.txt", "original\n")
+				h.Mkdir("real/sub")
 				h.Symlink("real", "alias")
 				b, _ := json.Marshal(map[string]any{
 					"deniedRoots": []string{h.Path("alias/secret.txt")}, "readonlyRoots": []string{h.Path("alias/ro.txt")},
 					"writableRoots": []string{h.Path("alias")}, "baseWritableRoots": []string{}, "restrictWrites": true})
 				f := h.Write("policy.json", string(b))
-				o := h.Sandbox(Policy{File: f}, `cat real/secret.txt alias/secret.txt; echo pwn > real/ro.txt && ok WRITE; echo ok > real/free && ok FREE`)
+				o := h.Sandbox(Policy{File: f}, `cat real/secret.txt alias/secret.txt; echo pwn > real/ro.txt && ok WRITE; echo ok > real/sub/free && ok FREE`)
 				h.NoSecret(o)
 				h.Refuse(o, "WRITE")
 				h.Expect(o, "FREE")

@@ -61,7 +61,9 @@ func undoCases() []Case {
 		{Name: "undo-plant-setuid", Class: 7, Summary: "give a copy of a shell in the workspace the set-user-ID or set-group-ID bit (chmod 4755, u+s, g+s, install -m 4755, open and mknod with the mode, fchmod): after the sandbox, any local user would run it as the file's owner (as root: a root shell)",
 			Run: func(h *H) {
 				_, p := h.ws()
-				o := h.Sandbox(p, `cp /bin/sh s1 && ok COPY
+				h.Mkdir("ws/src")
+				o := h.Sandbox(p, `cd src || exit 1
+cp /bin/sh s1 && ok COPY
 chmod 4755 s1 && ok CHMOD; chmod u+s s1 && ok CHMOD_U; chmod g+s s1 && ok CHMOD_G
 install -m 4755 /bin/sh s2 2>/dev/null && ok INSTALL
 if command -v python3 >/dev/null; then

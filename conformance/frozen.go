@@ -1,0 +1,45 @@
+package conformance
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/landlock"
+)
+
+// Plan is the landlock plan a launch of p (with env) would get from the
+// host as it is now, or nil under another backend. Take it before the
+// launch whose step Made judges.
+func (h *H) Plan(p Policy, env ...string) *landlock.Plan {
+	if h.Backend() != "landlock" {
+		return nil
+	}
+	return h.landlockPlan(h.Script(p, "", env...))
+}
+
+// Made expects marker m of o, printed by a step that makes, removes or
+// renames the entries rels directly in their directories, unless pl (the
+// launch's landlock plan, from Plan) freezes the directory of one of
+// them: Landlock cannot grant making entries in a directory that holds a
+// carve-out without granting them on the carve-out too, so the backend
+// refuses it by design (docs/threat-model.md). Then the step must have
+// failed (a sandbox wider than its own plan is a failure), and an attack
+// has failed at its first step: what the case checks on the host after
+// it still holds. Under other backends (pl nil) this is Expect.
+func (h *H) Made(o Output, pl *landlock.Plan, m string, rels ...string) {
+	var frozen []string
+	if pl != nil {
+		for _, r := range rels {
+			if p := h.Path(r); !pl.Allows(p, landlock.OpChange) {
+				frozen = append(frozen, filepath.Dir(p))
+			}
+		}
+	}
+	if len(frozen) == 0 {
+		h.Expect(o, m)
+		return
+	}
+	if Marked(o, m) {
+		h.Errorf("%q succeeded inside the sandbox, though the landlock plan freezes %s:\n%s", m, strings.Join(frozen, ", "), o)
+	}
+}
