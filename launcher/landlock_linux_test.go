@@ -1,11 +1,15 @@
 package launcher
 
 import (
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -178,4 +182,111 @@ func TestHelperLandlockLeftovers(t *testing.T) {
 	// Still ours until reaped: it is gone only if it was killed and reaped.
 	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "leftover %d", pid)
 	os.Stdout.WriteString("\nLEFTOVER=" + strconv.Itoa(pid) + "\n")
+}
+
+// TestLandlockHostProcessesAndIPC: a landlock sandbox has no IPC, PID or
+// mount namespace of its own; what those would keep from the host is
+// judged on the host. A System V segment of the user keeps what it held,
+// a process of the user keeps its limits, nice value, scheduling policy
+// and CPUs, and a Unix socket listening inside a denied root is never
+// connected to, with the network on.
+func TestLandlockHostProcessesAndIPC(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	ws, secrets := filepath.Join(base, "ws"), filepath.Join(base, "secrets")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.Mkdir(secrets, 0o700))
+
+	key := 0x636f0000 | os.Getpid()&0xffff // a key of this test's own
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	require.NoError(t, err)
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	seg, err := unix.SysvShmAttach(id, 0, 0)
+	require.NoError(t, err)
+	defer unix.SysvShmDetach(seg)
+	copy(seg, "HOST-SECRET\x00")
+
+	victim := exec.Command("sleep", "300")
+	require.NoError(t, victim.Start())
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	vpid := victim.Process.Pid
+	before := hostView(t, vpid)
+
+	sock := filepath.Join(secrets, "agent.sock")
+	lfd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(lfd)
+	require.NoError(t, unix.Bind(lfd, &unix.SockaddrUnix{Name: sock}))
+	require.NoError(t, unix.Listen(lfd, 8))
+
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	p.DeniedRoots = append(p.DeniedRoots, secrets)
+	argv, env := testenv.SubprocessArgs("TestHelperLandlockHost", fmt.Sprintf("%d %d %s", key, vpid, sock))
+	c := Command(p, argv[0], argv[1:]...)
+	c.Backend = BackendLandlock
+	c.Network = true
+	c.Dir = ws
+	c.Env = append(os.Environ(), env...)
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Logf("sandbox: %s", out)
+
+	require.Equal(t, "HOST-SECRET\x00", string(seg[:12]), "the host's segment was written from the sandbox")
+	require.Equal(t, before, hostView(t, vpid), "the host process's limits, priority or scheduling changed")
+	// A connect that succeeded left its connection in the backlog.
+	_, _, err = unix.Accept(lfd)
+	require.ErrorIs(t, err, unix.EAGAIN, "a socket inside a denied root was connected to from the sandbox")
+}
+
+// hostView is what the sandbox must not change about process pid: its
+// limits, nice value, scheduling policy and CPUs (/proc/PID/stat fields
+// 19 and 41).
+func hostView(t *testing.T, pid int) string {
+	t.Helper()
+	lim, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	require.NoError(t, err)
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	var cpus unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(pid, &cpus))
+	return fmt.Sprintf("%s\nnice %s policy %s cpus %d", lim, f[16], f[38], cpus.Count())
+}
+
+// TestHelperLandlockHost is the sandbox's side: it tries each attack and
+// prints what it got; the host judges.
+func TestHelperLandlockHost(t *testing.T) {
+	arg := testenv.InSubprocess(t)
+	var key, pid int
+	var sock string
+	_, err := fmt.Sscan(arg, &key, &pid, &sock)
+	require.NoError(t, err)
+	if id, err := unix.SysvShmGet(key, 0, 0); err != nil {
+		fmt.Println("shmget:", err)
+	} else if seg, err := unix.SysvShmAttach(id, 0, 0); err != nil {
+		fmt.Println("shmat:", err)
+	} else {
+		fmt.Printf("read %q\n", seg[:12])
+		copy(seg, "SANDBOX-WROTE")
+	}
+	fmt.Println("prlimit:", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 7, Max: 7}, nil))
+	fmt.Println("setpriority:", unix.Setpriority(unix.PRIO_PROCESS, pid, 19))
+	fmt.Println("setpriority user:", unix.Setpriority(unix.PRIO_USER, 0, 19))
+	var one unix.CPUSet
+	one.Set(0)
+	fmt.Println("sched_setaffinity:", unix.SchedSetaffinity(pid, &one))
+	_, _, e := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 5 /* SCHED_IDLE */, uintptr(unsafe.Pointer(new([8]byte))))
+	fmt.Println("sched_setscheduler:", e)
+	_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(pid), 3<<13)
+	fmt.Println("ioprio_set:", e)
+	// Its own limits, priority and CPUs stay its own to change.
+	fmt.Println("own prlimit:", unix.Prlimit(0, unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0}, nil))
+	fmt.Println("own setpriority:", unix.Setpriority(unix.PRIO_PROCESS, 0, 1))
+	if c, err := net.Dial("unix", sock); err != nil {
+		fmt.Println("connect:", err)
+	} else {
+		c.Close()
+		fmt.Println("CONNECTED")
+	}
 }
