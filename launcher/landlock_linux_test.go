@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/workspace"
@@ -289,4 +293,94 @@ func TestHelperLandlockHost(t *testing.T) {
 		c.Close()
 		fmt.Println("CONNECTED")
 	}
+}
+
+// TestLandlockLeftoversWithoutFiles: a command that leaves a process
+// running and lowers cordon run's RLIMIT_NOFILE to 0 (the soft limit:
+// the helper raises it back afterwards) (the filter refuses
+// that now; here it is let through) cannot keep its leftover alive: the
+// scan opens nothing once the command has run.
+func TestLandlockLeftoversWithoutFiles(t *testing.T) {
+	needLandlock(t)
+	cmd := testenv.Subprocess(t, "TestHelperLandlockLeftoversWithoutFiles", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, after, ok := strings.Cut(string(out), "LEFTOVER=")
+	require.True(t, ok, "%s", out)
+	pid, err := strconv.Atoi(strings.Fields(after)[0])
+	require.NoError(t, err, "%s", out)
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the leftover %d still runs", pid)
+}
+
+func TestHelperLandlockLeftoversWithoutFiles(t *testing.T) {
+	ws := testenv.InSubprocess(t)
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	testhook.Seccomp = func(network bool) []byte {
+		r := landlockRules(network)
+		r.SelfOnly = false
+		return bwrap.Program(r)
+	}
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	c := Command(p, "sh", "-c", `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; prlimit --pid $PPID --nofile=0:`)
+	c.Backend = BackendLandlock
+	c.KillLeftovers = true
+	out, werr := c.Output()
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+	require.NoError(t, werr, "%s", out)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	require.NoError(t, err, "%s", out)
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "leftover %d", pid)
+	os.Stdout.WriteString("\nLEFTOVER=" + strconv.Itoa(pid) + "\n")
+}
+
+// TestLandlockSessionKeyring: the command does not possess the
+// launcher's session keyring, so a key only its possessor may view stays
+// out of /proc/keys inside (keys of the same user that grant their user
+// view stay visible: see the threat model).
+func TestLandlockSessionKeyring(t *testing.T) {
+	needLandlock(t)
+	cmd := testenv.Subprocess(t, "TestHelperLandlockSessionKeyring", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "KEYS-LISTED")
+	require.NotContains(t, string(out), "cordon-possessor-only-")
+}
+
+func TestHelperLandlockSessionKeyring(t *testing.T) {
+	ws := testenv.InSubprocess(t)
+	// Keyrings are per thread: this one joins a keyring of its own,
+	// holds the key, and execs the launch, whose every thread then has
+	// that session keyring as a launcher started in it would.
+	runtime.LockOSThread()
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+		testenv.NotApplicable(t, "no kernel keyrings: "+errno.Error())
+	}
+	desc := fmt.Sprintf("cordon-possessor-only-%d", os.Getpid())
+	id, err := unix.AddKey("user", desc, []byte("KEY-SECRET"), unix.KEY_SPEC_SESSION_KEYRING)
+	require.NoError(t, err)
+	require.NoError(t, unix.KeyctlSetperm(id, 0x3f000000)) // possessor: all; user, group, other: nothing
+	argv, env := testenv.SubprocessArgs("TestHelperLandlockSessionKeyringLaunch", ws)
+	keep := slices.DeleteFunc(os.Environ(), func(e string) bool {
+		return slices.ContainsFunc(env, func(n string) bool {
+			k, _, _ := strings.Cut(n, "=")
+			return strings.HasPrefix(e, k+"=")
+		})
+	})
+	t.Fatal(unix.Exec(argv[0], argv, append(keep, env...)))
+}
+
+func TestHelperLandlockSessionKeyringLaunch(t *testing.T) {
+	ws := testenv.InSubprocess(t)
+	proc, err := os.ReadFile("/proc/keys")
+	require.NoError(t, err)
+	require.Contains(t, string(proc), "cordon-possessor-only-", "the launcher itself sees its key")
+	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `cat /proc/keys && echo KEYS-LISTED`)
+	c.Backend = BackendLandlock
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	os.Stdout.Write(out)
 }
