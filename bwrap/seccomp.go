@@ -66,6 +66,9 @@ const (
 	offArg2 = 32
 	offArg3 = 40
 
+	prioProcess      = 0 // setpriority's which: PRIO_PROCESS
+	ioprioWhoProcess = 1 // ioprio_set's which: IOPRIO_WHO_PROCESS
+
 	// modeSetID are the mode bits a sandbox may not give a file: a
 	// set-user-ID or set-group-ID program made inside (as root: a root
 	// shell) runs with its owner's rights on the host, for any local user
@@ -195,6 +198,28 @@ func Refusals() []Refusal {
 	}
 }
 
+// SysVIPCRefusals refuse System V shared memory, message queues and
+// semaphores with ENOSYS, what a kernel built without CONFIG_SYSVIPC
+// answers. A sandbox without an IPC namespace of its own (landlock)
+// needs them: its keys and ids are the host's, and neither Landlock nor
+// file permissions stand between it and the segments, queues and
+// semaphores of its user (of root, as root). x86_64 and aarch64 have no
+// ipc(2) multiplexer; i386's is refused with every compat call.
+func SysVIPCRefusals() []Refusal {
+	var out []Refusal
+	for _, n := range []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
+		"semget", "semop", "semtimedop", "semctl"} {
+		out = append(out, Refusal{n, enosys})
+	}
+	return out
+}
+
+// selfOnly are the calls that change another process's limits, priority
+// or scheduling when their target is not 0 (the caller): what
+// Rules.SelfOnly restricts.
+var selfOnly = []string{"prlimit64", "setpriority", "ioprio_set",
+	"sched_setscheduler", "sched_setparam", "sched_setaffinity", "sched_setattr"}
+
 // Rules are what a filter program decides.
 type Rules struct {
 	Sockets Sockets
@@ -217,6 +242,17 @@ type Rules struct {
 	// without a user namespace of its own (landlock) needs it: a new one
 	// would give the command every capability inside it.
 	NoUserns bool
+	// SelfOnly refuses (EPERM) changing the limits, priority or
+	// scheduling of any process but the caller: prlimit64 with a pid and
+	// a new limit, setpriority and ioprio_set but for the caller's own
+	// process (which and who 0), sched_setscheduler, sched_setparam,
+	// sched_setaffinity and sched_setattr with a pid. A backend without
+	// a PID namespace of its own (landlock) needs it: the kernel checks
+	// these by user id alone, and Landlock's ptrace scope, which stops
+	// process_vm_readv, pidfd_getfd, kcmp, migrate_pages and the like,
+	// does not cover them. A thread's own id counts as another process
+	// (pthread_setaffinity_np and pthread_setschedparam fail).
+	SelfOnly bool
 }
 
 // SocketsNoNamespace is the allowlist of a sandbox with the network off
@@ -228,6 +264,18 @@ type Rules struct {
 func SocketsNoNamespace() Sockets {
 	return Sockets{Mode: "network off, no network namespace",
 		Families: []uint32{afNetlink}, Netlink: []uint32{netlinkRoute}}
+}
+
+// SocketsHostNoUnix is the host's network without Unix sockets, for a
+// sandbox with the network on but no mount namespace of its own (the
+// landlock backend): Landlock (up to ABI 7) does not check connect(2) to
+// a socket file, so a pathname socket anywhere on the host would be
+// reachable, inside a denied root too (gpg-agent in ~/.gnupg, ssh
+// ControlMaster sockets in ~/.ssh), as would docker.sock, the user's
+// D-Bus, ssh-agent and X11. socketpair(AF_UNIX) stays.
+func SocketsHostNoUnix() Sockets {
+	return Sockets{Mode: "network on, no Unix sockets",
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.
@@ -255,6 +303,10 @@ var archs = []arch{
 		"utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"clone": 56, "clone3": 435, "unshare": 272,
+		"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
+		"msgctl": 71, "semget": 64, "semop": 65, "semtimedop": 220, "semctl": 66,
+		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
+		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -267,6 +319,10 @@ var archs = []arch{
 		"removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
 		"utimensat": 88, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"clone": 220, "clone3": 435, "unshare": 97,
+		"shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "msgget": 186, "msgsnd": 189, "msgrcv": 188,
+		"msgctl": 187, "semget": 190, "semop": 193, "semtimedop": 192, "semctl": 191,
+		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
+		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
 	}},
 }
 
@@ -354,6 +410,11 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.emit(insn{code: bpfJeqK, k: nr("clone"), t: l("userns")})
 		a.emit(insn{code: bpfJeqK, k: nr("unshare"), t: l("userns")})
 	}
+	if r.SelfOnly {
+		for _, n := range selfOnly {
+			a.emit(insn{code: bpfJeqK, k: nr(n), t: l("self" + n)})
+		}
+	}
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
@@ -396,6 +457,10 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.emit(insn{code: bpfLdWAbs, k: offArg0})
 		a.emit(insn{code: bpfJsetK, k: cloneNewuser, t: l("eperm")})
 		ret(retAllow)
+	}
+
+	if r.SelfOnly {
+		a.selfOnly(l, ret)
 	}
 
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
@@ -447,6 +512,42 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("protocol"))
 		ret(retAllow)
 	}
+}
+
+// selfOnly emits the blocks of Rules.SelfOnly; each ends in a return.
+// A pid or who is an int: its low 32 bits are what the kernel reads.
+func (a *asm) selfOnly(l func(string) string, ret func(uint32)) {
+	// prlimit64(pid, resource, new, old): reading another's limits
+	// (new NULL, all 64 bits) stays, as /proc/PID/limits shows them.
+	a.label(l("selfprlimit64"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg0})
+	a.emit(insn{code: bpfJeqK, k: 0, t: l("selfallow")})
+	a.emit(insn{code: bpfLdWAbs, k: offArg2})
+	a.emit(insn{code: bpfJeqK, k: 0, f: l("eperm")})
+	a.emit(insn{code: bpfLdWAbs, k: offArg2 + 4})
+	a.emit(insn{code: bpfJeqK, k: 0, t: l("selfallow"), f: l("eperm")})
+	// setpriority(which, who, prio) and ioprio_set(which, who, prio):
+	// only the caller itself; a process group or a user (who 0 included:
+	// the caller's) reaches processes outside.
+	for _, c := range []struct {
+		name  string
+		which uint32
+	}{{"setpriority", prioProcess}, {"ioprio_set", ioprioWhoProcess}} {
+		a.label(l("self" + c.name))
+		a.emit(insn{code: bpfLdWAbs, k: offArg0})
+		a.emit(insn{code: bpfJeqK, k: c.which, f: l("eperm")})
+		a.emit(insn{code: bpfLdWAbs, k: offArg1})
+		a.emit(insn{code: bpfJeqK, k: 0, t: l("selfallow"), f: l("eperm")})
+	}
+	// sched_setscheduler, sched_setparam, sched_setaffinity,
+	// sched_setattr: the pid is the first argument.
+	for _, n := range selfOnly[3:] {
+		a.label(l("self" + n))
+		a.emit(insn{code: bpfLdWAbs, k: offArg0})
+		a.emit(insn{code: bpfJeqK, k: 0, t: l("selfallow"), f: l("eperm")})
+	}
+	a.label(l("selfallow"))
+	ret(retAllow)
 }
 
 // insn is one instruction. t and f name the labels a conditional jump goes
@@ -542,6 +643,9 @@ func Describe(r Rules) string {
 	userns := ""
 	if r.NoUserns {
 		userns = ", new user namespaces (clone/unshare CLONE_NEWUSER, clone3)"
+	}
+	if r.SelfOnly {
+		userns += ", changing another process's limits, priority or scheduling"
 	}
 	if len(fams) == 0 {
 		fams = []string{"none"}

@@ -26,6 +26,12 @@ func TestSyscallNumbers(t *testing.T) {
 		"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
 		"file_setattr": unix.SYS_FILE_SETATTR,
 		"clone":        unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "unshare": unix.SYS_UNSHARE,
+		"shmget": unix.SYS_SHMGET, "shmat": unix.SYS_SHMAT, "shmctl": unix.SYS_SHMCTL, "shmdt": unix.SYS_SHMDT,
+		"msgget": unix.SYS_MSGGET, "msgsnd": unix.SYS_MSGSND, "msgrcv": unix.SYS_MSGRCV, "msgctl": unix.SYS_MSGCTL,
+		"semget": unix.SYS_SEMGET, "semop": unix.SYS_SEMOP, "semtimedop": unix.SYS_SEMTIMEDOP, "semctl": unix.SYS_SEMCTL,
+		"prlimit64": unix.SYS_PRLIMIT64, "setpriority": unix.SYS_SETPRIORITY, "ioprio_set": unix.SYS_IOPRIO_SET,
+		"sched_setscheduler": unix.SYS_SCHED_SETSCHEDULER, "sched_setparam": unix.SYS_SCHED_SETPARAM,
+		"sched_setaffinity": unix.SYS_SCHED_SETAFFINITY, "sched_setattr": unix.SYS_SCHED_SETATTR,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.

@@ -73,3 +73,61 @@ func TestSeccompNotify(t *testing.T) {
 	}
 	require.Panics(t, func() { Program(Rules{Notify: []string{"chmodd"}}) })
 }
+
+// TestSeccompNoNamespaceRules: the landlock backend's additions (System V
+// IPC refused, other processes' limits, priority and scheduling
+// refused, the host's network without Unix sockets) decide as intended,
+// and the calls on the caller itself stay.
+func TestSeccompNoNamespaceRules(t *testing.T) {
+	x86, arm := uint32(auditArchX8664), uint32(auditArchAarch64)
+	r := RulesFor(SocketsHostNoUnix())
+	r.Refuse = append(r.Refuse, SysVIPCRefusals()...)
+	r.NoUserns, r.SelfOnly = true, true
+	prog := Program(r)
+	const ptr = 0x7ffd_1234_5678
+	tests := []struct {
+		name string
+		c    call
+		want uint32
+	}{
+		{"x86 shmget", call{x86, 29, 4242, 0, 0}, denyNosys},
+		{"x86 shmat", call{x86, 30, 3, 0, 0}, denyNosys},
+		{"x86 msgrcv", call{x86, 70, 0, 0, 0}, denyNosys},
+		{"x86 semtimedop", call{x86, 220, 0, 0, 0}, denyNosys},
+		{"arm64 shmget", call{arm, 194, 0, 0, 0}, denyNosys},
+		{"arm64 semop", call{arm, 193, 0, 0, 0}, denyNosys},
+		{"x86 prlimit64 self set", call{x86, 302, 0, 7, ptr}, allow},
+		{"x86 prlimit64 other set", call{x86, 302, 1234, 7, ptr}, denyPerm},
+		{"x86 prlimit64 other set, pointer above 4 GiB only", call{x86, 302, 1234, 7, 1 << 32}, denyPerm},
+		{"x86 prlimit64 other read", call{x86, 302, 1234, 7, 0}, allow},
+		{"x86 setpriority self", call{x86, 141, 0, 0, 10}, allow},
+		{"x86 setpriority other", call{x86, 141, 0, 1234, 19}, denyPerm},
+		{"x86 setpriority own group", call{x86, 141, 1, 0, 19}, denyPerm},
+		{"x86 setpriority own user", call{x86, 141, 2, 0, 19}, denyPerm},
+		{"x86 ioprio_set self", call{x86, 251, 1, 0, 3 << 13}, allow},
+		{"x86 ioprio_set other", call{x86, 251, 1, 1234, 3 << 13}, denyPerm},
+		{"x86 ioprio_set own user", call{x86, 251, 3, 0, 3 << 13}, denyPerm},
+		{"x86 sched_setaffinity self", call{x86, 203, 0, 8, ptr}, allow},
+		{"x86 sched_setaffinity other", call{x86, 203, 1234, 8, ptr}, denyPerm},
+		{"x86 sched_setscheduler other", call{x86, 144, 1234, 3, ptr}, denyPerm},
+		{"x86 sched_setparam other", call{x86, 142, 1234, ptr, 0}, denyPerm},
+		{"x86 sched_setattr other", call{x86, 314, 1234, ptr, 0}, denyPerm},
+		{"x86 sched_setattr self", call{x86, 314, 0, ptr, 0}, allow},
+		{"arm64 prlimit64 other set", call{arm, 261, 1234, 7, ptr}, denyPerm},
+		{"arm64 setpriority other", call{arm, 140, 0, 1234, 19}, denyPerm},
+		{"arm64 ioprio_set other", call{arm, 30, 1, 1234, 0}, denyPerm},
+		{"arm64 sched_setaffinity other", call{arm, 122, 1234, 8, ptr}, denyPerm},
+		{"arm64 sched_setaffinity self", call{arm, 122, 0, 8, ptr}, allow},
+		{"x86 unix socket, network on", call{x86, 41, afUnix, 1, 0}, denyAfnos},
+		{"x86 inet socket, network on", call{x86, 41, afInet, 1, 0}, allow},
+		{"x86 socketpair unix", call{x86, 53, afUnix, 1, 0}, allow},
+		{"x86 clone newuser", call{x86, 56, cloneNewuser, 0, 0}, denyPerm},
+		{"x86 TIOCSTI", call{x86, 16, 0, tiocsti, 0}, denyPerm},
+		{"x86 getpriority", call{x86, 140, 0, 1234, 0}, allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, run(t, prog, tt.c))
+		})
+	}
+}

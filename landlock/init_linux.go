@@ -158,6 +158,15 @@ func confine(s *Spec) error {
 			}
 		}
 	}
+	// A new anonymous session keyring: the launcher's session keyring and
+	// the keys in it are no longer possessed, so keys whose permissions
+	// give their possessor more than their user are out of reach (the
+	// filter refuses the keyring calls besides). ENOSYS: no keyrings.
+	if !s.weakened("session-keyring") {
+		if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+			return fmt.Errorf("join a new session keyring: %w", errno)
+		}
+	}
 	if !s.weakened("cap-drop") {
 		if err := dropCaps(); err != nil {
 			return err

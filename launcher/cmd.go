@@ -200,8 +200,11 @@ type Cmd struct {
 	// see reported).
 	exiting         bool
 	status, statusW *os.File
-	// leftovers: Wait kills what the command left behind (KillLeftovers).
-	leftovers bool
+	// leftovers, when set, is /proc, opened before the start: Wait kills
+	// what the command left behind (KillLeftovers) by scanning it, which
+	// needs no new descriptor once the command has run (it may have
+	// lowered this process's limits or exhausted the system's files).
+	leftovers *os.File
 	// afterStart, when set, runs once the sandbox process has started
 	// (the landlock backend's metadata gate); stopGate ends that gate
 	// when the run ends.
@@ -466,12 +469,18 @@ func (c *Cmd) Wait() error {
 	if c.launchCheck != nil && c.inner.Process != nil {
 		judge = c.launchCheck(c.inner.Process.Pid)
 	}
-	if c.leftovers && c.inner.Process != nil {
+	var lerr error
+	if c.leftovers != nil && c.inner.Process != nil {
 		// Before the wait for stdio copies: a leftover holding the
 		// command's stdout would keep them open forever.
-		killLeftovers(c.inner.Process.Pid)
+		lerr = killLeftovers(c.leftovers, c.inner.Process.Pid)
 	}
 	err := c.inner.Wait()
+	if lerr != nil && err == nil {
+		// Reported, never taken for "nothing left": what could not be
+		// found may still be running.
+		err = lerr
+	}
 	c.ProcessState = c.inner.ProcessState
 	c.markGone()
 	c.stopNet() // the sandbox is gone: so is every connection through the proxy
@@ -500,7 +509,7 @@ func (c *Cmd) finish() {
 	if c.stopGate != nil {
 		c.stopGate()
 	}
-	for _, f := range []**os.File{&c.status, &c.statusW} {
+	for _, f := range []**os.File{&c.status, &c.statusW, &c.leftovers} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil

@@ -95,7 +95,13 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 			gate.close()
 			return nil, nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 		}
-		c.leftovers = true
+		proc, err := os.OpenFile("/proc", os.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			specFile.Close()
+			gate.close()
+			return nil, nil, fmt.Errorf("open /proc to find the command's leftovers: %w", err)
+		}
+		c.leftovers = proc
 	}
 	return cmd, func() { specFile.Close(); gate.close() }, nil
 }

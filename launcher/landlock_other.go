@@ -5,6 +5,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 
 	"github.com/cordon-sandbox/cordon/detect"
@@ -15,4 +16,4 @@ func (c *Cmd) landlockCmd(context.Context, *policy.Canonical, detect.Result, []s
 	return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, errOS)
 }
 
-func killLeftovers(int) {}
+func killLeftovers(*os.File, int) error { return nil }

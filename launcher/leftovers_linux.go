@@ -1,10 +1,9 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,18 +15,25 @@ import (
 // its own children here in turn, so the loop ends when a scan finds no
 // child left. A child's pid cannot be reused before this process reaps
 // it, so the pid a scan found is still that child when it is killed.
-func killLeftovers(pid int) {
+//
+// proc is /proc, opened before the command started: the scan opens
+// nothing else, so a command that lowered this process's RLIMIT_NOFILE
+// or filled the system's file table cannot make it find nothing. A scan
+// that fails is an error: the leftovers may still run.
+func killLeftovers(proc *os.File, pid int) error {
 	for {
 		var info unix.Siginfo
 		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
 			break
 		}
 	}
-	self := os.Getpid()
 	for {
-		kids := slices.DeleteFunc(children(self), func(p int) bool { return p == pid })
+		kids, err := children(proc, pid)
+		if err != nil {
+			return fmt.Errorf("killing what the command left running: %w", err)
+		}
 		if len(kids) == 0 {
-			return
+			return nil
 		}
 		for _, k := range kids {
 			unix.Kill(k, unix.SIGKILL)
@@ -43,35 +49,39 @@ func killLeftovers(pid int) {
 	}
 }
 
-// children are the processes whose parent is pid (/proc/PID/stat).
-func children(pid int) []int {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
+// children are this process's children but except, found by asking
+// waitid about each pid /proc lists (ECHILD: not a child), which needs
+// no descriptor and no parsing. __WALL: a child made by clone with
+// another exit signal is a child too.
+func children(proc *os.File, except int) ([]int, error) {
+	fd := int(proc.Fd())
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		return nil, fmt.Errorf("rewind /proc: %w", err)
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
 	var out []int
-	for _, n := range names {
-		p, err := strconv.Atoi(n)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("list /proc: %w", err)
 		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
+		if n <= 0 {
+			return out, nil
 		}
-		// pid (comm) state ppid ...: comm may hold anything, so the
-		// fields are counted after its last ')'.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
+		_, _, names := unix.ParseDirent(buf[:n], -1, nil)
+		for _, name := range names {
+			p, err := strconv.Atoi(name)
+			if err != nil || p == except {
+				continue
+			}
+			var info unix.Siginfo
+			err = unix.Waitid(unix.P_PID, p, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+			if err == nil {
+				out = append(out, p)
+			}
 		}
 	}
-	return out
 }

@@ -76,18 +76,23 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	return out, nil
 }
 
-// landlockRules are the seccomp rules of a landlock sandbox: the host's
-// network's sockets with the network on; with it off no AF_INET,
-// AF_INET6 or AF_UNIX at all (there is no network namespace of its own
-// to keep them in); never a new user namespace, which would give the
-// command every capability inside it and a mount namespace to undo the
-// view with.
+// landlockRules are the seccomp rules of a landlock sandbox, which has no
+// namespace of its own: with the network on the host's network's sockets
+// but AF_UNIX (Landlock does not check connecting to a socket file, so
+// every socket of the host would be reachable, a denied root's too);
+// with it off no AF_INET, AF_INET6 or AF_UNIX at all; never a new user
+// namespace, which would give the command every capability inside it and
+// a mount namespace to undo the view with; no System V IPC (the host's
+// segments, queues and semaphores); no change to another process's
+// limits, priority or scheduling (the host's processes of the same user).
 func landlockRules(network bool) bwrap.Rules {
 	s := bwrap.SocketsNoNamespace()
 	if network {
-		s = bwrap.SocketsFor(true)
+		s = bwrap.SocketsHostNoUnix()
 	}
 	r := bwrap.RulesFor(s)
+	r.Refuse = append(r.Refuse, bwrap.SysVIPCRefusals()...)
 	r.NoUserns = true
+	r.SelfOnly = true
 	return r
 }
