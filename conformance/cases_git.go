@@ -287,8 +287,9 @@ func gitCases() []Case {
 			h.gitRepo("ws")
 			h.gitRepo("ws/vendor/lib")
 			h.Sandbox(p, `true`) // the user's earlier launch: the scan records lib
+			pl := h.Plan(p)
 			o := h.Sandbox(p, `chmod 000 vendor && ok CLOSE`)
-			h.Expect(o, "CLOSE")
+			h.MetaChanged(o, pl, "CLOSE", "ws/vendor")
 			h.gitRepo("ws/vendor/new") // the user's, while the directory is closed
 			if err := os.Chmod(h.Path("ws/vendor"), 0); err != nil {
 				h.Errorf("fixture: %v", err)
@@ -305,8 +306,9 @@ func gitCases() []Case {
 		Run: func(h *H) {
 			_, p := h.ws()
 			h.gitRepo("ws")
+			pl := h.Plan(p)
 			o := h.Sandbox(p, `chmod 000 . && ok CLOSE`)
-			h.Expect(o, "CLOSE")
+			h.MetaChanged(o, pl, "CLOSE", "ws")
 			// Started from outside: a user cannot start in a directory
 			// closed to them.
 			o = h.closedLaunch(p, h.Dir, `chmod 755 "$FIX/ws" && ok OPEN; cd "$FIX/ws" || exit 1; `+plant+`evilhook .git/hooks pre-commit && ok HOOK; git config core.fsmonitor "$P" && ok CONFIG; echo x > .envrc && ok ENVRC`)
@@ -323,8 +325,9 @@ func gitCases() []Case {
 			h.Home = h.Mkdir("ws/home")
 			h.Write("ws/home/.config/gcloud/credentials.db", h.Secret)
 			h.Mkdir("ws/home/.config/git")
+			pl := h.Plan(p)
 			o := h.Sandbox(p, `chmod 000 "$HOME/.config" && ok CLOSE`)
-			h.Expect(o, "CLOSE")
+			h.MetaChanged(o, pl, "CLOSE", "ws/home/.config")
 			o = h.closedLaunch(p, "", `cd "$HOME"; chmod 755 .config; cat .config/gcloud/credentials.db; printf '[core]\n\tpager = evil\n' > .config/git/config && ok GIT_XDG; echo x > .bashrc && ok BASHRC`)
 			h.NoSecret(o)
 			h.Refuse(o, "GIT_XDG", "BASHRC")

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -41,5 +42,29 @@ func (h *H) Made(o Output, pl *landlock.Plan, m string, rels ...string) {
 	}
 	if Marked(o, m) {
 		h.Errorf("%q succeeded inside the sandbox, though the landlock plan freezes %s:\n%s", m, strings.Join(frozen, ", "), o)
+	}
+}
+
+// MetaChanged is Made for a step that changes the mode, owner, times or
+// attributes of rels: under landlock the plan's metadata gate refuses it
+// on a directory the plan freezes (its mode would reach what the plan
+// grants below) and on what the plan does not let the sandbox write.
+func (h *H) MetaChanged(o Output, pl *landlock.Plan, m string, rels ...string) {
+	var refused []string
+	if pl != nil {
+		for _, r := range rels {
+			p := h.Path(r)
+			fi, err := os.Lstat(p)
+			if !pl.MayChangeMeta(p, err == nil && fi.IsDir()) {
+				refused = append(refused, p)
+			}
+		}
+	}
+	if len(refused) == 0 {
+		h.Expect(o, m)
+		return
+	}
+	if Marked(o, m) {
+		h.Errorf("%q succeeded inside the sandbox, though the landlock plan refuses changing %s:\n%s", m, strings.Join(refused, ", "), o)
 	}
 }
