@@ -123,9 +123,9 @@ func (OSLister) ReadDir(dir string, max int) ([]Entry, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("list %s: not a directory (%s)", dir, fi.Mode().Type())
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDir(dir)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
@@ -151,6 +151,16 @@ func (OSLister) ReadDir(dir string, max int) ([]Entry, error) {
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// openDir opens dir for listing: never through a link at its end, never
+// waiting on a FIFO or device swapped in for it.
+func openDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return fd, nil
 }
 
 // Lstat is what path is, not following a link.

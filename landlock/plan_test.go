@@ -618,6 +618,12 @@ func TestOSListerNoFollow(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644))
 	_, err = OSLister{}.ReadDir(filepath.Join(d, "fifo"), 10)
 	require.ErrorContains(t, err, "not a directory")
+	// Swapped in between the lstat and the open: a FIFO (no writer)
+	// neither blocks nor opens, a link is not followed.
+	for _, p := range []string{"fifo", "l"} {
+		_, err := openDir(filepath.Join(d, p))
+		require.Error(t, err, p)
+	}
 	// The read is bounded: max+1 entries say there are more.
 	for i := range 300 {
 		require.NoError(t, os.WriteFile(filepath.Join(d, "sub", fmt.Sprint(i)), nil, 0o644))
