@@ -338,6 +338,15 @@ func addRule(rfd int, rule Rule, handled uint64, check bool) error {
 		what := map[bool]string{true: "a directory", false: "not a directory"}
 		return fmt.Errorf("%s: was %s when the plan was made, is %s now; refusing the launch", rule.Path, what[rule.Dir], what[isDir])
 	}
+	// The rights were decided for the object listed there: another one
+	// renamed in since (a nested repository moved under the name of a
+	// plain directory) would take them with it, wherever it goes next.
+	// Refused rather than left without a rule, so that the domain stays
+	// the plan the metadata gate decides by.
+	if check && rule.Ino != 0 && (uint64(st.Dev) != rule.Dev || st.Ino != rule.Ino) {
+		return fmt.Errorf("%s: not the object the plan was made for (device %d inode %d then, device %d inode %d now: renamed or replaced since it was listed); refusing the launch",
+			rule.Path, rule.Dev, rule.Ino, uint64(st.Dev), st.Ino)
+	}
 	access := rule.Access & handled
 	if !isDir {
 		access &= FileRights

@@ -112,6 +112,10 @@ func (p *Plan) Explain(path string) []string {
 	for _, d := range p.Stricter {
 		split := slices.Contains(p.Frozen, d.Path) || slices.Contains(p.Unlistable, d.Path)
 		switch {
+		case d.Below:
+			if below(path, d.Path) {
+				out = append(out, d.Why)
+			}
 		case d.Path == path:
 			out = append(out, d.Why)
 		case split && parent(path) == d.Path && slices.Contains(p.Frozen, d.Path):

@@ -3,9 +3,12 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -58,13 +61,17 @@ func HandledFS(abi int) uint64 {
 // object charged to the sandbox: measured on a 2-core host under a load
 // average of 19, 66 us per rule (21 us of it the walk), so 10,000 rules
 // hold a launch's setup under a second even there, while the usual
-// workspace needs under a hundred. A policy that needs more splits a
-// directory holding thousands of entries: refused, naming it, rather than
-// a launch that stalls. Listing is cheaper per entry, hence its larger
-// bound.
+// workspace needs under a hundred. A split directory holding more entries
+// than maxSplit, or than what is left of the budgets, is not rendered
+// entry by entry: beneath it only what its whole subtree may do is
+// granted, except on the way down to the roots below it (stricter, never
+// a refusal: whoever can fill a directory, a sandbox in its workspace or
+// any user in /tmp, must not make later launches fail). Its listing stops
+// after maxSplit+1 entries, so a directory of millions is not read whole.
 var (
 	maxRules  = 10_000
-	maxListed = 200_000 // entries listed in split directories
+	maxSplit  = 4_096   // entries of one split directory rendered apart
+	maxListed = 200_000 // entries read from split directories in all
 )
 
 // EntryKind is what a directory entry is, as lstat(2) sees it.
@@ -78,27 +85,37 @@ const (
 	EntryOther
 )
 
-// Entry is one name in a directory.
+// Entry is one name in a directory, with the identity of the object it
+// named when it was listed (0, 0 when the Lister does not know it).
 type Entry struct {
 	Name string
 	Kind EntryKind
+	Dev  uint64
+	Ino  uint64
 }
 
 // Lister lists the host's directories for Render.
 type Lister interface {
 	// ReadDir lists dir without following a link: dir itself must be a
 	// directory, not a link to one, and entries are what lstat says.
-	ReadDir(dir string) ([]Entry, error)
+	// It returns at most max+1 entries: more than max says that dir holds
+	// more than max (which ones are then returned is unspecified).
+	ReadDir(dir string, max int) ([]Entry, error)
+	// Lstat is the entry at path, without following a link.
+	Lstat(path string) (Entry, error)
 }
 
 // OSLister lists this host's directories.
 type OSLister struct{}
 
-// ReadDir lists dir, refusing a dir that is a symlink. A link swapped in
-// on the way to dir after its parent was listed is caught later: the init
-// opens every rule's path without following links, and refuses the
-// launch when one became a link.
-func (OSLister) ReadDir(dir string) ([]Entry, error) {
+// ReadDir lists dir, refusing a dir that is a symlink. The directory is
+// opened O_NOFOLLOW|O_DIRECTORY|O_NONBLOCK, so that a link or a FIFO
+// swapped in after the lstat can neither redirect nor block the listing;
+// each entry is lstat'ed beneath the opened directory, its kind and
+// identity taken from that one lstat, which the init compares with the
+// object it opens (a link swapped in on the way to dir later is caught
+// there too: the init opens every rule's path without following links).
+func (OSLister) ReadDir(dir string, max int) ([]Entry, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, err
@@ -106,33 +123,66 @@ func (OSLister) ReadDir(dir string) ([]Entry, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("list %s: not a directory (%s)", dir, fi.Mode().Type())
 	}
-	f, err := os.Open(dir)
+	fd, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
 	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
 		return nil, fmt.Errorf("list %s: it changed while it was opened", dir)
 	}
-	des, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
-	}
-	out := make([]Entry, 0, len(des))
-	for _, de := range des {
-		k := EntryOther
-		switch t := de.Type(); {
-		case t.IsDir():
-			k = EntryDir
-		case t&os.ModeSymlink != 0:
-			k = EntrySymlink
-		case t.IsRegular():
-			k = EntryFile
+	var out []Entry
+	for len(out) <= max {
+		des, err := f.ReadDir(max + 1 - len(out))
+		for _, de := range des {
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, de.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // gone since: not there to grant
+			}
+			out = append(out, entryOf(de.Name(), &st))
 		}
-		out = append(out, Entry{Name: de.Name(), Kind: k})
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", dir, err)
+		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// openDir opens dir for listing: never through a link at its end, never
+// waiting on a FIFO or device swapped in for it.
+func openDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return fd, nil
+}
+
+// Lstat is what path is, not following a link.
+func (OSLister) Lstat(path string) (Entry, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return Entry{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return entryOf(path[strings.LastIndexByte(path, '/')+1:], &st), nil
+}
+
+func entryOf(name string, st *unix.Stat_t) Entry {
+	k := EntryOther
+	switch uint32(st.Mode) & unix.S_IFMT {
+	case unix.S_IFDIR:
+		k = EntryDir
+	case unix.S_IFLNK:
+		k = EntrySymlink
+	case unix.S_IFREG:
+		k = EntryFile
+	}
+	return Entry{Name: name, Kind: k, Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
 }
 
 // Options are what a plan holds beyond the policy.
@@ -172,9 +222,16 @@ type renderer struct {
 	found  map[string]bool     // paths met in a listing
 	listed map[string]bool     // directories listed
 	pl     *Plan
-	nList  int
-	loss   []string       // split dirs that lose rights, in visit order
-	perDir map[string]int // a split dir -> rules on its entries
+	loss   []string // split dirs that lose rights, in visit order
+	// kids are, for each directory with a boundary below it, the names
+	// of its entries on the way to one: what a split directory not
+	// rendered entry by entry still renders.
+	kids map[string][]string
+	// reserve is how many paths the kids name: the rules kept for them
+	// out of maxRules, the rest being for entries rendered apart.
+	reserve       int
+	nList, nApart int  // entries read, entries rendered apart
+	capped        bool // maxRules reached
 }
 
 // Render renders the canonical policy c to a Landlock domain for ABI abi,
@@ -192,7 +249,7 @@ func Render(c *policy.Canonical, abi int, l Lister, opt Options) (*Plan, error) 
 		c: c, l: l, opt: opt, handled: HandledFS(abi),
 		devices: map[string]bool{}, made: map[string]bool{}, wants: map[string]uint64{},
 		split: map[string]bool{}, common: map[string]uint64{}, causes: map[string][]string{},
-		found: map[string]bool{}, listed: map[string]bool{}, perDir: map[string]int{},
+		found: map[string]bool{}, listed: map[string]bool{}, kids: map[string][]string{},
 		pl: &Plan{ABI: abi, HandledFS: HandledFS(abi)},
 	}
 	for _, d := range opt.Devices {
@@ -202,9 +259,11 @@ func Render(c *policy.Canonical, abi int, l Lister, opt Options) (*Plan, error) 
 		r.made[m] = true
 	}
 	r.bounds()
-	if err := r.visit("/", true, 0); err != nil {
-		return nil, err
+	e, err := l.Lstat("/")
+	if err != nil {
+		e = Entry{Kind: EntryDir}
 	}
+	r.visit("/", e, 0)
 	r.explainLosses()
 	r.fixed()
 	return r.pl, nil
@@ -267,6 +326,14 @@ func (r *renderer) bounds() {
 		if b == "/" {
 			continue
 		}
+		for q := b; q != "/"; q = parent(q) {
+			a, name := parent(q), q[strings.LastIndexByte(q, '/')+1:]
+			if slices.Contains(r.kids[a], name) {
+				break
+			}
+			r.kids[a] = append(r.kids[a], name)
+			r.reserve++
+		}
 		wb := r.want(b)
 		for a := parent(b); ; a = parent(a) {
 			wa := r.want(a)
@@ -287,90 +354,118 @@ func (r *renderer) bounds() {
 	}
 }
 
-// visit renders p (a directory when dir) given the rights its ancestors'
-// rules already grant beneath them.
-func (r *renderer) visit(p string, dir bool, inherited uint64) error {
+// visit renders p, a directory when e.Kind is EntryDir, e its identity
+// as listed, given the rights its ancestors' rules already grant beneath
+// them.
+func (r *renderer) visit(p string, e Entry, inherited uint64) {
 	w := r.want(p)
-	if !dir {
+	if e.Kind != EntryDir {
 		if a := w & FileRights; a&^inherited != 0 {
-			return r.rule(p, a, false)
+			r.rule(p, e, a, false)
 		}
-		return nil
+		return
 	}
 	if !r.split[p] {
 		if w&^inherited != 0 {
-			return r.rule(p, w, true)
+			r.rule(p, e, w, true)
 		}
-		return nil
+		return
 	}
 	c := r.common[p]
 	if c&^inherited != 0 {
-		if err := r.rule(p, c, true); err != nil {
-			return err
-		}
+		r.rule(p, e, c, true)
 	}
 	inherited |= c
-	if w&^c != 0 {
-		r.loss = append(r.loss, p)
+	if w&^c == 0 {
+		// Its entries off the way to the roots below want nothing more
+		// than c: no need to list it.
+		r.chains(p, inherited)
+		return
 	}
-	entries, err := r.list(p)
+	r.loss = append(r.loss, p)
+	limit := min(maxSplit, maxRules-r.reserve-r.nApart, maxListed-r.nList)
+	var entries []Entry
+	err := errTooMany
+	if limit >= 0 {
+		entries, err = r.list(p, limit)
+		r.nList += len(entries)
+		if err == nil && len(entries) > limit {
+			err = errTooMany
+		}
+	}
 	if err != nil {
-		// What cannot be listed is not rendered entry by entry: below it
-		// only what its whole subtree may do is granted.
-		r.pl.Stricter = append(r.pl.Stricter, Difference{Path: p,
-			Why: fmt.Sprintf("%s could not be listed when the plan was made (%v): beneath it only what its whole subtree may do is granted", p, unwrapPath(err))})
-		return nil
+		// What cannot be listed, or holds too many entries to grant
+		// apart, is not rendered entry by entry: beneath it only what
+		// its whole subtree may do is granted, but for the way down to
+		// the roots below it.
+		why := fmt.Sprintf("%s could not be listed when the plan was made (%v)", p, unwrapPath(err))
+		if err == errTooMany {
+			why = fmt.Sprintf("%s holds too many entries to grant each apart (more than %d; a plan renders at most %d entries of one directory, %d rules in all)", p, max(limit, 0), maxSplit, maxRules)
+		}
+		r.pl.Bounded = append(r.pl.Bounded, p)
+		r.pl.Stricter = append(r.pl.Stricter, Difference{Path: p, Below: true,
+			Why: why + ": beneath it only what its whole subtree may do is granted (" + rightsText(c, r.handled) + "), but on the way down to the roots below it"})
+		r.chains(p, inherited)
+		return
 	}
-	if r.nList += len(entries); r.nList > maxListed {
-		return fmt.Errorf("landlock: rendering would list more than %d entries (directory %s holds %d): split directories are rendered entry by entry; narrow the roots below it", maxListed, p, len(entries))
-	}
+	r.nApart += len(entries)
 	for _, e := range entries {
 		q := join(p, e.Name)
 		r.found[q] = true
-		switch e.Kind {
-		case EntrySymlink:
+		if e.Kind == EntrySymlink {
 			// No rule: access through a link is decided at its target.
 			continue
-		case EntryDir:
-			err = r.visit(q, true, inherited)
-		default:
-			err = r.visit(q, false, inherited)
 		}
-		if err != nil {
-			if errors.Is(err, errTooMany) {
-				// Name the directory whose entries took the most rules.
-				most := p
-				for d, n := range r.perDir {
-					if n > r.perDir[most] || (n == r.perDir[most] && d < most) {
-						most = d
-					}
-				}
-				return fmt.Errorf("landlock: rendering needs more than %d rules: directory %s is split (a root below it decides differently), so each of its entries is a rule of its own, %d so far; narrow the roots below it", maxRules, most, r.perDir[most])
-			}
-			return err
-		}
+		r.visit(q, e, inherited)
 	}
-	return nil
 }
 
-var errTooMany = errors.New("too many rules")
+var errTooMany = errors.New("too many entries")
 
-func (r *renderer) rule(p string, a uint64, dir bool) error {
-	if len(r.pl.Rules) >= maxRules {
-		return errTooMany
+// chains renders, of directory p's entries, only those on the way to a
+// boundary below it, each lstat'ed rather than listed: what p holds
+// beside them gets what p's own rule grants beneath it.
+func (r *renderer) chains(p string, inherited uint64) {
+	r.listed[p] = true
+	for _, name := range r.kids[p] {
+		q := join(p, name)
+		e, err := r.l.Lstat(q)
+		switch {
+		case err == nil:
+			r.found[q] = true
+		case r.made[q]:
+			e = Entry{Name: name, Kind: EntryDir}
+		default:
+			continue // not there: nothing to grant
+		}
+		if e.Kind == EntrySymlink {
+			continue
+		}
+		r.visit(q, e, inherited)
 	}
-	r.pl.Rules = append(r.pl.Rules, Rule{Path: p, Access: a, Dir: dir})
-	r.perDir[parent(p)]++
-	return nil
+}
+
+// rule grants a on p. Past maxRules (a policy with more roots than that)
+// the rule is left out, which is stricter, and said.
+func (r *renderer) rule(p string, e Entry, a uint64, dir bool) {
+	if len(r.pl.Rules) >= maxRules {
+		if !r.capped {
+			r.capped = true
+			r.pl.Stricter = append(r.pl.Stricter, Difference{Path: p,
+				Why: fmt.Sprintf("the plan holds %d rules, its bound: %s and what comes after it in the rendering get no rule of their own", maxRules, p)})
+		}
+		return
+	}
+	r.pl.Rules = append(r.pl.Rules, Rule{Path: p, Access: a, Dir: dir, Dev: e.Dev, Ino: e.Ino})
 }
 
 // list lists dir, with the directories the launch makes in it.
-func (r *renderer) list(dir string) ([]Entry, error) {
+func (r *renderer) list(dir string, max int) ([]Entry, error) {
 	r.listed[dir] = true
 	if r.made[dir] {
 		return nil, nil
 	}
-	es, err := r.l.ReadDir(dir)
+	es, err := r.l.ReadDir(dir, max)
 	if err != nil && !r.hasMade(dir) {
 		return nil, err
 	}

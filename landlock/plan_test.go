@@ -2,11 +2,13 @@ package landlock
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,7 +42,7 @@ func tree(paths ...string) fakeFS {
 	return fs
 }
 
-func (fs fakeFS) ReadDir(dir string) ([]Entry, error) {
+func (fs fakeFS) ReadDir(dir string, max int) ([]Entry, error) {
 	if dir != "/" && fs[dir] != EntryDir {
 		return nil, fmt.Errorf("list %s: %w", dir, os.ErrNotExist)
 	}
@@ -50,11 +52,32 @@ func (fs fakeFS) ReadDir(dir string) ([]Entry, error) {
 	var out []Entry
 	for p, k := range fs {
 		if p != "/" && parent(p) == dir {
-			out = append(out, Entry{Name: p[strings.LastIndexByte(p, '/')+1:], Kind: k})
+			out = append(out, fakeEntry(p, k))
 		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	if len(out) > max+1 {
+		out = out[:max+1]
+	}
 	return out, nil
+}
+
+func (fs fakeFS) Lstat(p string) (Entry, error) {
+	k, ok := fs[p]
+	if p == "/" {
+		k, ok = EntryDir, true
+	}
+	if !ok {
+		return Entry{}, &os.PathError{Op: "lstat", Path: p, Err: os.ErrNotExist}
+	}
+	return fakeEntry(p, k), nil
+}
+
+// fakeEntry gives each fake path an identity of its own.
+func fakeEntry(p string, k EntryKind) Entry {
+	h := fnv.New64a()
+	h.Write([]byte(p))
+	return Entry{Name: p[strings.LastIndexByte(p, '/')+1:], Kind: k, Dev: 1, Ino: h.Sum64() | 1}
 }
 
 func canon(t *testing.T, p policy.FsSandboxPolicy) *policy.Canonical {
@@ -169,7 +192,21 @@ func TestRenderIssueExamples(t *testing.T) {
 // TestRenderNeverWider: for random policies over a fake tree, the plan's
 // own model never allows what the policy's refuses, and equals it except
 // where the plan says it is stricter (a frozen or unlistable directory).
-func TestRenderNeverWider(t *testing.T) {
+func TestRenderNeverWider(t *testing.T) { neverWider(t, 1, nil) }
+
+// TestRenderNeverWiderBounded: as TestRenderNeverWider, with bounds so
+// small that split directories are bounded and rules left out: the plan
+// is still never wider, and stricter only where it says so.
+func TestRenderNeverWiderBounded(t *testing.T) {
+	defer func(r, s, l int) { maxRules, maxSplit, maxListed = r, s, l }(maxRules, maxSplit, maxListed)
+	neverWider(t, 5, randomBounds)
+}
+
+func randomBounds(rng *rand.Rand) {
+	maxRules, maxSplit, maxListed = 1+rng.IntN(30), rng.IntN(4), rng.IntN(20)
+}
+
+func neverWider(t *testing.T, seed uint64, bound func(*rand.Rand)) {
 	fs := tree("/a/x", "/a/y/z", "/a/y/w/", "/b/c/f", "/b/l@", "/b/c/d/e", "/f", "/e/")
 	// The host's /dev and /proc, which no policy opens.
 	for p, k := range map[string]EntryKind{"/dev": EntryDir, "/dev/null": EntryOther, "/dev/sda": EntryOther,
@@ -183,8 +220,11 @@ func TestRenderNeverWider(t *testing.T) {
 	slices.Sort(paths)
 	// Names that do not exist, where a root may be named all the same.
 	absent := []string{top + "/a/new", top + "/b/c/ghost", top + "/q/r", top + "/a/y/w/n"}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(seed, 2))
 	for i := range 3000 {
+		if bound != nil {
+			bound(rng)
+		}
 		var p policy.FsSandboxPolicy
 		p.RestrictWrites = rng.IntN(2) == 0
 		used := map[string]bool{}
@@ -237,6 +277,38 @@ func checkPlan(t *testing.T, name string, c *policy.Canonical, pl *Plan, fs fake
 		if k, ok := objs[r.Path]; !ok || k == EntrySymlink || r.Dir != (k == EntryDir) {
 			fail("rule on %s (dir %v), which is %v on the host", r.Path, r.Dir, k)
 		}
+		if e := fakeEntry(r.Path, objs[r.Path]); r.Dev != e.Dev || r.Ino != e.Ino {
+			fail("rule on %s: identity %d:%d, listed as %d:%d", r.Path, r.Dev, r.Ino, e.Dev, e.Ino)
+		}
+	}
+	if len(pl.Rules) > maxRules {
+		fail("%d rules, more than %d", len(pl.Rules), maxRules)
+	}
+	// Beneath a directory not rendered entry by entry, off the way to
+	// the boundaries below it, the plan may be stricter than the model;
+	// past the rule bound, anywhere.
+	capped := len(pl.Rules) == maxRules
+	coarse := func(q string) bool {
+		if capped {
+			return true
+		}
+		for _, d := range pl.Bounded {
+			if !below(q, d) {
+				continue
+			}
+			kid := q
+			for parent(kid) != d {
+				kid = parent(kid)
+			}
+			onWay := within("/dev", kid) || within("/proc", kid)
+			for _, r := range c.Roots() {
+				onWay = onWay || within(r.Path, kid)
+			}
+			if !onWay {
+				return true
+			}
+		}
+		return false
 	}
 	for p, k := range objs {
 		if k == EntrySymlink {
@@ -275,6 +347,12 @@ func checkPlan(t *testing.T, name string, c *policy.Canonical, pl *Plan, fs fake
 			}
 		}
 		// Equal where the plan does not say otherwise.
+		if coarse(p) {
+			if !capped && slices.Equal(pl.Explain(p), []string{"as the model"}) {
+				fail("%s: beneath a bounded directory, not explained", p)
+			}
+			continue
+		}
 		if !dir {
 			if pl.Allows(p, OpRead) != read(p) || pl.Allows(p, OpWrite) != write(p) {
 				fail("%s: read %v write %v, model %v %v", p, pl.Allows(p, OpRead), pl.Allows(p, OpWrite), read(p), write(p))
@@ -300,7 +378,7 @@ func checkPlan(t *testing.T, name string, c *policy.Canonical, pl *Plan, fs fake
 		}
 		for _, q := range append(absent, p+"/brand-new") {
 			_, exists := objs[q]
-			if root, ok := c.DecidingRoot(q); exists || parent(q) != p || frozen[p] || (ok && root.Path == q) {
+			if root, ok := c.DecidingRoot(q); exists || parent(q) != p || frozen[p] || (ok && root.Path == q) || coarse(q) {
 				continue
 			}
 			if pl.Allows(q, OpChange) != write(q) {
@@ -346,23 +424,147 @@ func TestRenderHostExtras(t *testing.T) {
 	require.Contains(t, strings.Join(pl.Describe(), "\n"), "/dev/null: read and write")
 }
 
-// TestRenderBounded: a rendering that would need too many rules is
-// refused, naming the directory; as is an ABI too old.
+// TestRenderBounded: a split directory holding more entries than a plan
+// renders apart does not fail the rendering: beneath it only what its
+// whole subtree may do is granted (stricter, and said), and the way down
+// to the roots below it is still rendered, so the carve-out below keeps
+// its protection and the writable directories on the way stay writable.
 func TestRenderBounded(t *testing.T) {
-	defer func(n int) { maxRules = n }(maxRules)
-	maxRules = 50
-	var names []string
+	defer func(n int) { maxSplit = n }(maxSplit)
+	maxSplit = 50
+	names := []string{"/big/sub/.git/config", "/big/sub/lib/x", "/big/out/", "/big/d/e"}
 	for i := range 60 {
 		names = append(names, fmt.Sprintf("/big/f%d", i))
 	}
-	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/big"}, ReadonlyRoots: []string{"/big/.git"}, RestrictWrites: true})
-	_, err := Render(c, 7, tree(names...), Options{})
-	require.ErrorContains(t, err, "more than 50 rules: directory "+top+"/big is split")
+	fs := tree(names...)
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/big", "/big/out"},
+		ReadonlyRoots: []string{"/big/sub/.git", "/big/.vscode"}, RestrictWrites: true})
+	pl, err := Render(c, 7, fs, Options{})
+	require.NoError(t, err)
+	big := top + "/big"
+	require.Equal(t, []string{big}, pl.Bounded)
+	// No rule for the 60 files nor /big/d: they have what /big's subtree
+	// may do (read, from the rule above it).
+	require.Empty(t, cmp.Diff([]string{"dir  read", "dir /big/out read, write", "dir /big/sub/lib read, write"}, rules(pl)))
+	require.True(t, pl.Allows(big+"/f1", OpRead))
+	require.False(t, pl.Allows(big+"/f1", OpWrite), "stricter: only what the whole subtree may do")
+	require.False(t, pl.Allows(big+"/d/e", OpWrite))
+	require.True(t, pl.Allows(big+"/sub/lib/x", OpWrite), "on the way to the carve-out")
+	require.True(t, pl.Allows(big+"/sub/lib/new", OpChange))
+	require.True(t, pl.Allows(big+"/out/new", OpChange), "a writable root below")
+	require.False(t, pl.Allows(big+"/sub/.git/config", OpWrite))
+	require.False(t, pl.Allows(big+"/sub/.git/new", OpChange))
+	require.False(t, pl.Allows(big+"/.vscode", OpChange))
+	require.False(t, pl.Allows(big+"/new", OpChange), "frozen")
+	require.Contains(t, strings.Join(pl.Explain(big+"/f1"), "\n"), big+" holds too many entries to grant each apart (more than 50")
+	require.Contains(t, strings.Join(pl.Explain(big+"/d/e"), "\n"), "beneath it only what its whole subtree may do is granted (read)")
+	checkPlan(t, "bounded", c, pl, fs, []string{big + "/.vscode", big + "/sub/.git/new"})
+
+	// ABIs too old are still refused.
 	_, err = Render(c, 1, tree(), Options{})
 	require.ErrorContains(t, err, "ABI 1")
 	// ABI 2 does not control truncation: a read-only file could be emptied.
 	_, err = Render(c, 2, tree(), Options{})
 	require.ErrorContains(t, err, "Linux 6.2")
+}
+
+// TestRenderBoundedBudget: split directories each under the per-directory
+// bound, but over the plan's rule budget together: those past the budget
+// are bounded, the plan stays within maxRules, and the roots below every
+// one of them still get their rules.
+func TestRenderBoundedBudget(t *testing.T) {
+	defer func(n int) { maxRules = n }(maxRules)
+	maxRules = 40
+	var names []string
+	var ro []string
+	for d := 1; d <= 4; d++ {
+		for i := range 12 {
+			names = append(names, fmt.Sprintf("/d%d/f%d", d, i))
+		}
+		names = append(names, fmt.Sprintf("/d%d/.git/config", d))
+		ro = append(ro, fmt.Sprintf("/d%d/.git", d))
+	}
+	fs := tree(names...)
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/d1", "/d2", "/d3", "/d4"}, ReadonlyRoots: ro, RestrictWrites: true})
+	pl, err := Render(c, 7, fs, Options{})
+	require.NoError(t, err)
+	require.Equal(t, []string{top + "/d3", top + "/d4"}, pl.Bounded)
+	require.LessOrEqual(t, len(pl.Rules), maxRules)
+	require.True(t, pl.Allows(top+"/d2/f1", OpWrite))
+	require.False(t, pl.Allows(top+"/d4/f1", OpWrite))
+	require.False(t, pl.Allows(top+"/d4/.git/config", OpWrite))
+	checkPlan(t, "budget", c, pl, fs, nil)
+
+	// A policy with more roots than the budget: rules past it are left
+	// out (stricter, said), never a refusal.
+	maxRules = 3
+	c = canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/d1", "/d2", "/d3", "/d4"}, RestrictWrites: true})
+	pl, err = Render(c, 7, fs, Options{})
+	require.NoError(t, err)
+	require.Len(t, pl.Rules, 3)
+	require.Contains(t, strings.Join(pl.Describe(), "\n"), "the plan holds 3 rules, its bound: "+top+"/d3 and what comes after it in the rendering get no rule of their own")
+	require.False(t, pl.Allows(top+"/d4/f1", OpWrite))
+	checkPlan(t, "capped", c, pl, fs, nil)
+}
+
+// TestRenderHugeDirectory: a split directory of a million entries is not
+// read whole: the lister is asked for at most maxSplit+1 of them, and the
+// plan is the bounded one.
+func TestRenderHugeDirectory(t *testing.T) {
+	fs := tree("/h/.git/config")
+	h := &huge{fakeFS: fs, dir: top + "/h", n: 1_000_000}
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/h"}, ReadonlyRoots: []string{"/h/.git"}, RestrictWrites: true})
+	pl, err := Render(c, 7, h, Options{})
+	require.NoError(t, err)
+	require.Equal(t, maxSplit, h.asked)
+	require.LessOrEqual(t, h.read, maxSplit+1)
+	require.Equal(t, []string{top + "/h"}, pl.Bounded)
+	require.Less(t, len(pl.Rules), 5, "%v", rules(pl))
+	require.False(t, pl.Allows(top+"/h/.git/config", OpWrite))
+}
+
+type huge struct {
+	fakeFS
+	dir         string
+	n           int
+	asked, read int
+}
+
+func (h *huge) ReadDir(dir string, max int) ([]Entry, error) {
+	if dir != h.dir {
+		return h.fakeFS.ReadDir(dir, max)
+	}
+	h.asked = max
+	var out []Entry
+	for i := 0; i < h.n && i <= max; i++ {
+		out = append(out, fakeEntry(fmt.Sprintf("%s/f%07d", dir, i), EntryFile))
+	}
+	h.read += len(out)
+	return out, nil
+}
+
+// TestRenderWorldWritableSplit: a user without a usable home keeps
+// cordon's state in /tmp/cordon-<uid>, denied, which splits /tmp. Any
+// local user can fill /tmp: past the bound it costs the plan only the
+// way down to the workspace and the private TMPDIR made inside the state
+// directory, and the launch is not refused.
+func TestRenderWorldWritableSplit(t *testing.T) {
+	names := []string{"/tmp/cordon-999/tmp/", "/tmp/cordon-999/audit/key", "/tmp/ws/src/a"}
+	for i := range 10_050 {
+		names = append(names, fmt.Sprintf("/tmp/flood%d", i))
+	}
+	fs := tree(names...)
+	tmpdir := top + "/tmp/cordon-999/tmp/w1"
+	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{"/tmp/ws", "/tmp/cordon-999/tmp/w1"},
+		DeniedRoots: []string{"/tmp/cordon-999"}, RestrictWrites: true})
+	pl, err := Render(c, 7, fs, Options{Made: []string{tmpdir}})
+	require.NoError(t, err)
+	require.Contains(t, pl.Bounded, top+"/tmp")
+	require.Less(t, len(pl.Rules), 10, "%v", rules(pl))
+	require.True(t, pl.Allows(top+"/tmp/ws/src/a", OpWrite))
+	require.True(t, pl.Allows(tmpdir+"/x", OpChange))
+	require.False(t, pl.Allows(top+"/tmp/cordon-999/audit/key", OpRead))
+	require.False(t, pl.Allows(top+"/tmp/flood1", OpRead), "stricter: the state directory denied below")
 }
 
 // TestRenderUnlistable: a split directory that cannot be listed gets
@@ -382,11 +584,11 @@ type failing struct {
 	bad string
 }
 
-func (f failing) ReadDir(dir string) ([]Entry, error) {
+func (f failing) ReadDir(dir string, max int) ([]Entry, error) {
 	if dir == f.bad {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: os.ErrPermission}
 	}
-	return f.fakeFS.ReadDir(dir)
+	return f.fakeFS.ReadDir(dir, max)
 }
 
 // TestOSListerNoFollow: the OS lister reports links as links and
@@ -396,19 +598,58 @@ func TestOSListerNoFollow(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(d, "sub"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(d, "f"), nil, 0o644))
 	require.NoError(t, os.Symlink("sub", filepath.Join(d, "l")))
-	es, err := OSLister{}.ReadDir(d)
+	es, err := OSLister{}.ReadDir(d, 10)
 	require.NoError(t, err)
-	require.Equal(t, []Entry{{"f", EntryFile}, {"l", EntrySymlink}, {"sub", EntryDir}}, es)
-	_, err = OSLister{}.ReadDir(filepath.Join(d, "l"))
+	var kinds []string
+	for _, e := range es {
+		kinds = append(kinds, fmt.Sprint(e.Name, e.Kind))
+	}
+	require.Equal(t, []string{"f0", "l2", "sub1"}, kinds)
+	st, err := os.Lstat(filepath.Join(d, "sub"))
+	require.NoError(t, err)
+	require.Equal(t, st.Sys().(*syscall.Stat_t).Ino, es[2].Ino, "identity as lstat gives it")
+	require.Equal(t, uint64(st.Sys().(*syscall.Stat_t).Dev), es[2].Dev)
+	e, err := OSLister{}.Lstat(filepath.Join(d, "sub"))
+	require.NoError(t, err)
+	require.Equal(t, es[2], e)
+	_, err = OSLister{}.ReadDir(filepath.Join(d, "l"), 10)
 	require.ErrorContains(t, err, "not a directory")
+	// A FIFO swapped in for the directory does not block the listing.
+	require.NoError(t, syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644))
+	_, err = OSLister{}.ReadDir(filepath.Join(d, "fifo"), 10)
+	require.ErrorContains(t, err, "not a directory")
+	// Swapped in between the lstat and the open: a FIFO (no writer)
+	// neither blocks nor opens, a link is not followed.
+	for _, p := range []string{"fifo", "l"} {
+		_, err := openDir(filepath.Join(d, p))
+		require.Error(t, err, p)
+	}
+	// The read is bounded: max+1 entries say there are more.
+	for i := range 300 {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "sub", fmt.Sprint(i)), nil, 0o644))
+	}
+	es, err = OSLister{}.ReadDir(filepath.Join(d, "sub"), 100)
+	require.NoError(t, err)
+	require.Len(t, es, 101)
 }
 
 // TestRenderNeverWiderRandomTrees: as TestRenderNeverWider, over random
 // trees too, with roots on what exists and on names that do not.
-func TestRenderNeverWiderRandomTrees(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
+func TestRenderNeverWiderRandomTrees(t *testing.T) { neverWiderTrees(t, 3, nil) }
+
+// TestRenderNeverWiderRandomTreesBounded: the same under tiny bounds.
+func TestRenderNeverWiderRandomTreesBounded(t *testing.T) {
+	defer func(r, s, l int) { maxRules, maxSplit, maxListed = r, s, l }(maxRules, maxSplit, maxListed)
+	neverWiderTrees(t, 7, randomBounds)
+}
+
+func neverWiderTrees(t *testing.T, seed uint64, bound func(*rand.Rand)) {
+	rng := rand.New(rand.NewPCG(seed, 4))
 	names := []string{"a", "b", ".g"}
 	for i := range 2000 {
+		if bound != nil {
+			bound(rng)
+		}
 		var spec []string
 		for range 1 + rng.IntN(12) {
 			p := ""

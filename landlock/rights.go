@@ -40,6 +40,12 @@ type Rule struct {
 	// Dir is whether Path was a directory when the plan was made; the
 	// init refuses to apply a rule whose object changed kind.
 	Dir bool `json:"dir"`
+	// Dev and Ino are the identity of the object at Path when the plan
+	// was made (both 0 when unknown: a directory the launch makes): the
+	// init refuses to apply a rule to another object found there, one
+	// renamed or swapped in since.
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 // Difference is a place where the backend is stricter than the policy's
@@ -47,6 +53,9 @@ type Rule struct {
 type Difference struct {
 	Path string `json:"path"`
 	Why  string `json:"why"`
+	// Below is whether it concerns what lies beneath Path rather than
+	// Path itself.
+	Below bool `json:"below,omitempty"`
 }
 
 // Plan is the Landlock domain for one launch.
@@ -61,8 +70,12 @@ type Plan struct {
 	Frozen []string `json:"frozen,omitempty"`
 	// Unlistable are the directories that cannot be listed, each an
 	// ancestor of a place the model denies.
-	Unlistable []string     `json:"unlistable,omitempty"`
-	Stricter   []Difference `json:"stricter,omitempty"`
+	Unlistable []string `json:"unlistable,omitempty"`
+	// Bounded are the split directories not rendered entry by entry
+	// (too many entries, or not listable): beneath each, off the way to
+	// the roots below it, only what its whole subtree may do is granted.
+	Bounded  []string     `json:"bounded,omitempty"`
+	Stricter []Difference `json:"stricter,omitempty"`
 	// Extras are the rules granted beyond the policy (device files,
 	// /proc), each with why.
 	Extras []Difference `json:"extras,omitempty"`

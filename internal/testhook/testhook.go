@@ -12,8 +12,9 @@ package testhook
 // each start, with the *launcher.Cmd being started (as any: this package
 // imports nothing): "resolve" just before the launcher resolves the policy
 // it was given, "stub" after each mount stub it makes on the host (Linux),
-// and "mount" once all is resolved and opened, just before the sandbox
-// starts and mounts it (not when Cmd.Exec hands the process over to
+// and "mount" once all is resolved and opened (under landlock: the plan
+// rendered, its objects not yet opened by the init), just before the
+// sandbox starts and mounts it (not when Cmd.Exec hands the process over to
 // bwrap). A test acts there at the exact moment a racing attacker aims at
 // (the conformance suite's swaps), instead of racing it and hoping to win.
 var Launch func(cmd any, point string)
