@@ -144,9 +144,9 @@ func catalogue(t *testing.T, res detect.Result, wrap ...string) {
 			}
 			return cmd.CombinedOutput()
 		}
-		out, err := run("true")
+		_, err := run("true")
 		testenv.Need(t, "a process that cannot create user namespaces ("+strings.Join(wrap, " ")+")", err)
-		out, err = run("unshare", "--user", "true")
+		out, err := run("unshare", "--user", "true")
 		require.Error(t, err, "as %s, %v still lets a process create a user namespace: %s", u.Name, wrap, out)
 	}
 	cases := Catalogue()

@@ -36,19 +36,19 @@ func ABIError(abi int) error {
 	case abi >= MinABI:
 		return nil
 	case abi == 1:
-		return fmt.Errorf("Landlock ABI 1 only (Linux 5.13 to 5.18): it refuses every rename and link between directories; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
+		return fmt.Errorf("landlock ABI 1 only (Linux 5.13 to 5.18): it refuses every rename and link between directories; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
 	case abi == 2:
-		return fmt.Errorf("Landlock ABI 2 only (Linux 5.19 to 6.1): it does not control truncation, so a read-only file could be emptied; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
+		return fmt.Errorf("landlock ABI 2 only (Linux 5.19 to 6.1): it does not control truncation, so a read-only file could be emptied; the landlock backend needs ABI %d (Linux 6.2 or later)", MinABI)
 	}
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	_ = v
 	switch errno {
 	case unix.EOPNOTSUPP:
-		return errors.New("Landlock is built into this kernel but off: add landlock to the lsm= boot option (e.g. lsm=landlock,lockdown,yama,integrity,apparmor) and reboot")
+		return errors.New("landlock is built into this kernel but off: add landlock to the lsm= boot option (e.g. lsm=landlock,lockdown,yama,integrity,apparmor) and reboot")
 	case unix.ENOSYS:
 		return errors.New("this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, Linux 5.13 or later), or a seccomp profile around cordon refuses its calls")
 	}
-	return fmt.Errorf("Landlock is unavailable here (landlock_create_ruleset: %v)", errno)
+	return fmt.Errorf("landlock is unavailable here (landlock_create_ruleset: %v)", errno)
 }
 
 // Command is the init of a sandbox for spec: this program, started from

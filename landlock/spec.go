@@ -2,7 +2,6 @@ package landlock
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // InitArg is argv[1] of the landlock backend's init; argv[2] is the
@@ -59,15 +58,4 @@ func DecodeSpec(b []byte) (*Spec, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// weakened reports whether the conformance suite's mutation check left
-// out step.
-func (s *Spec) weakened(step string) bool {
-	for w := range strings.SplitSeq(s.Weaken, ",") {
-		if w == step {
-			return true
-		}
-	}
-	return false
 }

@@ -28,10 +28,6 @@ type Identity struct {
 	Groups   []uint32
 }
 
-func (id Identity) inGroup(gid uint32) bool {
-	return gid == id.GID || slices.Contains(id.Groups, gid)
-}
-
 // Calls are the system calls the gate decides (by bwrap's names; those an
 // architecture lacks are skipped there).
 var Calls = []string{
