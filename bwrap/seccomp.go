@@ -1,7 +1,6 @@
 package bwrap
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,22 +36,13 @@ import (
 // aarch64. Other system call conventions on those kernels (x32, i386
 // compat) are refused outright, so they cannot be used to go around it.
 
-// BPF opcodes and seccomp constants (linux/filter.h, linux/seccomp.h).
+// Seccomp return values (linux/seccomp.h) and the numbers the rules test.
 const (
-	bpfLdWAbs = 0x20 // BPF_LD | BPF_W | BPF_ABS
-	bpfJa     = 0x05 // BPF_JMP | BPF_JA
-	bpfJeqK   = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
-	bpfJgeK   = 0x35 // BPF_JMP | BPF_JGE | BPF_K
-	bpfJsetK  = 0x45 // BPF_JMP | BPF_JSET | BPF_K
-	bpfRetK   = 0x06 // BPF_RET | BPF_K
-
 	retAllow  = 0x7fff0000
 	retErrno  = 0x00050000
 	retNotify = 0x7fc00000 // SECCOMP_RET_USER_NOTIF
 
-	auditArchX8664   = 0xc000003e
-	auditArchAarch64 = 0xc00000b7
-	x32SyscallBit    = 0x40000000
+	x32SyscallBit = 0x40000000
 
 	cloneNewuser = 0x10000000
 
@@ -281,51 +271,6 @@ func SocketsHostNoUnix() Sockets {
 // RulesFor are the rules of a sandbox whose sockets follow s.
 func RulesFor(s Sockets) Rules { return Rules{Sockets: s, Refuse: Refusals()} }
 
-// arch is one system call convention the filter accepts.
-type arch struct {
-	name  string
-	audit uint32
-	x32   bool // refuse the x32 calls sharing this audit arch
-	nr    map[string]uint32
-}
-
-var archs = []arch{
-	{"x86_64", auditArchX8664, true, map[string]uint32{
-		"socket": 41, "socketpair": 53, "ioctl": 16,
-		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-		"add_key": 248, "request_key": 249, "keyctl": 250,
-		"bpf": 321, "userfaultfd": 323, "syslog": 103,
-		"chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
-		"open": 2, "openat": 257, "creat": 85, "openat2": 437, "mknod": 133, "mknodat": 259,
-		"chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
-		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
-		"removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
-		"utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
-		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"clone": 56, "clone3": 435, "unshare": 272,
-		"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
-		"msgctl": 71, "semget": 64, "semop": 65, "semtimedop": 220, "semctl": 66,
-		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
-		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
-	}},
-	{"aarch64", auditArchAarch64, false, map[string]uint32{
-		"socket": 198, "socketpair": 199, "ioctl": 29,
-		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-		"add_key": 217, "request_key": 218, "keyctl": 219,
-		"bpf": 280, "userfaultfd": 282, "syslog": 116,
-		"fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "openat2": 437, "mknodat": 33,
-		"fchownat": 54, "fchown": 55,
-		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
-		"removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
-		"utimensat": 88, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"clone": 220, "clone3": 435, "unshare": 97,
-		"shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "msgget": 186, "msgsnd": 189, "msgrcv": 188,
-		"msgctl": 187, "semget": 190, "semop": 193, "semtimedop": 192, "semctl": 191,
-		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
-		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
-	}},
-}
-
 // modeCalls are the calls that give a file its mode, where the mode is
 // and, for the opens, where the flags are (the mode counts only with
 // O_CREAT or O_TMPFILE: without them it is whatever the caller left
@@ -548,71 +493,6 @@ func (a *asm) selfOnly(l func(string) string, ret func(uint32)) {
 	}
 	a.label(l("selfallow"))
 	ret(retAllow)
-}
-
-// insn is one instruction. t and f name the labels a conditional jump goes
-// to when true or false ("" is the offset in jt or jf); t is the target of
-// an unconditional jump.
-type insn struct {
-	code   uint16
-	jt, jf uint8
-	k      uint32
-	t, f   string
-}
-
-// asm is a tiny assembler: instructions with labels, resolved at the end.
-type asm struct {
-	p      []insn
-	labels map[string]int
-}
-
-func (a *asm) emit(i insn) { a.p = append(a.p, i) }
-
-func (a *asm) label(name string) {
-	if a.labels == nil {
-		a.labels = map[string]int{}
-	}
-	if _, dup := a.labels[name]; dup {
-		panic("bwrap: seccomp: label " + name + " defined twice")
-	}
-	a.labels[name] = len(a.p)
-}
-
-// assemble resolves the labels (forward only, as BPF requires) and
-// encodes the program as struct sock_filter, little endian.
-func (a *asm) assemble() []byte {
-	off := func(pc int, name string) uint32 {
-		to, ok := a.labels[name]
-		if !ok || to <= pc {
-			panic(fmt.Sprintf("bwrap: seccomp: instruction %d jumps to %q, not a later label", pc, name))
-		}
-		return uint32(to - pc - 1)
-	}
-	short := func(pc int, name string) uint8 {
-		d := off(pc, name)
-		if d > 255 {
-			panic(fmt.Sprintf("bwrap: seccomp: instruction %d: jump to %q is %d long", pc, name, d))
-		}
-		return uint8(d)
-	}
-	b := make([]byte, 8*len(a.p))
-	for pc, in := range a.p {
-		switch {
-		case in.code == bpfJa && in.t != "":
-			in.k = off(pc, in.t)
-		default:
-			if in.t != "" {
-				in.jt = short(pc, in.t)
-			}
-			if in.f != "" {
-				in.jf = short(pc, in.f)
-			}
-		}
-		binary.LittleEndian.PutUint16(b[8*pc:], in.code)
-		b[8*pc+2], b[8*pc+3] = in.jt, in.jf
-		binary.LittleEndian.PutUint32(b[8*pc+4:], in.k)
-	}
-	return b
 }
 
 // Describe is a one-line account of the filter for 'cordon profile'.

@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 const (
@@ -259,382 +255,32 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else
 	}
-	pid := strconv.FormatUint(uint64(g.n.pid), 10)
-	a := g.n.args
-	flags := 0
+	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1}
 	if f.flags >= 0 {
-		flags = int(int32(a[f.flags]))
+		c.flags = int(int32(g.n.args[f.flags]))
 	}
-	mem, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	mem, err := unix.Open("/proc/"+c.pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		// Gone, or made itself undumpable: its own call fails, closed.
 		return 0, unix.EPERM, g.valid()
 	}
 	defer unix.Close(mem)
 
-	// The object's starting point: a descriptor of the caller, or its
-	// working directory, opened (through the magic link) before the pid
-	// is checked to still be the caller.
-	var rel string
-	self := f.path < 0 // the call names its object by descriptor
-	if !self {
-		ptr := uintptr(a[f.path])
-		switch {
-		case ptr == 0 && f.nullPath && int32(a[f.dirfd]) != atFdcwd:
-			if flags&^unix.AT_EMPTY_PATH != 0 {
-				return 0, unix.EINVAL, true
-			}
-			self = true
-		case ptr == 0:
-			return 0, unix.EFAULT, true
-		default:
-			s, e := readString(mem, ptr, g.path[:])
-			if e != 0 {
-				return 0, e, g.valid()
-			}
-			rel = s
-		}
+	if e, ok := g.readPath(mem, &c); e != 0 {
+		return 0, e, ok
 	}
-	if f.flags >= 0 && flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
-		return 0, unix.EINVAL, true
+	e, ok := g.openBase(&c)
+	if c.base >= 0 {
+		defer unix.Close(c.base)
 	}
-	follow := f.follow && flags&unix.AT_SYMLINK_NOFOLLOW == 0
-	if !self && rel == "" {
-		if flags&unix.AT_EMPTY_PATH == 0 || f.flags < 0 {
-			return 0, unix.ENOENT, true
-		}
-		self = true
+	if e != 0 {
+		return 0, e, ok
 	}
-	var base int
-	if self || !filepath.IsAbs(rel) {
-		where := "/proc/" + pid + "/cwd"
-		// AT_FDCWD is the working directory only where a path goes with
-		// it; fchmod(AT_FDCWD) is a bad descriptor.
-		if f.dirfd >= 0 && (f.path < 0 || int32(a[f.dirfd]) != atFdcwd) {
-			n := int32(a[f.dirfd])
-			if n < 0 {
-				return 0, unix.EBADF, true
-			}
-			where = "/proc/" + pid + "/fd/" + strconv.Itoa(int(n))
-		}
-		base, err = unix.Open(where, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if err == unix.ENOENT {
-				err = unix.EBADF // no such descriptor in the caller
-			}
-			return 0, errnoOf(err), g.valid()
-		}
-		defer unix.Close(base)
-	}
-
-	// The operands, read now, before the pid is checked.
-	var mode, uid, gid uint32
-	var name string
-	var value []byte
-	var xflags int
-	var ts *[2]unix.Timespec
-	var tsBuf [2]unix.Timespec
-	switch f.op {
-	case opChmod:
-		mode = uint32(a[f.arg]) & 0o7777
-	case opChown:
-		uid, gid = uint32(a[f.arg]), uint32(a[f.arg+1])
-	case opSetxattr, opRemovexattr:
-		s, e := readString(mem, uintptr(a[f.arg]), g.name[:])
-		if e == unix.ENAMETOOLONG {
-			e = unix.ERANGE
-		}
-		if e != 0 {
-			return 0, e, g.valid()
-		}
-		if s == "" {
-			return 0, unix.ERANGE, true
-		}
-		name = s
-		if f.op == opSetxattr {
-			size := a[f.arg+2]
-			if size > xattrSizeMax {
-				return 0, unix.E2BIG, true
-			}
-			xflags = int(int32(a[f.arg+3]))
-			if xflags&^(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
-				return 0, unix.EINVAL, true
-			}
-			value = g.value[:size]
-			if size > 0 {
-				if e := readFull(mem, uintptr(a[f.arg+1]), value); e != 0 {
-					return 0, e, g.valid()
-				}
-			}
-		}
-	default:
-		if ptr := uintptr(a[f.arg]); ptr != 0 {
-			var e unix.Errno
-			tsBuf, e = g.readTimes(mem, f.op, ptr)
-			if e != 0 {
-				return 0, e, g.valid()
-			}
-			ts = &tsBuf
-			if tsBuf[0].Nsec == utimeNow && tsBuf[1].Nsec == utimeNow {
-				ts = nil // the kernel takes both UTIME_NOW as no times
-			}
-		}
+	if e, ok := g.readOperands(mem, &c); e != 0 {
+		return 0, e, ok
 	}
 	if !g.valid() {
 		return 0, 0, false
 	}
-
-	// Resolve the object once; everything after acts on this descriptor,
-	// so a path swapped meanwhile changes nothing.
-	obj := base
-	if !self {
-		how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-		if !follow {
-			how.Flags |= unix.O_NOFOLLOW
-		}
-		dir := base
-		if filepath.IsAbs(rel) {
-			dir = unix.AT_FDCWD // the sandbox shares the launcher's root
-		}
-		obj, err = unix.Openat2(dir, rel, &how)
-		if err != nil {
-			return 0, errnoOf(err), true
-		}
-		defer unix.Close(obj)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(obj, &st); err != nil {
-		return 0, errnoOf(err), true
-	}
-	fdPath := "/proc/self/fd/" + strconv.Itoa(obj)
-	denied := unix.EPERM
-	if f.op >= opUtime {
-		denied = unix.EACCES
-	}
-	where, ok := g.pathOf(fdPath, &st)
-	if !ok || !g.d.MayChange(where, st.Mode&unix.S_IFMT == unix.S_IFDIR) {
-		return 0, denied, true
-	}
-	if e := g.permitted(f.op, &st, fdPath, mode, uid, gid, name, ts); e != 0 {
-		return 0, e, true
-	}
-	if testhook.MetagateAct != nil {
-		testhook.MetagateAct(int(g.n.pid), where)
-	}
-
-	switch f.op {
-	case opChmod:
-		err = unix.Fchmodat(unix.AT_FDCWD, fdPath, mode, 0)
-	case opChown:
-		err = unix.Fchownat(obj, "", int(int32(uid)), int(int32(gid)), unix.AT_EMPTY_PATH)
-	case opSetxattr:
-		err = unix.Setxattr(fdPath, name, value, xflags)
-	case opRemovexattr:
-		err = unix.Removexattr(fdPath, name)
-	default:
-		err = utimensat(obj, ts)
-	}
-	if err != nil {
-		return 0, errnoOf(err), true
-	}
-	return 0, 0, true
-}
-
-// pathOf is the path of the object resolved, or false when it has none
-// to decide on: an unlinked file, a pipe, a socket, a memfd.
-func (g *gate) pathOf(fdPath string, st *unix.Stat_t) (string, bool) {
-	n, err := unix.Readlink(fdPath, g.link[:])
-	if err != nil || n >= len(g.link) || st.Nlink == 0 {
-		return "", false
-	}
-	p := string(g.link[:n])
-	if !filepath.IsAbs(p) || strings.HasSuffix(p, " (deleted)") {
-		return "", false
-	}
-	return p, true
-}
-
-// permitted checks what the kernel would check for the sandbox's identity
-// without capabilities (fs/attr.c, fs/xattr.c, fs/utimes.c): the launcher
-// performing the call may have more rights than the sandbox.
-func (g *gate) permitted(o op, st *unix.Stat_t, fdPath string, mode, uid, gid uint32, name string, ts *[2]unix.Timespec) unix.Errno {
-	owner := st.Uid == g.id.UID
-	isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
-	switch o {
-	case opChmod:
-		if isLink {
-			return unix.EOPNOTSUPP // a link's mode cannot change
-		}
-		if !owner || mode&0o6000 != 0 {
-			return unix.EPERM
-		}
-	case opChown:
-		const keep = ^uint32(0)
-		if uid != keep && (uid != st.Uid || !owner) {
-			return unix.EPERM // only CAP_CHOWN gives a file away
-		}
-		if gid != keep && (!owner || (gid != st.Gid && !g.id.inGroup(gid))) {
-			return unix.EPERM
-		}
-	case opSetxattr, opRemovexattr:
-		if !strings.HasPrefix(name, "user.") {
-			return unix.EPERM // trusted.* and security.* need capabilities
-		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-		case unix.S_IFDIR:
-			if st.Mode&unix.S_ISVTX != 0 && !owner {
-				return unix.EPERM
-			}
-		default:
-			return unix.EPERM
-		}
-		if !g.mayWrite(st, fdPath) {
-			return unix.EACCES
-		}
-	default:
-		if ts != nil {
-			if !owner {
-				return unix.EPERM // explicit times: the owner only
-			}
-		} else if !owner && !g.mayWrite(st, fdPath) {
-			return unix.EACCES
-		}
-	}
-	return 0
-}
-
-// mayWrite is the kernel's write permission for the sandbox by the mode's
-// bits. An ACL may take away what the bits give (a named user's entry), so
-// with one only the owner's class counts.
-func (g *gate) mayWrite(st *unix.Stat_t, fdPath string) bool {
-	switch {
-	case st.Uid == g.id.UID:
-		return st.Mode&0o200 != 0
-	case hasACL(fdPath):
-		return false
-	case g.id.inGroup(st.Gid):
-		return st.Mode&0o020 != 0
-	default:
-		return st.Mode&0o002 != 0
-	}
-}
-
-func hasACL(fdPath string) bool {
-	_, err := unix.Getxattr(fdPath, "system.posix_acl_access", nil)
-	return err != unix.ENODATA && err != unix.EOPNOTSUPP
-}
-
-// readTimes reads the times argument of o into timespecs, as the kernel
-// validates them.
-func (g *gate) readTimes(mem int, o op, ptr uintptr) ([2]unix.Timespec, unix.Errno) {
-	var ts [2]unix.Timespec
-	size := 32
-	if o == opUtime {
-		size = 16
-	}
-	b := g.times[:size]
-	if e := readFull(mem, ptr, b); e != 0 {
-		return ts, e
-	}
-	word := func(i int) int64 { return int64(uint64FromLE(b[8*i:])) }
-	for i := range ts {
-		switch o {
-		case opUtime:
-			ts[i] = unix.Timespec{Sec: word(i)}
-		case opUtimes:
-			usec := word(2*i + 1)
-			if usec < 0 || usec >= 1e6 {
-				return ts, unix.EINVAL
-			}
-			ts[i] = unix.Timespec{Sec: word(2 * i), Nsec: usec * 1000}
-		default:
-			ts[i] = unix.Timespec{Sec: word(2 * i), Nsec: word(2*i + 1)}
-			if n := ts[i].Nsec; (n < 0 || n >= 1e9) && n != utimeNow && n != utimeOmit {
-				return ts, unix.EINVAL
-			}
-		}
-	}
-	return ts, 0
-}
-
-func uint64FromLE(b []byte) uint64 {
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-// utimensat sets the times of the object obj is (a link itself, when it
-// is one), ts nil meaning now.
-func utimensat(obj int, ts *[2]unix.Timespec) error {
-	empty := [1]byte{}
-	_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(obj), uintptr(unsafe.Pointer(&empty[0])),
-		uintptr(unsafe.Pointer(ts)), unix.AT_EMPTY_PATH, 0, 0)
-	if e != 0 {
-		return e
-	}
-	return nil
-}
-
-// readString reads a NUL-terminated string of at most len(buf)-1 bytes at
-// addr in the caller's memory, a page at a time (the string may end just
-// before an unmapped page).
-func readString(mem int, addr uintptr, buf []byte) (string, unix.Errno) {
-	const page = 4096
-	got := 0
-	for got < len(buf) {
-		n := page - int((addr+uintptr(got))%page)
-		n = min(n, len(buf)-got)
-		m, e := pread(mem, buf[got:got+n], addr+uintptr(got))
-		if e != 0 {
-			return "", e
-		}
-		if i := indexNUL(buf[got : got+m]); i >= 0 {
-			return string(buf[:got+i]), 0
-		}
-		got += m
-	}
-	return "", unix.ENAMETOOLONG
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
-}
-
-// readFull reads len(buf) bytes at addr in the caller's memory.
-func readFull(mem int, addr uintptr, buf []byte) unix.Errno {
-	for got := 0; got < len(buf); {
-		m, e := pread(mem, buf[got:], addr+uintptr(got))
-		if e != 0 {
-			return e
-		}
-		got += m
-	}
-	return 0
-}
-
-// pread reads the caller's memory; an address it cannot read is EFAULT,
-// what the kernel answers for a bad pointer.
-func pread(mem int, b []byte, addr uintptr) (int, unix.Errno) {
-	if int64(addr) < 0 {
-		return 0, unix.EFAULT
-	}
-	n, err := unix.Pread(mem, b, int64(addr))
-	if err != nil || n <= 0 {
-		return 0, unix.EFAULT
-	}
-	return n, 0
-}
-
-// errnoOf is err's errno; anything else (none is expected) refuses.
-func errnoOf(err error) unix.Errno {
-	var e unix.Errno
-	if errors.As(err, &e) {
-		return e
-	}
-	return unix.EPERM
+	return 0, g.act(&c), true
 }

@@ -1,0 +1,52 @@
+package bwrap
+
+// AUDIT_ARCH_* (linux/audit.h) of the conventions the filter accepts.
+const (
+	auditArchX8664   = 0xc000003e
+	auditArchAarch64 = 0xc00000b7
+)
+
+// arch is one system call convention the filter accepts.
+type arch struct {
+	name  string
+	audit uint32
+	x32   bool // refuse the x32 calls sharing this audit arch
+	nr    map[string]uint32
+}
+
+var archs = []arch{
+	{"x86_64", auditArchX8664, true, map[string]uint32{
+		"socket": 41, "socketpair": 53, "ioctl": 16,
+		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+		"add_key": 248, "request_key": 249, "keyctl": 250,
+		"bpf": 321, "userfaultfd": 323, "syslog": 103,
+		"chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+		"open": 2, "openat": 257, "creat": 85, "openat2": 437, "mknod": 133, "mknodat": 259,
+		"chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
+		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
+		"removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
+		"utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
+		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"clone": 56, "clone3": 435, "unshare": 272,
+		"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
+		"msgctl": 71, "semget": 64, "semop": 65, "semtimedop": 220, "semctl": 66,
+		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
+		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
+	}},
+	{"aarch64", auditArchAarch64, false, map[string]uint32{
+		"socket": 198, "socketpair": 199, "ioctl": 29,
+		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+		"add_key": 217, "request_key": 218, "keyctl": 219,
+		"bpf": 280, "userfaultfd": 282, "syslog": 116,
+		"fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "openat2": 437, "mknodat": 33,
+		"fchownat": 54, "fchown": 55,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7,
+		"removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
+		"utimensat": 88, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"clone": 220, "clone3": 435, "unshare": 97,
+		"shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "msgget": 186, "msgsnd": 189, "msgrcv": 188,
+		"msgctl": 187, "semget": 190, "semop": 193, "semtimedop": 192, "semctl": 191,
+		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
+		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
+	}},
+}
