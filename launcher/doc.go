@@ -14,8 +14,9 @@
 // # Backends
 //
 // Backend "" or "auto" picks, on Linux, cordon's own init (native) where
-// its probe passes, else bubblewrap, and Seatbelt on macOS, after a probe
-// that package detect caches on disk. When no backend is usable Start
+// its probe passes, else bubblewrap, else Landlock without namespaces
+// (package landlock, for hosts where no user namespace can be made), and
+// Seatbelt on macOS, after a probe that package detect caches on disk. When no backend is usable Start
 // fails (fail closed) unless Backend is "none". Inside a cordon sandbox
 // (CORDON_SANDBOX set) the command runs as it is: the outer sandbox already
 // confines it, and nested namespaces are blocked there.
@@ -28,7 +29,7 @@
 // cordon builds the sandbox itself, the init the launcher re-executes
 // (native). This package wires it in: its name in backend.go (Backend*,
 // ParseBackend), its start in a file of its own (bwrap_linux.go,
-// native_linux.go, seatbelt_darwin.go) chosen by sandboxCmd in prepare.go,
+// native_linux.go, landlock_linux.go, seatbelt_darwin.go) chosen by sandboxCmd in prepare.go,
 // what 'cordon profile' shows in render.go; its probe goes in package
 // detect, and the conformance suite runs every case through it.
 //
