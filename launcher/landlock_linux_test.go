@@ -161,15 +161,7 @@ func TestLandlockRefusesAllowlist(t *testing.T) {
 // when it ends. Run in a child process: it makes that process a
 // subreaper that kills its every child.
 func TestLandlockKillsLeftovers(t *testing.T) {
-	needLandlock(t)
-	cmd := testenv.Subprocess(t, "TestHelperLandlockLeftovers", t.TempDir())
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	_, after, ok := strings.Cut(string(out), "LEFTOVER=")
-	require.True(t, ok, "%s", out)
-	pid, err := strconv.Atoi(strings.Fields(after)[0])
-	require.NoError(t, err, "%s", out)
-	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the leftover %d still runs", pid)
+	requireLeftoverGone(t, "TestHelperLandlockLeftovers")
 }
 
 func TestHelperLandlockLeftovers(t *testing.T) {
@@ -301,15 +293,7 @@ func TestHelperLandlockHost(t *testing.T) {
 // that now; here it is let through) cannot keep its leftover alive: the
 // scan opens nothing once the command has run.
 func TestLandlockLeftoversWithoutFiles(t *testing.T) {
-	needLandlock(t)
-	cmd := testenv.Subprocess(t, "TestHelperLandlockLeftoversWithoutFiles", t.TempDir())
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	_, after, ok := strings.Cut(string(out), "LEFTOVER=")
-	require.True(t, ok, "%s", out)
-	pid, err := strconv.Atoi(strings.Fields(after)[0])
-	require.NoError(t, err, "%s", out)
-	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the leftover %d still runs", pid)
+	requireLeftoverGone(t, "TestHelperLandlockLeftoversWithoutFiles")
 }
 
 func TestHelperLandlockLeftoversWithoutFiles(t *testing.T) {
@@ -383,4 +367,19 @@ func TestHelperLandlockSessionKeyringLaunch(t *testing.T) {
 	out, err := c.Output()
 	require.NoError(t, err, "%s", out)
 	os.Stdout.Write(out)
+}
+
+// requireLeftoverGone runs helper in a child process, which launches a
+// command leaving a process behind and prints it as LEFTOVER=pid, and
+// checks that the process is gone once the child has returned.
+func requireLeftoverGone(t *testing.T, helper string) {
+	needLandlock(t)
+	cmd := testenv.Subprocess(t, helper, t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, after, ok := strings.Cut(string(out), "LEFTOVER=")
+	require.True(t, ok, "%s", out)
+	pid, err := strconv.Atoi(strings.Fields(after)[0])
+	require.NoError(t, err, "%s", out)
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the leftover %d still runs", pid)
 }
