@@ -139,13 +139,22 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "cordon run: warning: CORDON_STUB_LINGER=%s is not a duration like 0, 500ms or 2s; the stubs linger %v\n", v, launcher.DefaultStubLinger)
 		}
 	}
+	detected := make(chan struct{})
 	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;
 		// Start waits for this same result.
-		go detect.Detect(ctx, string(o.backend))
+		go func() {
+			defer close(detected)
+			detect.Detect(ctx, string(o.backend))
+		}()
+	} else {
+		close(detected)
 	}
 	comp, log, code := o.compose(e, args)
 	if comp == nil {
+		// Wait for the probe: one cut short by cordon's exit leaves the
+		// directory it made behind (seen in /tmp, one per refused launch).
+		<-detected
 		return code
 	}
 	cmd, netDone := o.command(e, comp, log, args)
@@ -156,6 +165,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	// launch that dies half-way), not just main's context.
 	signal.Reset(syscall.SIGTERM)
 	if ctx.Err() != nil {
+		<-detected
 		return 128 + int(syscall.SIGTERM)
 	}
 	if o.backend == launcher.BackendAuto {
