@@ -10,10 +10,13 @@ import (
 )
 
 // Calls per file tools' race (half of them swapped), launches per stubs'
-// race.
+// race. The stubs' race wins its window only now and then, so no check
+// rests on it (stubs-swap-at-stub forces the moment with the launcher's
+// test hook): 50 launches keep it an attack made for real through cordon
+// run on every backend and user without making it the suite's dearest case.
 const (
 	raceAttempts      = 60
-	raceStubsLaunches = 200
+	raceStubsLaunches = 50
 )
 
 // raceCases race cordon's own work outside the sandbox (the runner's file
@@ -30,7 +33,7 @@ func raceCases() []Case {
 		{Name: "race-stubs", Class: NotYet, Backends: linuxOnly,
 			Open:    map[string]string{"bwrap": "bwrap resolves bind sources following links before it builds the sandbox, so a swap at that moment redirects a pin (FINDINGS.md F8); auto takes the native backend where it is usable"},
 			Without: map[string]string{"landlock": "a race of the launcher's mount stubs: the landlock backend makes none (a denied name that does not exist yet is refused by its frozen parent instead)"},
-			Summary: "200 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
+			Summary: "50 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
 			Run:     raceStubs},
 		{Name: "stubs-swap-at-stub", Class: NotYet, Backends: linuxOnly,
 			Without: map[string]string{"landlock": "about the launcher's mount stubs: the landlock backend makes none"},
