@@ -2,6 +2,6 @@
 // against a scripted model server on 127.0.0.1, with cordon as their hook
 // and around them (cordon run --agent), and judges each scenario by the
 // host's files and by what the CLI sent back to the model. It runs only
-// when CORDON_E2E is set (./test.sh --e2e), with the CLIs installed by
+// when CORDON_E2E is set (./test.sh sets it), with the CLIs installed by
 // scripts/install-agents.sh.
 package e2e

@@ -32,7 +32,7 @@ func AgentsDir() string {
 func RequireE2E(t testing.TB) {
 	t.Helper()
 	if os.Getenv(EnvE2E) == "" {
-		t.Skipf("end-to-end suite with the real agent CLIs: off (run ./test.sh --e2e, or set %s=1 after scripts/install-agents.sh)", EnvE2E)
+		t.Skipf("end-to-end suite with the real agent CLIs: off (./test.sh runs it; or set %s=1 after scripts/install-agents.sh)", EnvE2E)
 	}
 }
 
