@@ -215,3 +215,27 @@ func (p *Plan) extra(path string) bool {
 	}
 	return false
 }
+
+// MayReadMeta reports whether the sandbox may read the metadata that
+// Landlock does not guard (extended attributes, inotify watches) of the
+// existing object at path, a directory when dir: the metadata gate's
+// decision for those calls. It may where the plan lets it read the
+// object (list a directory, read or run a file); a link in a split
+// directory, which has no rule, where the model reads its own path.
+func (p *Plan) MayReadMeta(path string, dir bool) bool {
+	a := p.Rights(path, dir)
+	if !dir {
+		a |= p.links[path] & p.HandledFS
+	}
+	if dir {
+		return a&ReadDir != 0
+	}
+	return a&(ReadFile|Execute) != 0
+}
+
+func (p *Plan) link(path string, a uint64) {
+	if p.links == nil {
+		p.links = map[string]uint64{}
+	}
+	p.links[path] = a
+}

@@ -300,6 +300,9 @@ func (r *renderer) visit(p string, e Entry, inherited uint64) {
 		r.found[q] = true
 		if e.Kind == EntrySymlink {
 			// No rule: access through a link is decided at its target.
+			// Its own rights are kept for the metadata gate (readlink
+			// of /lib when / is split).
+			r.pl.link(q, r.want(q))
 			continue
 		}
 		r.visit(q, e, inherited)
@@ -325,6 +328,7 @@ func (r *renderer) chains(p string, inherited uint64) {
 			continue // not there: nothing to grant
 		}
 		if e.Kind == EntrySymlink {
+			r.pl.link(q, r.want(q))
 			continue
 		}
 		r.visit(q, e, inherited)

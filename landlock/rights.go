@@ -79,4 +79,8 @@ type Plan struct {
 	// Extras are the rules granted beyond the policy (device files,
 	// /proc), each with why.
 	Extras []Difference `json:"extras,omitempty"`
+	// links are the links met in split directories, which get no rule
+	// of their own, with the rights the model gives their own path:
+	// the launcher's, never sent to the init.
+	links map[string]uint64
 }

@@ -47,7 +47,7 @@
 //	l, err := metagate.RecvFd(sp[0]) // error (EOF): the init failed first
 //	unix.Close(sp[0])
 //	id, err := metagate.Self()
-//	go metagate.Serve(ctx, l, metagate.DeciderFunc(mayWrite), id)
+//	go metagate.Serve(ctx, l, metagate.Funcs{Change: mayWrite, Read: mayRead}, id)
 //
 // Serve returns nil once no process of the sandbox is left; cancelling ctx
 // stops it, after which gated calls fail with ENOSYS.
