@@ -219,23 +219,23 @@ func (p *Plan) extra(path string) bool {
 // MayReadMeta reports whether the sandbox may read the metadata that
 // Landlock does not guard (extended attributes, inotify watches) of the
 // existing object at path, a directory when dir: the metadata gate's
-// decision for those calls. It may where the plan lets it read the
-// object (list a directory, read or run a file); a link in a split
-// directory, which has no rule, where the model reads its own path.
+// decision for those calls. It may where the model lets it list the
+// directory or read or run the file: where the plan grants that, and on
+// the objects the plan grants less than the model for want of a finer
+// rule (a split directory such as HOME holding ~/.ssh, a link in one
+// such as /lib in /), where the model's rights on the path itself do.
+// Never inside a denied root: nothing there has a rule or model rights.
 func (p *Plan) MayReadMeta(path string, dir bool) bool {
-	a := p.Rights(path, dir)
-	if !dir {
-		a |= p.links[path] & p.HandledFS
-	}
+	a := p.Rights(path, dir) | p.models[path]&p.HandledFS
 	if dir {
 		return a&ReadDir != 0
 	}
 	return a&(ReadFile|Execute) != 0
 }
 
-func (p *Plan) link(path string, a uint64) {
-	if p.links == nil {
-		p.links = map[string]uint64{}
+func (p *Plan) own(path string, a uint64) {
+	if p.models == nil {
+		p.models = map[string]uint64{}
 	}
-	p.links[path] = a
+	p.models[path] = a
 }

@@ -79,8 +79,9 @@ type Plan struct {
 	// Extras are the rules granted beyond the policy (device files,
 	// /proc), each with why.
 	Extras []Difference `json:"extras,omitempty"`
-	// links are the links met in split directories, which get no rule
-	// of their own, with the rights the model gives their own path:
-	// the launcher's, never sent to the init.
-	links map[string]uint64
+	// models are the rights the model gives the objects whose rules
+	// give less or that have none: the split directories and the links
+	// in them. For the metadata gate, in the launcher; never sent to the
+	// init.
+	models map[string]uint64
 }
