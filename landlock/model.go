@@ -239,3 +239,20 @@ func (p *Plan) own(path string, a uint64) {
 	}
 	p.models[path] = a
 }
+
+// DeniedMetadata is what the backend still shows of a path the model
+// does not let the sandbox read: Landlock guards contents, not what is
+// said about them, and the metadata gate decides only some of the calls
+// that read it (stat and readlink are too frequent to send to the
+// launcher).
+const DeniedMetadata = "wider than the model: its existence, type, size, mode, owner, times and link target stay visible (stat, access, readlink), and a name can be tried; its contents, its listing, its extended attributes and inotify watches are refused"
+
+// ExplainDenied is Explain for a path the model does not let the sandbox
+// read: what stays visible of it, and where the plan is stricter.
+func (p *Plan) ExplainDenied(path string) []string {
+	out := p.Explain(path)
+	if slices.Equal(out, []string{"as the model"}) {
+		out = nil
+	}
+	return append(out, DeniedMetadata)
+}
