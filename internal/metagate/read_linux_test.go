@@ -39,6 +39,7 @@ func TestGateRead(t *testing.T) {
 	require.NoError(t, unix.Setxattr(secret, "user.v", []byte("SECRET-VALUE"), 0))
 	require.NoError(t, unix.Setxattr(in("private"), "user.v", []byte("PRIVATE-VALUE"), 0))
 	require.NoError(t, os.Symlink(secret, in("to-secret")))
+	require.NoError(t, os.Mkdir(in("wdir"), 0o755))
 	root := os.Geteuid() == 0
 	if root {
 		// The launcher reads what the sandbox (root without
@@ -51,9 +52,13 @@ func TestGateRead(t *testing.T) {
 	}
 
 	testhook.MetagateAct = func(_ int, p string) {
-		if p == in("swap") {
+		switch p {
+		case in("swap"):
 			require.NoError(t, os.Rename(in("swap"), in("swap.orig")))
 			require.NoError(t, os.Symlink(secret, in("swap")))
+		case in("wdir"):
+			require.NoError(t, os.Rename(in("wdir"), in("wdir.orig")))
+			require.NoError(t, os.Symlink(outside, in("wdir")))
 		}
 	}
 	t.Cleanup(func() { testhook.MetagateAct = nil })
@@ -105,6 +110,7 @@ func TestGateRead(t *testing.T) {
 	})
 	t.Run("path swapped after the decision", func(t *testing.T) {
 		want("get-swap", "decided-value")
+		want("watch-swap", "event in-decided-dir")
 	})
 	t.Run("a watch inside, on the caller's own instance", func(t *testing.T) {
 		want("watch-inside", "event made-after-watch")
@@ -191,6 +197,32 @@ func TestHelperGateReadChild(t *testing.T) {
 		}
 	}
 	res("watch-inside", v, err)
+
+	// The watch lands on the directory decided on, not on the outside
+	// one a link put in its place meanwhile: an event made outside
+	// first must not arrive.
+	fd2, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = unix.InotifyAddWatch(fd2, in("wdir"), unix.IN_CREATE)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(outside, "made-outside"), nil, 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(in("wdir.orig/in-decided-dir"), nil, 0o644)
+	}
+	v = ""
+	if err == nil {
+		buf := make([]byte, 4096)
+		var n int
+		n, err = unix.Read(fd2, buf)
+		if err == nil && n >= unix.SizeofInotifyEvent {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
+			v = "event " + strings.TrimRight(string(buf[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+		}
+	}
+	res("watch-swap", v, err)
 
 	if err := unix.Chdir(allowed); err != nil {
 		t.Fatal(err)
