@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -122,6 +123,28 @@ func metaCases() []Case {
 					h.Errorf("host: the time of %s changed from %v to %v", f, before, now)
 				}
 			}},
+		{Name: "meta-read-denied", Class: Direct, Summary: "read a denied directory's extended attributes (value and names) and watch it with inotify",
+			Run: func(h *H) {
+				_, p := h.ws()
+				d := h.deniedDir(&p, "ws/private")
+				ok := h.Write("ws/src/ok", "mine\n")
+				if err := unix.Setxattr(d+"/id", "user.secret", []byte(h.Secret), 0); err != nil {
+					h.NotApplicable("this file system has no user extended attributes: %v", err)
+				}
+				if err := unix.Setxattr(d, "user."+h.Secret, []byte("1"), 0); err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				if err := unix.Setxattr(ok, "user.cordon-ok", []byte("work-value"), 0); err != nil {
+					h.Fatalf("fixture: %v", err)
+				}
+				o := h.Sandbox(p, `"$ATTACK" __attack getxattr "$D/id" user.secret; "$ATTACK" __attack listxattr "$D"; "$ATTACK" __attack listxattr "$D/id"; `+
+					`"$ATTACK" __attack watch "$D"; "$ATTACK" __attack getxattr src/ok user.cordon-ok`, "D="+d)
+				h.NoSecret(o)
+				h.Refuse(o, "WATCH")
+				if !strings.Contains(o.Stdout, "work-value") {
+					h.Errorf("reading an extended attribute in the workspace did not work:\n%s", o)
+				}
+			}},
 	}
 }
 
@@ -135,6 +158,32 @@ func mtime(h *H, f string) time.Time {
 }
 
 func init() {
+	attacks["getxattr"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 2 {
+			return usage(errw, "getxattr PATH NAME")
+		}
+		b := make([]byte, 4096)
+		n, err := unix.Getxattr(a[0], a[1], b)
+		if err != nil {
+			fmt.Fprintln(errw, "getxattr:", a[0], err)
+			return 1
+		}
+		fmt.Fprintf(out, "%s=%s\n", a[1], b[:n])
+		return 0
+	}
+	attacks["listxattr"] = func(a []string, out, errw io.Writer) int {
+		if len(a) != 1 {
+			return usage(errw, "listxattr PATH")
+		}
+		b := make([]byte, 4096)
+		n, err := unix.Listxattr(a[0], b)
+		if err != nil {
+			fmt.Fprintln(errw, "listxattr:", a[0], err)
+			return 1
+		}
+		fmt.Fprintf(out, "names of %s: %q\n", a[0], b[:n])
+		return 0
+	}
 	attacks["setxattr"] = func(a []string, out, errw io.Writer) int {
 		if len(a) != 2 {
 			return usage(errw, "setxattr PATH NAME")

@@ -215,3 +215,44 @@ func (p *Plan) extra(path string) bool {
 	}
 	return false
 }
+
+// MayReadMeta reports whether the sandbox may read the metadata that
+// Landlock does not guard (extended attributes, inotify watches) of the
+// existing object at path, a directory when dir: the metadata gate's
+// decision for those calls. It may where the model lets it list the
+// directory or read or run the file: where the plan grants that, and on
+// the objects the plan grants less than the model for want of a finer
+// rule (a split directory such as HOME holding ~/.ssh, a link in one
+// such as /lib in /), where the model's rights on the path itself do.
+// Never inside a denied root: nothing there has a rule or model rights.
+func (p *Plan) MayReadMeta(path string, dir bool) bool {
+	a := p.Rights(path, dir) | p.models[path]&p.HandledFS
+	if dir {
+		return a&ReadDir != 0
+	}
+	return a&(ReadFile|Execute) != 0
+}
+
+func (p *Plan) own(path string, a uint64) {
+	if p.models == nil {
+		p.models = map[string]uint64{}
+	}
+	p.models[path] = a
+}
+
+// DeniedMetadata is what the backend still shows of a path the model
+// does not let the sandbox read: Landlock guards contents, not what is
+// said about them, and the metadata gate decides only some of the calls
+// that read it (stat and readlink are too frequent to send to the
+// launcher).
+const DeniedMetadata = "wider than the model: its existence, type, size, mode, owner, times and link target stay visible (stat, access, readlink), and a name can be tried; its contents, its listing, its extended attributes and inotify watches are refused"
+
+// ExplainDenied is Explain for a path the model does not let the sandbox
+// read: what stays visible of it, and where the plan is stricter.
+func (p *Plan) ExplainDenied(path string) []string {
+	out := p.Explain(path)
+	if slices.Equal(out, []string{"as the model"}) {
+		out = nil
+	}
+	return append(out, DeniedMetadata)
+}

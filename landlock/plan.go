@@ -257,6 +257,7 @@ func (r *renderer) visit(p string, e Entry, inherited uint64) {
 		}
 		return
 	}
+	r.pl.own(p, w) // its rule, if any, gives less than the model
 	c := r.common[p]
 	if c&^inherited != 0 {
 		r.rule(p, e, c, true)
@@ -300,6 +301,9 @@ func (r *renderer) visit(p string, e Entry, inherited uint64) {
 		r.found[q] = true
 		if e.Kind == EntrySymlink {
 			// No rule: access through a link is decided at its target.
+			// What the model gives its own path is kept for the
+			// metadata gate (lgetxattr of /lib when / is split).
+			r.pl.own(q, r.want(q))
 			continue
 		}
 		r.visit(q, e, inherited)
@@ -325,6 +329,7 @@ func (r *renderer) chains(p string, inherited uint64) {
 			continue // not there: nothing to grant
 		}
 		if e.Kind == EntrySymlink {
+			r.pl.own(q, r.want(q))
 			continue
 		}
 		r.visit(q, e, inherited)

@@ -724,3 +724,24 @@ func TestMayChangeMeta(t *testing.T) {
 	require.True(t, pl.Allows("/dev/null", OpWrite))
 	require.False(t, pl.MayChangeMeta("/dev/null", false), "a device file granted beyond the policy")
 }
+
+// TestMayReadMeta: the gate's decision for reading extended attributes
+// and watching. Nothing inside a denied root, nor the root itself; HOME,
+// which the plan cannot list (it holds the denied root) but the model
+// reads, and a link in it, which has no rule, may be read.
+func TestMayReadMeta(t *testing.T) {
+	fs := tree("/h/.ssh/id_ed25519", "/h/.ssh/link@", "/h/notes", "/h/proj/a", "/h/dotlink@")
+	c := canon(t, policy.FsSandboxPolicy{DeniedRoots: []string{"/h/.ssh"}, RestrictWrites: true})
+	pl := render(t, c, fs)
+	h := top + "/h"
+	require.False(t, pl.MayReadMeta(h+"/.ssh/id_ed25519", false))
+	require.False(t, pl.MayReadMeta(h+"/.ssh/link", false))
+	require.False(t, pl.MayReadMeta(h+"/.ssh", true))
+	require.False(t, pl.MayReadMeta(h+"/.ssh/new", false), "made after the launch")
+	require.True(t, pl.MayReadMeta(h+"/notes", false))
+	require.True(t, pl.MayReadMeta(h+"/proj/a", false))
+	require.True(t, pl.MayReadMeta(h+"/proj", true))
+	require.False(t, pl.Allows(h, OpList))
+	require.True(t, pl.MayReadMeta(h, true), "split: the model reads it")
+	require.True(t, pl.MayReadMeta(h+"/dotlink", false), "a link in a split directory")
+}

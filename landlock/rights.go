@@ -79,4 +79,9 @@ type Plan struct {
 	// Extras are the rules granted beyond the policy (device files,
 	// /proc), each with why.
 	Extras []Difference `json:"extras,omitempty"`
+	// models are the rights the model gives the objects whose rules
+	// give less or that have none: the split directories and the links
+	// in them. For the metadata gate, in the launcher; never sent to the
+	// init.
+	models map[string]uint64
 }

@@ -149,7 +149,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	d := metagate.DeciderFunc(g.plan.MayChangeMeta)
+	d := metagate.Funcs{Change: g.plan.MayChangeMeta, Read: g.plan.MayReadMeta}
 	go func() {
 		defer sock.Close()
 		l, err := metagate.RecvFd(int(sock.Fd()))
@@ -157,7 +157,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 			return
 		}
 		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
-			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr and utimes calls now fail\n", err)
+			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes and inotify_add_watch calls now fail\n", err)
 		}
 	}()
 }

@@ -119,8 +119,15 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 			return errorf(e, exitCordonError, "%v", err)
 		}
 		v := c.Explain(rp)
+		var llLines []string
+		if ll != nil {
+			llLines = ll.Explain(rp)
+			if !v.Read {
+				llLines = ll.ExplainDenied(rp)
+			}
+		}
 		if o.asJSON && ll != nil {
-			enc.Encode(landlockVerdict{v, ll.Explain(rp)})
+			enc.Encode(landlockVerdict{v, llLines})
 			continue
 		}
 		if o.asJSON {
@@ -133,7 +140,7 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 		}
 		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown.String(name), yesNo(v.Read), yesNo(v.Write), shown.String(v.Reason))
 		if ll != nil {
-			for _, l := range ll.Explain(rp) {
+			for _, l := range llLines {
 				fmt.Fprintf(&out, "  landlock: %s\n", shown.String(l))
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/landlock"
 )
 
 // TestExplainLandlock: --backend landlock adds, per path, where that
@@ -29,12 +30,16 @@ func TestExplainLandlock(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
-	code, out, errs := runCLI(t, "", "explain", "--backend", "landlock", "--workspace", ws, ws+"/src/a.go", ws+"/new")
+	den, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	code, out, errs := runCLI(t, "", "explain", "--backend", "landlock", "--workspace", ws, "--deny", den, ws+"/src/a.go", ws+"/new", den+"/key")
 	if code != exitOK && strings.Contains(errs, "Landlock") {
 		testenv.Need(t, "Landlock ABI 3 or later", errors.New(errs))
 	}
 	require.Equal(t, exitOK, code, errs)
 	require.Contains(t, out, ws+"/src/a.go\n  read: yes  write: yes")
 	require.Contains(t, out, "  landlock: as the model\n")
+	require.Contains(t, out, den+"/key\n  read: no")
+	require.Contains(t, out, "  landlock: "+landlock.DeniedMetadata+"\n")
 	require.Contains(t, out, "  landlock: "+ws+"/new: nothing can be created, removed or renamed directly in "+ws+": it holds read-only "+ws+"/.git")
 }

@@ -21,6 +21,11 @@ type call struct {
 	xflags         int    // XATTR_CREATE / XATTR_REPLACE
 	ts             *[2]unix.Timespec
 	tsBuf          [2]unix.Timespec
+
+	buf     uintptr // where a read's answer goes in the caller's memory
+	size    uint64  // its size as the caller gave it
+	inotify int     // the caller's inotify descriptor, taken; -1: none
+	mask    uint32  // the watch's events
 }
 
 // readPath reads where the object is named: by descriptor, by an empty
@@ -68,8 +73,12 @@ func (g *gate) readOperands(mem int, c *call) (errno unix.Errno, ok bool) {
 		c.mode = uint32(a[c.arg]) & 0o7777
 	case opChown:
 		c.uid, c.gid = uint32(a[c.arg]), uint32(a[c.arg+1])
-	case opSetxattr, opRemovexattr:
+	case opSetxattr, opRemovexattr, opGetxattr:
 		return g.readXattr(mem, c)
+	case opListxattr:
+		c.buf, c.size = uintptr(a[c.arg]), a[c.arg+1]
+	case opWatch:
+		return g.takeInotify(c)
 	default:
 		return g.readTimesArg(mem, c)
 	}
@@ -90,6 +99,10 @@ func (g *gate) readXattr(mem int, c *call) (errno unix.Errno, ok bool) {
 		return unix.ERANGE, true
 	}
 	c.name = s
+	if c.op == opGetxattr {
+		c.buf, c.size = uintptr(a[c.arg+1]), a[c.arg+2]
+		return 0, true
+	}
 	if c.op != opSetxattr {
 		return 0, true
 	}

@@ -1,6 +1,6 @@
-// Package metagate decides, outside the sandbox, the metadata changes
+// Package metagate decides, outside the sandbox, the metadata calls
 // Landlock does not cover: chmod, chown, extended attributes and file
-// times. Under the landlock backend the command runs on the host's own
+// times, and reading extended attributes and watching with inotify. Under the landlock backend the command runs on the host's own
 // file system, so without it a sandboxed command could make the user's
 // ~/.ssh key world-readable, chmod +x a hook the user keeps, or chmod 000
 // the user's files, anywhere outside its writable roots.
@@ -23,6 +23,12 @@
 // resolved and answers with its result. It never lets the kernel continue
 // the call (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel would resolve
 // the path again, after the sandbox had a chance to swap it.
+//
+// The reading calls are decided by the Decider's MayRead and answered
+// the same way: the value read on the resolved descriptor is copied into
+// the caller's buffer (/proc/<pid>/mem), and a watch is added on the
+// caller's own inotify descriptor, taken with pidfd_getfd, through the
+// resolved one. A refusal is EACCES.
 //
 // # Wiring
 //
@@ -47,7 +53,7 @@
 //	l, err := metagate.RecvFd(sp[0]) // error (EOF): the init failed first
 //	unix.Close(sp[0])
 //	id, err := metagate.Self()
-//	go metagate.Serve(ctx, l, metagate.DeciderFunc(mayWrite), id)
+//	go metagate.Serve(ctx, l, metagate.Funcs{Change: mayWrite, Read: mayRead}, id)
 //
 // Serve returns nil once no process of the sandbox is left; cancelling ctx
 // stops it, after which gated calls fail with ENOSYS.

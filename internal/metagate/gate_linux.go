@@ -34,7 +34,16 @@ const (
 	opUtime     // struct utimbuf: seconds
 	opUtimes    // struct timeval[2]
 	opUtimensat // struct timespec[2]
+	// The calls that read, answered with a value the launcher copies
+	// into the caller's memory or a watch it adds on the caller's
+	// inotify descriptor.
+	opGetxattr
+	opListxattr
+	opWatch
 )
+
+// reads says the call reads metadata rather than changing it.
+func (o op) reads() bool { return o >= opGetxattr }
 
 // form is where one system call keeps its arguments (indexes into
 // seccomp_data.args; -1: the call has none).
@@ -255,11 +264,15 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else
 	}
-	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1}
+	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1, inotify: -1}
 	if f.flags >= 0 {
 		c.flags = int(int32(g.n.args[f.flags]))
 	}
-	mem, err := unix.Open("/proc/"+c.pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	mode := unix.O_RDONLY
+	if f.op == opGetxattr || f.op == opListxattr {
+		mode = unix.O_RDWR // the answer is copied into the caller's buffer
+	}
+	mem, err := unix.Open("/proc/"+c.pid+"/mem", mode|unix.O_CLOEXEC, 0)
 	if err != nil {
 		// Gone, or made itself undumpable: its own call fails, closed.
 		return 0, unix.EPERM, g.valid()
@@ -276,11 +289,19 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if e != 0 {
 		return 0, e, ok
 	}
-	if e, ok := g.readOperands(mem, &c); e != 0 {
+	e, ok = g.readOperands(mem, &c)
+	if c.inotify >= 0 {
+		defer unix.Close(c.inotify)
+	}
+	if e != 0 {
 		return 0, e, ok
 	}
 	if !g.valid() {
 		return 0, 0, false
+	}
+	if c.op.reads() {
+		val, e := g.actRead(&c, mem)
+		return val, e, true
 	}
 	return 0, g.act(&c), true
 }

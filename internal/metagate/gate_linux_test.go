@@ -202,7 +202,8 @@ func runUnderGate(t *testing.T, name, arg, allowed string, id metagate.Identity)
 	}
 	served := make(chan error, 1)
 	go func() {
-		d := metagate.DeciderFunc(func(p string, _ bool) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") })
+		in := func(p string, _ bool) bool { return p == allowed || strings.HasPrefix(p, allowed+"/") }
+		d := metagate.Funcs{Change: in, Read: in}
 		served <- metagate.Serve(context.Background(), listener, d, id)
 	}()
 	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
@@ -299,7 +300,8 @@ func TestGateLauncherGone(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = metagate.Serve(ctx, listener, metagate.DeciderFunc(func(string, bool) bool { return true }), metagate.Identity{})
+	yes := func(string, bool) bool { return true }
+	err = metagate.Serve(ctx, listener, metagate.Funcs{Change: yes, Read: yes}, metagate.Identity{})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, cmd.Wait(), "child:\n%s", out.String())
 	require.Contains(t, out.String(), fmt.Sprintf("result chmod %d", int(unix.ENOSYS)))

@@ -6,19 +6,27 @@ import (
 	"github.com/cordon-sandbox/cordon/bwrap"
 )
 
-// A Decider says whether the sandbox may change the metadata of the object
-// at path (absolute, clean, links resolved; a directory when dir, as the
-// gate found the object it resolved): the backend's own model of where it
-// may write.
+// A Decider decides by the backend's own model. MayChange says whether
+// the sandbox may change the metadata of the object at path (absolute,
+// clean, links resolved; a directory when dir, as the gate found the
+// object it resolved): where it may write. MayRead says whether it may
+// read what Landlock does not guard of that object (extended attributes,
+// an inotify watch): where it may read.
 type Decider interface {
 	MayChange(path string, dir bool) bool
+	MayRead(path string, dir bool) bool
 }
 
-// DeciderFunc is a Decider in a function.
-type DeciderFunc func(path string, dir bool) bool
+// Funcs is a Decider in two functions.
+type Funcs struct {
+	Change, Read func(path string, dir bool) bool
+}
 
-// MayChange calls f.
-func (f DeciderFunc) MayChange(path string, dir bool) bool { return f(path, dir) }
+// MayChange calls f.Change.
+func (f Funcs) MayChange(path string, dir bool) bool { return f.Change(path, dir) }
+
+// MayRead calls f.Read.
+func (f Funcs) MayRead(path string, dir bool) bool { return f.Read(path, dir) }
 
 // Identity is who the sandbox is to the kernel's permission checks: its
 // file system user, its group and its supplementary groups. It has no
@@ -35,7 +43,14 @@ var Calls = []string{
 	"chown", "fchown", "lchown", "fchownat",
 	"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 	"utime", "utimes", "futimesat", "utimensat",
+	// Reading: by path only. fgetxattr and flistxattr need a descriptor
+	// that is not O_PATH (EBADF), which the sandbox could open only
+	// where Landlock let it read or write.
+	"getxattr", "lgetxattr", "listxattr", "llistxattr", "inotify_add_watch",
 }
+
+// eacces is what a refused read answers (fanotify_mark, below).
+const eacces = 13
 
 // enosys is the errno of the calls Rules refuses.
 const enosys = 38
@@ -52,8 +67,11 @@ const (
 // Rules returns base with the gate's calls handed to the supervisor, and
 // the newer calls that change the same metadata refused with ENOSYS, what
 // an older kernel answers, so that libraries fall back to the calls the
-// gate decides: setxattrat and removexattrat (Linux 6.13), file_setattr
-// (6.17: the project ID and the inode flags FS_IOC_FSSETXATTR sets); and
+// gate decides: setxattrat, removexattrat, getxattrat and listxattrat
+// (Linux 6.13), file_setattr (6.17: the project ID and the inode flags
+// FS_IOC_FSSETXATTR sets); fanotify_mark is refused (EACCES): the
+// launcher would have to place the mark itself, and an unprivileged
+// group's inode marks report the names made in a directory; and
 // the ioctls that set inode flags are refused with ENOTTY, what a file
 // system without flags answers (chattr).
 func Rules(base bwrap.Rules) bwrap.Rules {
@@ -63,6 +81,9 @@ func Rules(base bwrap.Rules) bwrap.Rules {
 	r.Refuse = append(slices.Clone(base.Refuse),
 		bwrap.Refusal{Syscall: "setxattrat", Errno: enosys},
 		bwrap.Refusal{Syscall: "removexattrat", Errno: enosys},
-		bwrap.Refusal{Syscall: "file_setattr", Errno: enosys})
+		bwrap.Refusal{Syscall: "file_setattr", Errno: enosys},
+		bwrap.Refusal{Syscall: "getxattrat", Errno: enosys},
+		bwrap.Refusal{Syscall: "listxattrat", Errno: enosys},
+		bwrap.Refusal{Syscall: "fanotify_mark", Errno: eacces})
 	return r
 }

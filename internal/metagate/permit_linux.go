@@ -57,18 +57,22 @@ func (g *gate) permitted(o op, st *unix.Stat_t, fdPath string, mode, uid, gid ui
 }
 
 // mayWrite is the kernel's write permission for the sandbox by the mode's
-// bits. An ACL may take away what the bits give (a named user's entry), so
-// with one only the owner's class counts.
-func (g *gate) mayWrite(st *unix.Stat_t, fdPath string) bool {
+// bits.
+func (g *gate) mayWrite(st *unix.Stat_t, fdPath string) bool { return g.may(st, fdPath, 2) }
+
+// may is the kernel's permission for the sandbox by the mode's bits: bit
+// 4 read, 2 write, 1 search. An ACL may take away what the bits give (a
+// named user's entry), so with one only the owner's class counts.
+func (g *gate) may(st *unix.Stat_t, fdPath string, bit uint32) bool {
 	switch {
 	case st.Uid == g.id.UID:
-		return st.Mode&0o200 != 0
+		return st.Mode&(bit<<6) != 0
 	case hasACL(fdPath):
 		return false
 	case g.id.inGroup(st.Gid):
-		return st.Mode&0o020 != 0
+		return st.Mode&(bit<<3) != 0
 	default:
-		return st.Mode&0o002 != 0
+		return st.Mode&bit != 0
 	}
 }
 
