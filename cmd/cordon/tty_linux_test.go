@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -95,6 +96,7 @@ func (tu ttyUser) startOnTerminal(t *testing.T, argv ...string) *session {
 	}
 	initial, err := pty.State()
 	require.NoError(t, err)
+	terminalSignals()
 	require.NoError(t, cmd.Start())
 	s := &session{t: t, pty: pty, cmd: cmd, initial: initial, done: make(chan struct{})}
 	go func() {
@@ -117,6 +119,18 @@ func (tu ttyUser) startOnTerminal(t *testing.T, argv ...string) *session {
 	})
 	return s
 }
+
+// terminalSignals gives what the tests start on a terminal SIGHUP's
+// default action, as a terminal emulator gives its shell, when this
+// process was started with it ignored (from a script under nohup): cordon
+// would inherit it ignored and, as the caller would then mean, neither end
+// on a hang-up nor pass it on (TestRunNohupKeepsTheSandbox). A signal this
+// process catches is reset to its default in a child's exec.
+var terminalSignals = sync.OnceFunc(func() {
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
+})
 
 // expect waits for want to appear in the output after the last match.
 func (s *session) expect(want string) {
@@ -275,26 +289,56 @@ func TestTtyJobControl(t *testing.T) {
 func TestTtySignalsToCordon(t *testing.T) {
 	forUsers(t, func(t *testing.T, tu ttyUser) {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
-			t.Run(sig.String(), func(t *testing.T) {
-				os.Remove(filepath.Join(tu.ws, "got"))
-				s := tu.start(t, "bash", "-c", `trap 'echo TERM > got; exit 3' TERM
-trap 'echo HUP > got; exit 4' HUP
-echo READY; while :; do sleep 0.05; done`)
-				s.expect("READY")
-				require.NoError(t, s.cmd.Process.Signal(sig))
-				code := s.wait()
-				b, _ := os.ReadFile(filepath.Join(tu.ws, "got"))
-				if sig == syscall.SIGTERM {
-					require.Equal(t, 3, code, s.output())
-					require.Equal(t, "TERM\n", string(b))
-				} else {
-					require.Equal(t, 4, code, s.output())
-					require.Equal(t, "HUP\n", string(b))
-				}
-				require.False(t, s.pty.Raw())
-			})
+			t.Run(sig.String(), func(t *testing.T) { signalCase(t, tu, sig) })
 		}
 	})
+}
+
+// signalCase sends cordon sig (SIGTERM or SIGHUP) while the command runs:
+// the command's trap for it runs, and its status is cordon's.
+func signalCase(t *testing.T, tu ttyUser, sig syscall.Signal) {
+	os.Remove(filepath.Join(tu.ws, "got"))
+	s := tu.start(t, "bash", "-c", `trap 'echo TERM > got; exit 3' TERM
+trap 'echo HUP > got; exit 4' HUP
+echo READY; while :; do sleep 0.05; done`)
+	s.expect("READY")
+	require.NoError(t, s.cmd.Process.Signal(sig))
+	code := s.wait()
+	b, _ := os.ReadFile(filepath.Join(tu.ws, "got"))
+	if sig == syscall.SIGTERM {
+		require.Equal(t, 3, code, s.output())
+		require.Equal(t, "TERM\n", string(b))
+	} else {
+		require.Equal(t, 4, code, s.output())
+		require.Equal(t, "HUP\n", string(b))
+	}
+	require.False(t, s.pty.Raw())
+}
+
+// The tests' own SIGHUP ignored, as in a run from a script started with
+// nohup, must not reach the cordon they start on a terminal
+// (terminalSignals): the hang-up case runs in a child of this test binary
+// that starts with SIGHUP ignored.
+func TestTtyHangupWithTheTestsIgnoringSIGHUP(t *testing.T) {
+	tu := ttyUsers(t)[0]
+	cmd := testenv.Subprocess(t, "TestHelperTtyHangup", tu.bin)
+	// sh's trap '' ignores SIGHUP, and exec keeps it ignored.
+	cmd.Args = append([]string{"sh", "-c", `trap '' HUP; exec "$0" "$@"`}, append(cmd.Args, "-test.v")...)
+	cmd.Path = "/bin/sh"
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestHelperTtyHangup", "%s", out)
+}
+
+// TestHelperTtyHangup is the hang-up case for the invoker, run by the test
+// above; its argument is the cordon binary.
+func TestHelperTtyHangup(t *testing.T) {
+	bin := testenv.InSubprocess(t)
+	require.True(t, signal.Ignored(syscall.SIGHUP), "this process was to start with SIGHUP ignored")
+	home := t.TempDir()
+	ws := filepath.Join(home, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	signalCase(t, ttyUser{u: conformance.Invoker(), bin: bin, ws: ws, home: home}, syscall.SIGHUP)
 }
 
 // Ctrl-Z on a command run directly (no shell inside to take it) stops
