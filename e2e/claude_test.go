@@ -45,6 +45,7 @@ func claudeArgs(bin string, calls int) []string {
 // every tool call (--sandbox-bash: allowed shell commands run inside
 // cordon run).
 func TestClaudeCodeHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBwrap(t)
 	scs := scenarios(claudeTools)
@@ -59,6 +60,7 @@ func TestClaudeCodeHook(t *testing.T) {
 // TestClaudeCodeInside: Claude Code itself runs inside the sandbox
 // (cordon run --agent claude-code), with no hook: the wall alone holds.
 func TestClaudeCodeInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	scs := scenarios(claudeTools)
@@ -73,6 +75,7 @@ func TestClaudeCodeInside(t *testing.T) {
 // installed and starts the agent inside: the hook decides inside, and a
 // shell command it sends to 'cordon run' must still run.
 func TestClaudeCodeBothWalls(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	scs := scenarios(claudeTools)
@@ -98,6 +101,7 @@ func TestClaudeCodeBothWalls(t *testing.T) {
 // happens (the key leaks, the hook is planted), so the guarded runs above
 // pass because cordon stopped them, not because a scenario was inert.
 func TestClaudeCodeUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	scs := scenarios(claudeTools)
 	w := newWorld(t)

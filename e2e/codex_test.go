@@ -50,6 +50,7 @@ func codexArgs(bin string, m *modelServer) []string {
 }
 
 func TestCodexInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	w := newWorld(t)
@@ -59,6 +60,7 @@ func TestCodexInside(t *testing.T) {
 }
 
 func TestCodexUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	w := newWorld(t)
 	session(t, w, "openai", scenarios(codexTools), false, func(m *modelServer) {
@@ -71,6 +73,7 @@ func TestCodexUnguarded(t *testing.T) {
 // $CODEX_HOME/hooks.json. 'codex exec' runs a hook nobody trusted only
 // with --dangerously-bypass-hook-trust.
 func TestCodexHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBwrap(t)
 	w := newWorld(t)

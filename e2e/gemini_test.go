@@ -50,6 +50,7 @@ func geminiArgs(bin string) []string {
 }
 
 func TestGeminiInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	w := geminiWorld(t)
@@ -59,6 +60,7 @@ func TestGeminiInside(t *testing.T) {
 }
 
 func TestGeminiUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	w := geminiWorld(t)
 	session(t, w, "gemini", scenarios(geminiTools), false, func(m *modelServer) {
@@ -71,6 +73,7 @@ func TestGeminiUnguarded(t *testing.T) {
 // ~/.gemini/settings.json (user scope: a project's hooks need a trusted
 // folder and warn first).
 func TestGeminiHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBwrap(t)
 	w := geminiWorld(t)
