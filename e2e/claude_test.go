@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -31,44 +32,42 @@ func claudeEnv(w *world, m *modelServer) []string {
 	}
 }
 
-// claudeArgs run one headless turn with Claude Code's own permission
+// claudeArgs run one headless session with Claude Code's own permission
 // checks off: only cordon stands between the model and the host.
-func claudeArgs(bin string) []string {
-	return []string{bin, "-p", "run the scripted tool call", "--output-format", "json",
-		"--dangerously-skip-permissions", "--max-turns", "4"}
+// --max-turns bounds the agent's turns (one per tool call, then the
+// final text): room for every call and two to spare.
+func claudeArgs(bin string, calls int) []string {
+	return []string{bin, "-p", "run the scripted tool calls", "--output-format", "json",
+		"--dangerously-skip-permissions", "--max-turns", strconv.Itoa(calls + 2)}
 }
 
 // TestClaudeCodeHook: Claude Code runs on the host, cordon's hook decides
 // every tool call (--sandbox-bash: allowed shell commands run inside
 // cordon run).
 func TestClaudeCodeHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBwrap(t)
-	for _, sc := range scenarios(claudeTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			initHook(t, w, "claude-code")
-			m := newModelServer(t, "anthropic", sc.call(w))
-			runCLI(t, w.WS, hookEnv(w, claudeEnv(w, m)), claudeArgs(bin)...)
-			judge(t, sc, w, m, true)
-			hookDecided(t, w)
-		})
-	}
+	scs := scenarios(claudeTools)
+	w := newWorld(t)
+	initHook(t, w, "claude-code")
+	session(t, w, "anthropic", scs, true, func(m *modelServer) {
+		runCLI(t, w.WS, hookEnv(w, claudeEnv(w, m)), claudeArgs(bin, len(scs))...)
+	})
+	hookDecided(t, w)
 }
 
 // TestClaudeCodeInside: Claude Code itself runs inside the sandbox
 // (cordon run --agent claude-code), with no hook: the wall alone holds.
 func TestClaudeCodeInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBackend(t, testenv.NativeBackend())
-	for _, sc := range scenarios(claudeTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			m := newModelServer(t, "anthropic", sc.call(w))
-			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
-			judge(t, sc, w, m, true)
-		})
-	}
+	scs := scenarios(claudeTools)
+	w := newWorld(t)
+	session(t, w, "anthropic", scs, true, func(m *modelServer) {
+		runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin, len(scs))...)...)
+	})
 }
 
 // TestClaudeCodeBothWalls: Claude Code inside 'cordon run --agent
@@ -76,42 +75,37 @@ func TestClaudeCodeInside(t *testing.T) {
 // installed and starts the agent inside: the hook decides inside, and a
 // shell command it sends to 'cordon run' must still run.
 func TestClaudeCodeBothWalls(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
 	testenv.RequireBackend(t, testenv.NativeBackend())
-	for _, sc := range scenarios(claudeTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			// Not init's settings: the hook they run keeps an audit
-			// log in cordon's state directory, which is read-only inside
-			// the sandbox, so that hook fails closed and denies every
-			// call (even a read in the workspace). Until the hook knows
-			// what to do about its log inside a sandbox, this test runs
-			// it with --no-audit.
-			write(t, filepath.Join(w.Home, ".claude", "settings.json"), mustJSON(map[string]any{
-				"hooks": map[string]any{"PreToolUse": []any{map[string]any{
-					"matcher": "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
-					"hooks": []any{map[string]any{"type": "command",
-						"command": cordonBin + " hook claude-code --no-audit --sandbox-bash --allow-sandboxed"}},
-				}}},
-			}))
-			m := newModelServer(t, "anthropic", sc.call(w))
-			runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin)...)...)
-			judge(t, sc, w, m, true)
-		})
-	}
+	scs := scenarios(claudeTools)
+	w := newWorld(t)
+	// Not init's settings: the hook they run keeps an audit log in
+	// cordon's state directory, which is read-only inside the sandbox, so
+	// that hook fails closed and denies every call (even a read in the
+	// workspace). Until the hook knows what to do about its log inside a
+	// sandbox, this test runs it with --no-audit.
+	write(t, filepath.Join(w.Home, ".claude", "settings.json"), mustJSON(map[string]any{
+		"hooks": map[string]any{"PreToolUse": []any{map[string]any{
+			"matcher": "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS",
+			"hooks": []any{map[string]any{"type": "command",
+				"command": cordonBin + " hook claude-code --no-audit --sandbox-bash --allow-sandboxed"}},
+		}}},
+	}))
+	session(t, w, "anthropic", scs, true, func(m *modelServer) {
+		runCLI(t, w.WS, claudeEnv(w, m), inside("claude-code", m, claudeArgs(bin, len(scs))...)...)
+	})
 }
 
 // TestClaudeCodeUnguarded is the control: without cordon, every scenario
 // happens (the key leaks, the hook is planted), so the guarded runs above
 // pass because cordon stopped them, not because a scenario was inert.
 func TestClaudeCodeUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "claude", "claude")
-	for _, sc := range scenarios(claudeTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			m := newModelServer(t, "anthropic", sc.call(w))
-			runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin)...)
-			judge(t, sc, w, m, false)
-		})
-	}
+	scs := scenarios(claudeTools)
+	w := newWorld(t)
+	session(t, w, "anthropic", scs, false, func(m *modelServer) {
+		runCLI(t, w.WS, claudeEnv(w, m), claudeArgs(bin, len(scs))...)
+	})
 }

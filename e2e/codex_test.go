@@ -38,38 +38,34 @@ func codexEnv(w *world) []string {
 	}
 }
 
-// codexArgs run one non-interactive turn against the model server, with
-// Codex's own sandbox and approvals off: only cordon stands between.
+// codexArgs run one non-interactive session against the model server,
+// with Codex's own sandbox and approvals off: only cordon stands between.
+// codex exec has no turn limit to raise: it goes on while the model
+// makes calls.
 func codexArgs(bin string, m *modelServer) []string {
 	return []string{bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
 		"-c", `model_provider="e2e"`, "-c", `model="gpt-5-codex"`,
 		"-c", fmt.Sprintf(`model_providers.e2e={name="e2e",base_url="%s/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`, m.URL),
-		"run the scripted tool call"}
+		"run the scripted tool calls"}
 }
 
 func TestCodexInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBackend(t, testenv.NativeBackend())
-	for _, sc := range scenarios(codexTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			m := newModelServer(t, "openai", sc.call(w))
-			runCLI(t, w.WS, codexEnv(w), inside("codex", m, codexArgs(bin, m)...)...)
-			judge(t, sc, w, m, true)
-		})
-	}
+	w := newWorld(t)
+	session(t, w, "openai", scenarios(codexTools), true, func(m *modelServer) {
+		runCLI(t, w.WS, codexEnv(w), inside("codex", m, codexArgs(bin, m)...)...)
+	})
 }
 
 func TestCodexUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
-	for _, sc := range scenarios(codexTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			m := newModelServer(t, "openai", sc.call(w))
-			runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
-			judge(t, sc, w, m, false)
-		})
-	}
+	w := newWorld(t)
+	session(t, w, "openai", scenarios(codexTools), false, func(m *modelServer) {
+		runCLI(t, w.WS, codexEnv(w), codexArgs(bin, m)...)
+	})
 }
 
 // TestCodexHook: Codex on the host, cordon's hook deciding each call
@@ -77,18 +73,15 @@ func TestCodexUnguarded(t *testing.T) {
 // $CODEX_HOME/hooks.json. 'codex exec' runs a hook nobody trusted only
 // with --dangerously-bypass-hook-trust.
 func TestCodexHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBwrap(t)
-	for _, sc := range scenarios(codexTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := newWorld(t)
-			initHook(t, w, "codex")
-			m := newModelServer(t, "openai", sc.call(w))
-			argv := codexArgs(bin, m)
-			argv = append(argv[:2:2], append([]string{"--dangerously-bypass-hook-trust"}, argv[2:]...)...)
-			runCLI(t, w.WS, hookEnv(w, codexEnv(w)), argv...)
-			judge(t, sc, w, m, true)
-			hookDecided(t, w)
-		})
-	}
+	w := newWorld(t)
+	initHook(t, w, "codex")
+	session(t, w, "openai", scenarios(codexTools), true, func(m *modelServer) {
+		argv := codexArgs(bin, m)
+		argv = append(argv[:2:2], append([]string{"--dangerously-bypass-hook-trust"}, argv[2:]...)...)
+		runCLI(t, w.WS, hookEnv(w, codexEnv(w)), argv...)
+	})
+	hookDecided(t, w)
 }

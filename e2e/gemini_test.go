@@ -42,35 +42,30 @@ func geminiWorld(t *testing.T) *world {
 	return w
 }
 
-// geminiArgs run one headless turn with every tool call approved
-// (--yolo): only cordon stands between the model and the host.
+// geminiArgs run one headless session with every tool call approved
+// (--yolo): only cordon stands between the model and the host. Gemini
+// CLI's turn limit (model.maxSessionTurns) is off unless set.
 func geminiArgs(bin string) []string {
-	return []string{bin, "-p", "run the scripted tool call", "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash"}
+	return []string{bin, "-p", "run the scripted tool calls", "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash"}
 }
 
 func TestGeminiInside(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBackend(t, testenv.NativeBackend())
-	for _, sc := range scenarios(geminiTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := geminiWorld(t)
-			m := newModelServer(t, "gemini", sc.call(w))
-			runCLI(t, w.WS, geminiEnv(w, m), inside("gemini", m, geminiArgs(bin)...)...)
-			judge(t, sc, w, m, true)
-		})
-	}
+	w := geminiWorld(t)
+	session(t, w, "gemini", scenarios(geminiTools), true, func(m *modelServer) {
+		runCLI(t, w.WS, geminiEnv(w, m), inside("gemini", m, geminiArgs(bin)...)...)
+	})
 }
 
 func TestGeminiUnguarded(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
-	for _, sc := range scenarios(geminiTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := geminiWorld(t)
-			m := newModelServer(t, "gemini", sc.call(w))
-			runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
-			judge(t, sc, w, m, false)
-		})
-	}
+	w := geminiWorld(t)
+	session(t, w, "gemini", scenarios(geminiTools), false, func(m *modelServer) {
+		runCLI(t, w.WS, geminiEnv(w, m), geminiArgs(bin)...)
+	})
 }
 
 // TestGeminiHook: Gemini CLI on the host, cordon's hook deciding each
@@ -78,16 +73,13 @@ func TestGeminiUnguarded(t *testing.T) {
 // ~/.gemini/settings.json (user scope: a project's hooks need a trusted
 // folder and warn first).
 func TestGeminiHook(t *testing.T) {
+	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBwrap(t)
-	for _, sc := range scenarios(geminiTools) {
-		t.Run(sc.name, func(t *testing.T) {
-			w := geminiWorld(t)
-			initHook(t, w, "gemini")
-			m := newModelServer(t, "gemini", sc.call(w))
-			runCLI(t, w.WS, hookEnv(w, geminiEnv(w, m)), geminiArgs(bin)...)
-			judge(t, sc, w, m, true)
-			hookDecided(t, w)
-		})
-	}
+	w := geminiWorld(t)
+	initHook(t, w, "gemini")
+	session(t, w, "gemini", scenarios(geminiTools), true, func(m *modelServer) {
+		runCLI(t, w.WS, hookEnv(w, geminiEnv(w, m)), geminiArgs(bin)...)
+	})
+	hookDecided(t, w)
 }

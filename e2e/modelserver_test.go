@@ -12,38 +12,45 @@ import (
 	"testing"
 )
 
-// toolCall is the one tool call a scripted session makes.
+// toolCall is one scripted tool call. ID is the call's id, unique in its
+// session: the CLI sends the tool's result back under it, which is how a
+// result is told apart from the other scenarios' in the same session.
 type toolCall struct {
+	ID    string
 	Name  string
 	Input map[string]any
 }
 
-// modelServer is a scripted model API on 127.0.0.1: the first turn of the
-// agent's loop gets the scripted tool call, every later turn (one that
-// carries a tool result) a final text. It keeps every request body, so a
-// test can check what the CLI sent back, and answers at most maxRequests
-// requests: past that, an error that ends the CLI's turn.
+// modelServer is a scripted model API on 127.0.0.1 for one CLI session:
+// each turn of the agent's loop gets the next scripted tool call, the one
+// after the last a final text. It keeps every request body, so a test can
+// check what the CLI sent back (every tool result, by call id), and
+// answers at most limit requests: past that, an error that ends the CLI's
+// turn.
 type modelServer struct {
-	URL  string // http://127.0.0.1:PORT
-	Port int
-	call toolCall
+	URL   string // http://127.0.0.1:PORT
+	Port  int
+	calls []toolCall
 	// proto answers one request: "anthropic", "openai" or "gemini".
 	proto string
+	limit int
 
 	mu     sync.Mutex
 	bodies []string
-	turns  int // requests answered with the tool call
+	sent   []int // how often each call was sent
 }
 
-const maxRequests = 40
-
-func newModelServer(t *testing.T, proto string, call toolCall) *modelServer {
+func newModelServer(t *testing.T, proto string, calls []toolCall) *modelServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("model server: %v", err)
 	}
-	m := &modelServer{proto: proto, call: call, Port: ln.Addr().(*net.TCPAddr).Port}
+	m := &modelServer{proto: proto, calls: calls, sent: make([]int, len(calls)),
+		// A turn per call, a few side requests per turn (titles, quota
+		// and loop checks), and room for retries.
+		limit: 20 + 4*len(calls),
+		Port:  ln.Addr().(*net.TCPAddr).Port}
 	m.URL = fmt.Sprintf("http://127.0.0.1:%d", m.Port)
 	srv := &http.Server{Handler: m}
 	go srv.Serve(ln)
@@ -58,11 +65,29 @@ func (m *modelServer) Bodies() []string {
 	return append([]string(nil), m.bodies...)
 }
 
-// Turns is how many times the scripted tool call was sent.
-func (m *modelServer) Turns() int {
+// Sent is how many times the call with id was sent to the CLI.
+func (m *modelServer) Sent(id string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.turns
+	for i, c := range m.calls {
+		if c.ID == id {
+			return m.sent[i]
+		}
+	}
+	return 0
+}
+
+// Result is the tool result the CLI sent back for the call with id, as
+// the request's JSON has it, from the latest request that carries it.
+func (m *modelServer) Result(id string) (string, bool) {
+	bodies := m.Bodies()
+	for i := len(bodies) - 1; i >= 0; i-- {
+		_, body, _ := strings.Cut(bodies[i], "\n")
+		if r, ok := m.parse([]byte(body)).results[id]; ok {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +96,7 @@ func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := len(m.bodies)
 	m.bodies = append(m.bodies, r.Method+" "+r.URL.String()+"\n"+string(body))
 	m.mu.Unlock()
-	if n >= maxRequests {
+	if n >= m.limit {
 		http.Error(w, `{"error":{"type":"overloaded_error","message":"scripted model server: request limit reached"}}`, http.StatusBadRequest)
 		return
 	}
@@ -87,20 +112,105 @@ func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// firstTurn reports whether a request is the agent loop's first turn: it
-// offers the scripted tool and carries no tool result yet. Side requests
-// (titles, summaries, quota checks) offer no tools and get plain text.
-func (m *modelServer) firstTurn(body []byte, resultMarker string) bool {
-	if !bytes.Contains(body, []byte(`"`+m.call.Name+`"`)) || bytes.Contains(body, []byte(resultMarker)) {
-		return false
+// request is what the server reads of a request: the tools it offers and
+// the tool results it carries, by call id.
+type request struct {
+	tools   map[string]bool
+	results map[string]string
+}
+
+// parse reads a request body in m's protocol. The results are the raw
+// JSON of each result's content: a test looks for markers in them.
+func (m *modelServer) parse(body []byte) request {
+	req := request{tools: map[string]bool{}, results: map[string]string{}}
+	var v struct {
+		Tools    []json.RawMessage `json:"tools"`
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"` // anthropic
+		Input    json.RawMessage `json:"input"` // openai
+		Contents []struct {
+			Parts []struct {
+				FunctionResponse *struct {
+					ID       string          `json:"id"`
+					Response json.RawMessage `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"` // gemini
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.turns >= 3 { // a CLI that keeps retrying the call gets text
-		return false
+	if json.Unmarshal(body, &v) != nil {
+		return req
 	}
-	m.turns++
-	return true
+	for _, raw := range v.Tools {
+		var tool struct {
+			Name  string `json:"name"`
+			Decls []struct {
+				Name string `json:"name"`
+			} `json:"functionDeclarations"`
+		}
+		json.Unmarshal(raw, &tool)
+		req.tools[tool.Name] = true
+		for _, d := range tool.Decls {
+			req.tools[d.Name] = true
+		}
+	}
+	for _, msg := range v.Messages {
+		var blocks []struct {
+			Type    string          `json:"type"`
+			ID      string          `json:"tool_use_id"`
+			Content json.RawMessage `json:"content"`
+		}
+		json.Unmarshal(msg.Content, &blocks) // a string content holds no result
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
+				req.results[b.ID] = string(b.Content)
+			}
+		}
+	}
+	var items []struct {
+		Type   string          `json:"type"`
+		CallID string          `json:"call_id"`
+		Output json.RawMessage `json:"output"`
+	}
+	json.Unmarshal(v.Input, &items)
+	for _, it := range items {
+		if strings.HasSuffix(it.Type, "_call_output") {
+			req.results[it.CallID] = string(it.Output)
+		}
+	}
+	for _, c := range v.Contents {
+		for _, p := range c.Parts {
+			if fr := p.FunctionResponse; fr != nil {
+				req.results[fr.ID] = string(fr.Response)
+			}
+		}
+	}
+	return req
+}
+
+// next is the call to answer a request with: the first scripted call the
+// request carries no result for, if the request is a turn of the agent's
+// loop (it offers that call's tool). Side requests (titles, summaries,
+// quota checks) offer no tools and get plain text, as does the turn after
+// the last call.
+func (m *modelServer) next(body []byte) (toolCall, bool) {
+	req := m.parse(body)
+	for i, c := range m.calls {
+		if _, done := req.results[c.ID]; done {
+			continue
+		}
+		if !req.tools[c.Name] {
+			return toolCall{}, false
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.sent[i] >= 3 { // a CLI that keeps dropping the call gets text
+			return toolCall{}, false
+		}
+		m.sent[i]++
+		return c, true
+	}
+	return toolCall{}, false
 }
 
 func sse(w http.ResponseWriter, events ...[2]string) {
@@ -140,8 +250,9 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 	json.Unmarshal(body, &req)
 	var block map[string]any
 	stop := "end_turn"
-	if m.firstTurn(body, `"tool_result"`) {
-		block = map[string]any{"type": "tool_use", "id": "toolu_scripted1", "name": m.call.Name, "input": m.call.Input}
+	call, ok := m.next(body)
+	if ok {
+		block = map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": call.Input}
 		stop = "tool_use"
 	} else {
 		block = map[string]any{"type": "text", "text": "done"}
@@ -161,7 +272,7 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 	var startBlock, delta map[string]any
 	if block["type"] == "tool_use" {
 		startBlock = map[string]any{"type": "tool_use", "id": block["id"], "name": block["name"], "input": map[string]any{}}
-		delta = map[string]any{"type": "input_json_delta", "partial_json": mustJSON(m.call.Input)}
+		delta = map[string]any{"type": "input_json_delta", "partial_json": mustJSON(call.Input)}
 	} else {
 		startBlock = map[string]any{"type": "text", "text": ""}
 		delta = map[string]any{"type": "text_delta", "text": "done"}
@@ -189,8 +300,8 @@ func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	var item map[string]any
-	if m.firstTurn(body, `_call_output"`) {
-		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_scripted1", "name": m.call.Name, "arguments": mustJSON(m.call.Input), "status": "completed"}
+	if call, ok := m.next(body); ok {
+		item = map[string]any{"type": "function_call", "id": "fc_" + call.ID, "call_id": call.ID, "name": call.Name, "arguments": mustJSON(call.Input), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
@@ -219,12 +330,12 @@ func (m *modelServer) gemini(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	var part map[string]any
-	if m.firstTurn(body, `"functionResponse"`) {
-		part = map[string]any{"functionCall": map[string]any{"name": m.call.Name, "args": m.call.Input}}
-	} else if bytes.Contains(body, []byte(`"responseSchema"`)) || bytes.Contains(body, []byte(`"responseJsonSchema"`)) {
+	if bytes.Contains(body, []byte(`"responseSchema"`)) || bytes.Contains(body, []byte(`"responseJsonSchema"`)) {
 		// Gemini CLI's side questions (who speaks next, is it looping)
-		// want JSON: the model is done.
+		// want JSON, and carry the session's history: the model is done.
 		part = map[string]any{"text": `{"reasoning":"done","next_speaker":"user"}`}
+	} else if call, ok := m.next(body); ok {
+		part = map[string]any{"functionCall": map[string]any{"id": call.ID, "name": call.Name, "args": call.Input}}
 	} else {
 		part = map[string]any{"text": "done"}
 	}
