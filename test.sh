@@ -10,11 +10,12 @@
 #   ./test.sh --no-e2e   everything but the end-to-end suite (no npm needed)
 #   ./test.sh ARGS...    ARGS go to `go test` (e.g. -run TestX), as before
 #
-# The conformance suite is the long pole (about 6-8 minutes on 2 cores)
+# The conformance suite is the long pole (about 8-9 minutes on 2 cores)
 # and leaves part of the machine idle (it waits on the kernel as much as
-# it computes), so the checks, the npm install and the end-to-end suite
-# run beside it; their logs are printed when each ends, and a summary
-# names what failed.
+# it computes), so it starts first and everything else runs beside it:
+# the unit tests in the foreground, the checks, the npm install and the
+# end-to-end suite in the background. Each background part's log is
+# printed once it ends, and a summary names what failed.
 set -euo pipefail
 cd "$(dirname "$0")"
 e2e=1
@@ -56,19 +57,31 @@ endtoend() {
   echo "== agent CLIs for the end-to-end suite"
   scripts/install-agents.sh
   echo "== go test ./e2e (the real agent CLIs)"
-  CORDON_E2E=${CORDON_E2E:-1} go test -count=1 -timeout 20m ./e2e "$@"
+  # One agent session at a time: beside the conformance suite, parallel
+  # sessions only fight over the same two cores.
+  CORDON_E2E=${CORDON_E2E:-1} go test -count=1 -timeout 20m -parallel 1 ./e2e "$@"
+}
+
+conformance() {
+  set -e
+  echo "== go test ./conformance (the escape suite, every Linux backend, root and unprivileged)"
+  # The limit is generous: on a loaded machine the suite takes several
+  # times its quiet time, for no fault of ours.
+  go test -count=1 -timeout 60m ./conformance "$@"
 }
 
 # stage NAME FUNC...: runs FUNC in the background, its output in a log.
-declare -A pids began
+declare -A pids
 stage() {
   local name=$1
   shift
-  began[$name]=$SECONDS
   # The subshell's SECONDS runs on from the script's: when it ended.
   (set +e; ("$@"); r=$?; echo $SECONDS >"$logs/$name.end"; exit $r) >"$logs/$name" 2>&1 &
   pids[$name]=$!
 }
+# The conformance suite first: it is the long pole, and the sooner its
+# build starts the sooner the run ends.
+stage conformance conformance "$@"
 stage checks checks
 if [[ -n $e2e ]]; then
   # In CI an agent CLI that cannot be installed is a failure
@@ -76,17 +89,23 @@ if [[ -n $e2e ]]; then
   stage e2e endtoend "$@"
 fi
 
-echo "== go test (checks$([[ -n $e2e ]] && echo ", agent CLIs and the end-to-end suite") run beside it)"
-# The limit is generous: on a loaded machine the conformance suite takes
-# several times its quiet time, for no fault of ours.
+echo "== go test, all but ./conformance and ./e2e (the conformance suite, the checks$([[ -n $e2e ]] && echo ", the agent CLIs and the end-to-end suite") run beside it)"
 status=()
-if go test -count=1 -timeout 60m $(go list ./... | grep -v '/e2e$') "$@"; then
+if go test -count=1 -timeout 30m $(go list ./... | grep -v -e '/e2e$' -e '/conformance$') "$@"; then
   status+=("go test: ok ($((SECONDS - start)) s)")
 else
   status+=("go test: FAILED ($((SECONDS - start)) s)")
 fi
-for name in checks e2e; do
+for name in conformance checks e2e; do
   [[ -n ${pids[$name]:-} ]] || continue
+  last=$SECONDS
+  while kill -0 "${pids[$name]}" 2>/dev/null; do
+    sleep 2
+    if ((SECONDS - last >= 60)); then
+      echo "   ... $name still running ($((SECONDS - start)) s so far)"
+      last=$SECONDS
+    fi
+  done
   if wait "${pids[$name]}"; then r=ok; else r=FAILED; fi
   echo "== $name (log)"
   cat "$logs/$name"
