@@ -34,17 +34,25 @@ const fsNodumpFl = 0x40
 // old is a time the test gives files, to see whether a call changed them.
 var old = unix.NsecToTimespec(int64(2000 * time.Second))
 
+// gateDirs makes a fresh base holding allowed/, where the child under the
+// gate may act, and outside/, where it may not.
+func gateDirs(t *testing.T) (base, allowed, outside string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	allowed, outside = filepath.Join(base, "allowed"), filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(allowed, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	return base, allowed, outside
+}
+
 // TestGate runs a child that installs the gate's filter and then tries
 // metadata changes inside and outside the directory it may change; it
 // checks what happened on the host.
 func TestGate(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	allowed, outside := filepath.Join(base, "allowed"), filepath.Join(base, "outside")
+	base, allowed, outside := gateDirs(t)
 	in := func(n string) string { return filepath.Join(allowed, n) }
 	secret := filepath.Join(outside, "secret")
-	require.NoError(t, os.Mkdir(allowed, 0o755))
-	require.NoError(t, os.Mkdir(outside, 0o755))
 	for _, f := range []struct {
 		path string
 		mode os.FileMode

@@ -22,13 +22,9 @@ import (
 // may read, and checks what it was answered: the real values inside, the
 // kernel's sizes, and nothing of outside.
 func TestGateRead(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	allowed, outside := filepath.Join(base, "allowed"), filepath.Join(base, "outside")
+	base, allowed, outside := gateDirs(t)
 	in := func(n string) string { return filepath.Join(allowed, n) }
 	secret := filepath.Join(outside, "secret")
-	require.NoError(t, os.Mkdir(allowed, 0o755))
-	require.NoError(t, os.Mkdir(outside, 0o755))
 	for _, p := range []string{in("f"), in("swap"), in("private"), secret} {
 		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
 	}
