@@ -95,7 +95,15 @@ type Case struct {
 	// landlock backend makes no mount and no pid namespace), so there is
 	// nothing for it to undo, and another case covers the same promise.
 	Without map[string]string
-	Users   Users
+	// OneBackend, when set, says why one backend is enough for the case
+	// in a run that goes through several (the catalogue tests run all
+	// three in one process; 'cordon verify' runs one): what it attacks is
+	// a step cordon takes on the host before any backend, and what it
+	// needs of a backend another case checks through each of them. The
+	// first backend of the run takes it; the others report it not
+	// applicable with this reason.
+	OneBackend string
+	Users      Users
 	// Needs lists programs that must be on PATH for the attempt; when one
 	// is missing the case is not applicable (another case covers the same
 	// attack with other tools).

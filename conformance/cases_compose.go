@@ -226,7 +226,7 @@ func swapAt(h *H, point string, swap, undo func()) (Output, bool) {
 
 // swapLaunches is how many launches of B cross-launch-nested-workspace-swap
 // races against A's swapping.
-const swapLaunches = 50
+const swapLaunches = 20
 
 // launchRaceCases: a sandbox races a later launch's resolution of its policy.
 func launchRaceCases() []Case {
@@ -277,7 +277,7 @@ func launchRaceCases() []Case {
 					h.Errorf("host: B wrote in the directory swapped in:\n%s", o)
 				}
 			}},
-		{Name: "cross-launch-nested-workspace-swap", Class: CrossLaunch, Summary: "sandbox A (workspace ws) swaps ws/node_modules/sub with a symlink to a directory outside, in a loop, while 50 launches of B (--workspace ws/node_modules/sub) write in their workspace: none may write outside",
+		{Name: "cross-launch-nested-workspace-swap", Class: CrossLaunch, Summary: "sandbox A (workspace ws) swaps ws/node_modules/sub with a symlink to a directory outside, in a loop, while 20 launches of B (--workspace ws/node_modules/sub) write in their workspace: none may write outside",
 			Run: func(h *H) {
 				// B's workspace holds every protected name, so its launch
 				// needs no mount stub (stubs have cases of their own), and
@@ -305,7 +305,7 @@ func launchRaceCases() []Case {
 					}
 				}
 				wrote, refused := 0, 0
-				// 50, not more: the moments this race aims at are forced
+				// 20, not more: the moments this race aims at are forced
 				// exactly by cross-launch-swap-at-resolve and -at-mount
 				// (the launcher's test hook); this case is the attack as
 				// a sandbox can mount it, through cordon run, and each

@@ -263,6 +263,8 @@ func gitCases() []Case {
 			h.NoSecret(o)
 		}})
 	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
+		OneBackend: "the scan for nested repositories and its record are the launcher's, on the host, before any backend; " +
+			"that each backend protects a repository the launcher gives it is cross-launch-closed-dir's",
 		Summary: "fill the workspace with 50,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
 		Run: func(h *H) {
 			h.LaunchTimeout = 3 * time.Minute // 50,001 mkdirs, then a scan of them

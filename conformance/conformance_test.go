@@ -156,6 +156,9 @@ func catalogue(t *testing.T, res detect.Result, wrap ...string) {
 			for i := range cases {
 				c := &cases[i]
 				t.Run(c.Name, func(t *testing.T) {
+					if ran := firstBackend(c, u, res.Backend); ran != res.Backend {
+						testenv.NotApplicable(t, "run through "+ran+" in this run: "+c.OneBackend)
+					}
 					t.Parallel()
 					dir := filepath.Join(base, c.Name+"."+u.Name)
 					r := RunCase(context.Background(), x, u, c, dir, cacheDir(base, u))
@@ -170,6 +173,31 @@ func catalogue(t *testing.T, res detect.Result, wrap ...string) {
 			}
 		})
 	}
+}
+
+// oneBackend maps a case of Case.OneBackend and a user to the backend
+// that took it in this process.
+var oneBackend = struct {
+	sync.Mutex
+	took map[string]string
+}{took: map[string]string{}}
+
+// firstBackend returns the backend that runs c as u in this process:
+// backend itself, unless c needs only one and another took it first. The
+// catalogue tests run one after another, so which one that is follows
+// from the tests selected, never from timing.
+func firstBackend(c *Case, u User, backend string) string {
+	if c.OneBackend == "" {
+		return backend
+	}
+	oneBackend.Lock()
+	defer oneBackend.Unlock()
+	k := c.Name + "\x00" + u.Name
+	if b, ok := oneBackend.took[k]; ok {
+		return b
+	}
+	oneBackend.took[k] = backend
+	return backend
 }
 
 // backgroundRemover returns a function that removes a case's directory

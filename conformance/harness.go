@@ -264,7 +264,7 @@ func (h *H) Script(p Policy, script string, env ...string) Launch {
 // its script, if it is one of ours, ran to the end inside a sandbox.
 func (h *H) Launch(l Launch) Output {
 	h.handOver()
-	h.forgetTmp(l.Policy)
+	h.forgetState(l.Policy)
 	l.Env = h.env(l.Env)
 	limit := h.LaunchTimeout
 	if limit == 0 {
@@ -338,7 +338,7 @@ const landlockAllowlistRefusal = "domain allowlist cannot be enforced"
 // The returned function waits for it to end and returns what it printed.
 func (h *H) Background(l Launch) func() Output {
 	h.handOver()
-	h.forgetTmp(l.Policy)
+	h.forgetState(l.Policy)
 	l.Env = h.env(l.Env)
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Minute)
 	done := make(chan Output, 1)
@@ -408,19 +408,30 @@ func waitGone(stubs []string) {
 	}
 }
 
-// forgetTmp removes, when the case ends, the private TMPDIR that the
-// workspace preset makes for the case's user outside the fixture.
-func (h *H) forgetTmp(p Policy) {
-	if p.Workspace == "" {
-		return
+// forgetState removes, when the case ends, what the launches of p leave
+// for the case's user in cordon's state directory outside the fixture: the
+// workspace preset's private TMPDIR, and the records of the scan for
+// nested repositories of each writable root (one of 6 MB after
+// cross-launch-scan-bound). A 'cordon verify' leaves the user's state
+// directory as it found it, but for masks (shared, named by content).
+func (h *H) forgetState(p Policy) {
+	st := state.PathFor(h.User.Uid)
+	var files []string
+	for _, root := range append([]string{p.Workspace}, p.Writable...) {
+		r, err := policy.Resolve(root)
+		if root == "" || err != nil {
+			continue
+		}
+		files = append(files, workspace.RecordFiles(filepath.Join(st, state.Scan), r)...)
+		if root == p.Workspace {
+			files = append(files, filepath.Join(st, state.Tmp, filepath.Base(workspace.PrivateTmpDir(r))))
+		}
 	}
-	ws, err := policy.Resolve(p.Workspace)
-	if err != nil {
-		return
-	}
-	mine := workspace.PrivateTmpDir(ws)
-	t := filepath.Join(state.PathFor(h.User.Uid), state.Tmp, filepath.Base(mine))
-	h.Cleanup(func() { os.RemoveAll(t) })
+	h.Cleanup(func() {
+		for _, f := range files {
+			os.RemoveAll(f)
+		}
+	})
 }
 
 // env is the environment of sandboxed and host commands of the case.

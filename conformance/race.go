@@ -204,7 +204,7 @@ func (h *H) background(p Policy, script string, env ...string) *bg {
 		dir = h.Dir
 	}
 	h.handOver()
-	h.forgetTmp(p)
+	h.forgetState(p)
 	l := Launch{Policy: p, Dir: dir, Env: h.env(env),
 		Argv: []string{"/bin/sh", "-c", prologue + script + "\necho \"@@DO\"\"NE@@\"\n"}}
 	ctx, cancel := context.WithTimeout(h.ctx, 3*time.Minute)

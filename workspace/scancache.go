@@ -111,6 +111,13 @@ func markFresh(found, known []gitPlace) {
 	}
 }
 
+// RecordFiles are the files in dir, the scan's directory, that may hold
+// records of root (resolved): the scan's and the guard's (guardcache.go).
+func RecordFiles(dir, root string) []string {
+	n := filepath.Join(dir, recordName(root))
+	return []string{n + ".scan", n + ".guard"}
+}
+
 // recordName names root's records in the scan's directory.
 func recordName(root string) string {
 	sum := sha256.Sum256([]byte(root))
