@@ -424,7 +424,8 @@ func (h *H) forgetState(p Policy) {
 		}
 		files = append(files, workspace.RecordFiles(filepath.Join(st, state.Scan), r)...)
 		if root == p.Workspace {
-			files = append(files, filepath.Join(st, state.Tmp, filepath.Base(workspace.PrivateTmpDir(r))))
+			n := filepath.Base(workspace.PrivateTmpDir(r))
+			files = append(files, filepath.Join(st, state.Tmp, n), filepath.Join(st, state.Tmp, "."+n+".lock"))
 		}
 	}
 	h.Cleanup(func() {

@@ -174,7 +174,8 @@ type Cmd struct {
 
 	ctx        context.Context
 	inner      *exec.Cmd
-	release    func() // removes stubs and temp files after Wait
+	release    func()   // removes stubs and temp files after Wait
+	tmpHold    *os.File // the TMPDIR, locked while the sandbox runs
 	tty        *ttySession
 	net        *netSession
 	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
@@ -281,6 +282,10 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	inner, release, err := c.prepare(ctx)
 	if err != nil {
 		c.stopNet()
+		if c.tmpHold != nil {
+			c.tmpHold.Close()
+			c.tmpHold = nil
+		}
 		return nil, nil, err
 	}
 	if !unconfined {
@@ -509,7 +514,7 @@ func (c *Cmd) finish() {
 	if c.stopGate != nil {
 		c.stopGate()
 	}
-	for _, f := range []**os.File{&c.status, &c.statusW, &c.leftovers} {
+	for _, f := range []**os.File{&c.status, &c.statusW, &c.leftovers, &c.tmpHold} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil

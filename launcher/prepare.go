@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/state"
@@ -215,14 +216,27 @@ func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Can
 	return c, nil
 }
 
-// makeTmpDir creates the private TMPDIR, only once the launch is certain.
+// makeTmpDir creates the private TMPDIR, only once the launch is certain,
+// and holds it for the launch (tmpdir.go). A TMPDIR in cordon's state
+// directory also starts the day's tidy of the others there.
 func (c *Cmd) makeTmpDir() error {
 	if c.TmpDir == "" {
 		return nil
 	}
-	if err := ensurePrivateDir(c.TmpDir); err != nil {
-		return fmt.Errorf("TMPDIR: %w", err)
+	parent := filepath.Dir(c.TmpDir)
+	if parent != filepath.Join(state.Path(), state.Tmp) {
+		// The caller's own: its lifetime is the caller's.
+		if err := ensurePrivateDir(c.TmpDir); err != nil {
+			return fmt.Errorf("TMPDIR: %w", err)
+		}
+		return nil
 	}
+	f, err := holdTmpDir(c.TmpDir)
+	if err != nil {
+		return fmt.Errorf("TMPDIR %s: %w", c.TmpDir, err)
+	}
+	c.tmpHold = f
+	tidyTmpDirs(parent, time.Now())
 	return nil
 }
 

@@ -66,7 +66,13 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 	}
 	name := recordName(root)
 	file := filepath.Join(dir, name+".scan")
+	tidyRecords(dir, time.Now())
 	rec, current := loadScan(file, root)
+	if rec.Root == root {
+		// Used: the tidy keeps a record a launch used within recordKeep.
+		now := time.Now()
+		_ = os.Chtimes(file, now, now)
+	}
 	if current {
 		return rec.Places, false
 	}

@@ -32,11 +32,11 @@ func TestScanCache(t *testing.T) {
 	first, cut := cachedScan(ws, cache)
 	require.False(t, cut)
 	require.Equal(t, []string{filepath.Join(ws, "a", "lib")}, paths(first))
-	ents, _ := os.ReadDir(cache)
+	ents := records(cache)
 	require.Len(t, ents, 1, "the scan was recorded")
 
 	// A hit: the record holds, whatever it says.
-	file := filepath.Join(cache, ents[0].Name())
+	file := filepath.Join(cache, ents[0])
 	rec, ok := loadScan(file, ws)
 	require.True(t, ok)
 	require.Equal(t, first, rec.Places)
@@ -66,9 +66,9 @@ func TestScanCacheDoesNotTrustRacyScans(t *testing.T) {
 	cache := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "x", ".git"), 0o755))
 	cachedScan(ws, cache)
-	ents, _ := os.ReadDir(cache)
+	ents := records(cache)
 	require.Len(t, ents, 1, "what it found is remembered")
-	_, current := loadScan(filepath.Join(cache, ents[0].Name()), ws)
+	_, current := loadScan(filepath.Join(cache, ents[0]), ws)
 	require.False(t, current, "a scan of directories changed moments ago is not taken as current")
 }
 
@@ -194,8 +194,8 @@ func TestScanCutShortMakesProgress(t *testing.T) {
 	}
 	require.False(t, cut, "the scan never got past its bound")
 	require.Equal(t, []string{lib}, paths(got))
-	ents, _ := os.ReadDir(cache)
-	_, current := loadScan(filepath.Join(cache, ents[0].Name()), ws)
+	ents := records(cache)
+	_, current := loadScan(filepath.Join(cache, ents[0]), ws)
 	require.True(t, current)
 }
 
@@ -276,4 +276,14 @@ func TestScanRecordEncoding(t *testing.T) {
 		_, ok := decodeScan(bad)
 		require.False(t, ok, name)
 	}
+}
+
+// records are the names of the scan's records in cache (beside them, the
+// tidy's stamp).
+func records(cache string) []string {
+	ents, _ := filepath.Glob(filepath.Join(cache, "*.scan"))
+	for i, e := range ents {
+		ents[i] = filepath.Base(e)
+	}
+	return ents
 }
