@@ -33,6 +33,7 @@ var (
 	// recordTidyBudget bounds the time a tidy adds to the launch that
 	// runs it.
 	recordTidyBudget = 100 * time.Millisecond
+	rootLookLimit    = 20 * time.Millisecond
 )
 
 // tidyRecords removes what dir (the scan's directory) no longer needs,
@@ -114,6 +115,23 @@ func recordRootHere(file string) bool {
 	if r.bad || !strings.HasPrefix(root, "/") {
 		return false
 	}
-	_, err = os.Lstat(root)
-	return !os.IsNotExist(err)
+	return rootExists(root)
+}
+
+// rootExists reports whether root exists, or might: a root on a network
+// file system that no longer answers must not hold the launch that runs
+// the tidy, so a look that takes longer than rootLookLimit counts as
+// "there" (the look itself ends when the file system answers).
+func rootExists(root string) bool {
+	done := make(chan error, 1)
+	go func() {
+		_, err := os.Lstat(root)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return !os.IsNotExist(err)
+	case <-time.After(rootLookLimit):
+		return true
+	}
 }
