@@ -84,7 +84,9 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // namespace, which would give the command every capability inside it and
 // a mount namespace to undo the view with; no System V IPC (the host's
 // segments, queues and semaphores); no change to another process's
-// limits, priority or scheduling (the host's processes of the same user).
+// limits, priority or scheduling (the host's processes of the same user);
+// no open with access mode 3, which Landlock lets through on a denied file
+// (its extended attributes by fgetxattr, its inode flags by ioctl).
 func landlockRules(network bool) bwrap.Rules {
 	s := bwrap.SocketsNoNamespace()
 	if network {
@@ -94,5 +96,6 @@ func landlockRules(network bool) bwrap.Rules {
 	r.Refuse = append(r.Refuse, bwrap.SysVIPCRefusals()...)
 	r.NoUserns = true
 	r.SelfOnly = true
+	r.NoAccessOpens = true
 	return r
 }

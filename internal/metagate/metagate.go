@@ -45,7 +45,9 @@ var Calls = []string{
 	"utime", "utimes", "futimesat", "utimensat",
 	// Reading: by path only. fgetxattr and flistxattr need a descriptor
 	// that is not O_PATH (EBADF), which the sandbox could open only
-	// where Landlock let it read or write.
+	// where Landlock let it read or write: the launcher's filter refuses
+	// the one open Landlock lets through anywhere, access mode 3
+	// (bwrap.Rules.NoAccessOpens).
 	"getxattr", "lgetxattr", "listxattr", "llistxattr", "inotify_add_watch",
 }
 
