@@ -86,7 +86,8 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // segments, queues and semaphores); no change to another process's
 // limits, priority or scheduling (the host's processes of the same user);
 // no open with access mode 3, which Landlock lets through on a denied file
-// (its extended attributes by fgetxattr, its inode flags by ioctl).
+// (its extended attributes by fgetxattr, its inode flags by ioctl); no
+// btrfs subvolume made, snapshotted or removed.
 func landlockRules(network bool) bwrap.Rules {
 	s := bwrap.SocketsNoNamespace()
 	if network {
@@ -97,5 +98,25 @@ func landlockRules(network bool) bwrap.Rules {
 	r.NoUserns = true
 	r.SelfOnly = true
 	r.NoAccessOpens = true
+	r.RefuseIoctls = append(r.RefuseIoctls, btrfsSubvolumeIoctls...)
 	return r
+}
+
+// btrfsSubvolumeIoctls make, snapshot, remove or freeze a btrfs
+// subvolume (linux/btrfs.h; the same numbers on x86_64 and aarch64). The
+// kernel checks them by the mode's bits alone, on a descriptor a read
+// opens, and Landlock not at all (no path hook is called, and its ioctl
+// right covers device files only): a sandbox made a directory, and with a
+// snapshot of a subvolume it filled in its workspace a whole tree, in any
+// directory of its user it may list, outside its writable roots
+// (~/.config/systemd/user, a workspace's absent .claude). Refused with
+// ENOTTY, what another file system answers.
+var btrfsSubvolumeIoctls = []uint32{
+	0x50009401, // BTRFS_IOC_SNAP_CREATE
+	0x5000940e, // BTRFS_IOC_SUBVOL_CREATE
+	0x5000940f, // BTRFS_IOC_SNAP_DESTROY
+	0x50009417, // BTRFS_IOC_SNAP_CREATE_V2
+	0x50009418, // BTRFS_IOC_SUBVOL_CREATE_V2
+	0x4008941a, // BTRFS_IOC_SUBVOL_SETFLAGS
+	0x5000943f, // BTRFS_IOC_SNAP_DESTROY_V2
 }
