@@ -99,7 +99,27 @@ func landlockRules(network bool) bwrap.Rules {
 	r.SelfOnly = true
 	r.NoAccessOpens = true
 	r.RefuseIoctls = append(r.RefuseIoctls, btrfsSubvolumeIoctls...)
+	r.RefuseIoctls = append(r.RefuseIoctls, lastingInodeIoctls...)
 	return r
+}
+
+// lastingInodeIoctls change a file or directory for good on a descriptor
+// a read opens, checked by ownership or the mode's bits alone, which
+// Landlock's ioctl right (device files only) does not cover:
+// FS_IOC_ENABLE_VERITY makes a file the user owns read-only forever
+// (~/.bashrc, a repository's .git/config, on btrfs, f2fs or ext4 with
+// verity); FS_IOC_SET_ENCRYPTION_POLICY encrypts an empty directory's
+// future entries with a key the sandbox chose; FS_IOC_ADD_ENCRYPTION_KEY
+// and FS_IOC_REMOVE_ENCRYPTION_KEY plant a key in, or take the user's own
+// out of, the file system's keyring (the kernel keyrings are refused
+// already), locking the user's unlocked encrypted directories. Refused
+// with ENOTTY, what a file system without them answers. (linux/fs.h,
+// linux/fscrypt.h, linux/fsverity.h; the same on x86_64 and aarch64.)
+var lastingInodeIoctls = []uint32{
+	0x40806685, // FS_IOC_ENABLE_VERITY
+	0x800c6613, // FS_IOC_SET_ENCRYPTION_POLICY
+	0xc0506617, // FS_IOC_ADD_ENCRYPTION_KEY
+	0xc0406618, // FS_IOC_REMOVE_ENCRYPTION_KEY
 }
 
 // btrfsSubvolumeIoctls make, snapshot, remove or freeze a btrfs
