@@ -69,6 +69,7 @@ const (
 // Errnos, the same on x86_64 and aarch64 (asm-generic/errno*.h).
 const (
 	eperm           = 1
+	eacces          = 13
 	enotty          = 25
 	enosys          = 38
 	eprotonosupport = 93
@@ -243,6 +244,16 @@ type Rules struct {
 	// does not cover them. A thread's own id counts as another process
 	// (pthread_setaffinity_np and pthread_setschedparam fail).
 	SelfOnly bool
+	// NoAccessOpens refuses (EACCES) open and openat with access mode 3
+	// (O_RDONLY|O_WRONLY|O_RDWR's unused value) but not O_PATH: the
+	// kernel then asks read and write permission of the file's mode yet
+	// gives a descriptor with neither, which Landlock's open check lets
+	// through anywhere (it asks only for what the descriptor reads or
+	// writes). A sandbox whose only guard on contents is Landlock (the
+	// landlock backend) would get a descriptor on a denied file for
+	// fgetxattr, flistxattr and the inode ioctls. openat2 is already
+	// ENOSYS.
+	NoAccessOpens bool
 }
 
 // SocketsNoNamespace is the allowlist of a sandbox with the network off
@@ -293,6 +304,13 @@ type modeCall struct {
 // openCreates are the open flags with which the mode argument is used:
 // O_CREAT and O_TMPFILE's own bit (the same on x86_64 and aarch64).
 const openCreates = 0o100 | 0o20000000
+
+// The access mode's bits and O_PATH (the same on x86_64 and aarch64).
+const (
+	openWronly = 0o1
+	openRdwr   = 0o2
+	openPath   = 0o10000000
+)
 
 // Seccomp returns the filter program for a sandbox whose sockets follow
 // s, in the binary form bwrap's --seccomp reads.
@@ -382,6 +400,13 @@ func (a *asm) arch(ar arch, r Rules) {
 	for _, mc := range modeCalls {
 		if _, ok := ar.nr[mc.name]; ok {
 			a.label(l("mode" + mc.name))
+			if mc.flags != 0 && r.NoAccessOpens {
+				// Access mode 3 without O_PATH: both low bits set.
+				a.emit(insn{code: bpfLdWAbs, k: mc.flags})
+				a.emit(insn{code: bpfJsetK, k: openPath, jt: 2})
+				a.emit(insn{code: bpfJsetK, k: openWronly, jf: 1})
+				a.emit(insn{code: bpfJsetK, k: openRdwr, t: l("eacces")})
+			}
 			if mc.flags != 0 {
 				a.emit(insn{code: bpfLdWAbs, k: mc.flags})
 				a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
@@ -423,6 +448,10 @@ func (a *asm) arch(ar arch, r Rules) {
 	}
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
+	if r.NoAccessOpens {
+		a.label(l("eacces"))
+		ret(retErrno | eacces)
+	}
 
 	// socketpair connects nothing outside, but only AF_UNIX needs it (the
 	// only other family implementing it, AF_TIPC, would load a module).
@@ -526,6 +555,9 @@ func Describe(r Rules) string {
 	}
 	if r.SelfOnly {
 		userns += ", changing another process's limits, priority or scheduling"
+	}
+	if r.NoAccessOpens {
+		userns += ", opens with access mode 3"
 	}
 	if len(fams) == 0 {
 		fams = []string{"none"}

@@ -82,9 +82,10 @@ func TestSeccompNoNamespaceRules(t *testing.T) {
 	x86, arm := uint32(auditArchX8664), uint32(auditArchAarch64)
 	r := RulesFor(SocketsHostNoUnix())
 	r.Refuse = append(r.Refuse, SysVIPCRefusals()...)
-	r.NoUserns, r.SelfOnly = true, true
+	r.NoUserns, r.SelfOnly, r.NoAccessOpens = true, true, true
 	prog := Program(r)
 	const ptr = 0x7ffd_1234_5678
+	const accmode3, oPath, oCreat = 3, 0o10000000, 0o100
 	tests := []struct {
 		name string
 		c    call
@@ -124,6 +125,18 @@ func TestSeccompNoNamespaceRules(t *testing.T) {
 		{"x86 clone newuser", call{x86, 56, cloneNewuser, 0, 0}, denyPerm},
 		{"x86 TIOCSTI", call{x86, 16, 0, tiocsti, 0}, denyPerm},
 		{"x86 getpriority", call{x86, 140, 0, 1234, 0}, allow},
+		{"x86 open mode 3", call{x86, 2, ptr, accmode3, 0}, retErrno | eacces},
+		{"x86 open mode 3 O_CLOEXEC", call{x86, 2, ptr, accmode3 | 0o2000000, 0}, retErrno | eacces},
+		{"x86 openat mode 3", call{x86, 257, 0, ptr, accmode3}, retErrno | eacces},
+		{"x86 openat mode 3 O_CREAT 0644", call{x86, 257, 0, ptr, accmode3 | oCreat}, retErrno | eacces},
+		{"x86 openat mode 3 O_PATH", call{x86, 257, 0, ptr, accmode3 | oPath}, allow},
+		{"x86 openat O_RDWR", call{x86, 257, 0, ptr, 2}, allow},
+		{"x86 openat O_WRONLY", call{x86, 257, 0, ptr, 1}, allow},
+		{"x86 openat O_RDONLY", call{x86, 257, 0, ptr, 0}, allow},
+		{"x86 open O_RDWR", call{x86, 2, ptr, 2, 0}, allow},
+		{"x86 creat", call{x86, 85, ptr, 0o644, 0}, allow},
+		{"arm64 openat mode 3", call{arm, 56, 0, ptr, accmode3}, retErrno | eacces},
+		{"arm64 openat O_RDWR", call{arm, 56, 0, ptr, 2}, allow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

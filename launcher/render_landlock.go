@@ -84,7 +84,10 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // namespace, which would give the command every capability inside it and
 // a mount namespace to undo the view with; no System V IPC (the host's
 // segments, queues and semaphores); no change to another process's
-// limits, priority or scheduling (the host's processes of the same user).
+// limits, priority or scheduling (the host's processes of the same user);
+// no open with access mode 3, which Landlock lets through on a denied file
+// (its extended attributes by fgetxattr, its inode flags by ioctl); no
+// btrfs subvolume made, snapshotted or removed.
 func landlockRules(network bool) bwrap.Rules {
 	s := bwrap.SocketsNoNamespace()
 	if network {
@@ -94,5 +97,46 @@ func landlockRules(network bool) bwrap.Rules {
 	r.Refuse = append(r.Refuse, bwrap.SysVIPCRefusals()...)
 	r.NoUserns = true
 	r.SelfOnly = true
+	r.NoAccessOpens = true
+	r.RefuseIoctls = append(r.RefuseIoctls, btrfsSubvolumeIoctls...)
+	r.RefuseIoctls = append(r.RefuseIoctls, lastingInodeIoctls...)
 	return r
+}
+
+// lastingInodeIoctls change a file or directory for good on a descriptor
+// a read opens, checked by ownership or the mode's bits alone, which
+// Landlock's ioctl right (device files only) does not cover:
+// FS_IOC_ENABLE_VERITY makes a file the user owns read-only forever
+// (~/.bashrc, a repository's .git/config, on btrfs, f2fs or ext4 with
+// verity); FS_IOC_SET_ENCRYPTION_POLICY encrypts an empty directory's
+// future entries with a key the sandbox chose; FS_IOC_ADD_ENCRYPTION_KEY
+// and FS_IOC_REMOVE_ENCRYPTION_KEY plant a key in, or take the user's own
+// out of, the file system's keyring (the kernel keyrings are refused
+// already), locking the user's unlocked encrypted directories. Refused
+// with ENOTTY, what a file system without them answers. (linux/fs.h,
+// linux/fscrypt.h, linux/fsverity.h; the same on x86_64 and aarch64.)
+var lastingInodeIoctls = []uint32{
+	0x40806685, // FS_IOC_ENABLE_VERITY
+	0x800c6613, // FS_IOC_SET_ENCRYPTION_POLICY
+	0xc0506617, // FS_IOC_ADD_ENCRYPTION_KEY
+	0xc0406618, // FS_IOC_REMOVE_ENCRYPTION_KEY
+}
+
+// btrfsSubvolumeIoctls make, snapshot, remove or freeze a btrfs
+// subvolume (linux/btrfs.h; the same numbers on x86_64 and aarch64). The
+// kernel checks them by the mode's bits alone, on a descriptor a read
+// opens, and Landlock not at all (no path hook is called, and its ioctl
+// right covers device files only): a sandbox made a directory, and with a
+// snapshot of a subvolume it filled in its workspace a whole tree, in any
+// directory of its user it may list, outside its writable roots
+// (~/.config/systemd/user, a workspace's absent .claude). Refused with
+// ENOTTY, what another file system answers.
+var btrfsSubvolumeIoctls = []uint32{
+	0x50009401, // BTRFS_IOC_SNAP_CREATE
+	0x5000940e, // BTRFS_IOC_SUBVOL_CREATE
+	0x5000940f, // BTRFS_IOC_SNAP_DESTROY
+	0x50009417, // BTRFS_IOC_SNAP_CREATE_V2
+	0x50009418, // BTRFS_IOC_SUBVOL_CREATE_V2
+	0x4008941a, // BTRFS_IOC_SUBVOL_SETFLAGS
+	0x5000943f, // BTRFS_IOC_SNAP_DESTROY_V2
 }

@@ -45,7 +45,9 @@ var Calls = []string{
 	"utime", "utimes", "futimesat", "utimensat",
 	// Reading: by path only. fgetxattr and flistxattr need a descriptor
 	// that is not O_PATH (EBADF), which the sandbox could open only
-	// where Landlock let it read or write.
+	// where Landlock let it read or write: the launcher's filter refuses
+	// the one open Landlock lets through anywhere, access mode 3
+	// (bwrap.Rules.NoAccessOpens).
 	"getxattr", "lgetxattr", "listxattr", "llistxattr", "inotify_add_watch",
 }
 
@@ -69,7 +71,9 @@ const (
 // an older kernel answers, so that libraries fall back to the calls the
 // gate decides: setxattrat, removexattrat, getxattrat and listxattrat
 // (Linux 6.13), file_setattr (6.17: the project ID and the inode flags
-// FS_IOC_FSSETXATTR sets); fanotify_mark is refused (EACCES): the
+// FS_IOC_FSSETXATTR sets) and file_getattr, which reads them by path, in
+// a denied root too (FS_IOC_FSGETXATTR needs a descriptor that is not
+// O_PATH, which the sandbox cannot open there); fanotify_mark is refused (EACCES): the
 // launcher would have to place the mark itself, and an unprivileged
 // group's inode marks report the names made in a directory; and
 // the ioctls that set inode flags are refused with ENOTTY, what a file
@@ -84,6 +88,7 @@ func Rules(base bwrap.Rules) bwrap.Rules {
 		bwrap.Refusal{Syscall: "file_setattr", Errno: enosys},
 		bwrap.Refusal{Syscall: "getxattrat", Errno: enosys},
 		bwrap.Refusal{Syscall: "listxattrat", Errno: enosys},
+		bwrap.Refusal{Syscall: "file_getattr", Errno: enosys},
 		bwrap.Refusal{Syscall: "fanotify_mark", Errno: eacces})
 	return r
 }
