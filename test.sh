@@ -2,7 +2,8 @@
 # Runs every test: go vet, staticcheck, the macOS cross-build, the unit
 # tests, the conformance suite against the real kernel sandbox, and the
 # end-to-end suite with the real agent CLIs (installed from npm, pinned,
-# cached). Installs bubblewrap when it is missing. On Linux a sandbox that
+# cached). Installs bubblewrap when it is missing (and, as root, btrfs-progs
+# for one landlock test). On Linux a sandbox that
 # cannot run is a failure, not a skip
 # (CORDON_REQUIRE_BACKEND=bwrap,native,landlock).
 #
@@ -26,6 +27,7 @@ esac
 export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
+ensure_btrfs
 if [[ $(uname -s) == Linux ]]; then
   export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native,landlock}
 fi
