@@ -226,10 +226,7 @@ func (c *Cmd) makeTmpDir() error {
 	parent := filepath.Dir(c.TmpDir)
 	if parent != filepath.Join(state.Path(), state.Tmp) {
 		// The caller's own: its lifetime is the caller's.
-		if err := ensurePrivateDir(c.TmpDir); err != nil {
-			return fmt.Errorf("TMPDIR: %w", err)
-		}
-		return nil
+		return c.ensureTmpDir()
 	}
 	f, err := holdTmpDir(c.TmpDir)
 	if err != nil {
@@ -237,6 +234,17 @@ func (c *Cmd) makeTmpDir() error {
 	}
 	c.tmpHold = f
 	tidyTmpDirs(parent, time.Now())
+	return nil
+}
+
+// ensureTmpDir makes the TMPDIR as it is, without the tidy's lock.
+func (c *Cmd) ensureTmpDir() error {
+	if c.TmpDir == "" {
+		return nil
+	}
+	if err := ensurePrivateDir(c.TmpDir); err != nil {
+		return fmt.Errorf("TMPDIR: %w", err)
+	}
 	return nil
 }
 

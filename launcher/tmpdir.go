@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -56,13 +57,20 @@ const tmpTrash = ".gone-"
 // holdTmpDir makes the private TMPDIR dir (0700, ours), takes the shared
 // lock that keeps the tidy away from it while the sandbox runs, and
 // touches it. It returns the lock, always close-on-exec: it is the
-// launcher's, never handed into a sandbox.
+// launcher's, never handed into a sandbox; nil where the state directory
+// cannot be written.
 func holdTmpDir(dir string) (*os.File, error) {
 	for try := 0; ; try++ {
 		if err := ensurePrivateDir(dir); err != nil {
 			return nil, err
 		}
 		lock, err := lockTmpDir(dir, false)
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
+			// Inside a sandbox (a nested cordon run), where the state
+			// directory is read-only: the enclosing launch holds this
+			// TMPDIR, its workspace's, and no tidy runs from here.
+			return nil, ensurePrivateDir(dir)
+		}
 		if err != nil {
 			return nil, err
 		}
