@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 // A private TMPDIR (Cmd.TmpDir: the workspace preset gives one per
@@ -153,17 +155,7 @@ func lockShared(f *os.File) error {
 // what earlier tidies left half-removed, unless a tidy ran there within
 // tmpTidyEvery. It returns the names it removed.
 func tidyTmpDirs(parent string, now time.Time) []string {
-	stamp := filepath.Join(parent, ".tidied")
-	var st unix.Stat_t
-	if unix.Lstat(stamp, &st) == nil && now.Sub(time.Unix(st.Mtim.Unix())) < tmpTidyEvery {
-		return nil
-	}
-	f, err := os.OpenFile(stamp, os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil
-	}
-	f.Close()
-	if err := os.Chtimes(stamp, now, now); err != nil {
+	if !state.Due(parent, now, tmpTidyEvery) {
 		return nil
 	}
 	d, err := os.Open(parent)

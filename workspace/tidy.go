@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/cordon-sandbox/cordon/internal/state"
 )
 
 // The scan's records (scancache.go, guardcache.go) are kept per writable
@@ -40,16 +40,7 @@ var (
 // unless a tidy ran there within recordTidyEvery before now. It returns
 // the names it removed.
 func tidyRecords(dir string, now time.Time) []string {
-	stamp := filepath.Join(dir, ".tidied")
-	if fi, err := os.Lstat(stamp); err == nil && now.Sub(fi.ModTime()) < recordTidyEvery {
-		return nil
-	}
-	f, err := os.OpenFile(stamp, os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil
-	}
-	f.Close()
-	if os.Chtimes(stamp, now, now) != nil {
+	if !state.Due(dir, now, recordTidyEvery) {
 		return nil
 	}
 	d, err := os.Open(dir)
