@@ -57,9 +57,16 @@ func TestNetPolicyAPI(t *testing.T) {
 	cmd := Command(workspacePolicy(t, ws), "sh", "-c", script, strconv.Itoa(port), "1")
 	cmd.NetPolicy = np
 	cmd.NetEvent = func(e netproxy.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }
+	// Stderr, the events and the status are in the message: a run once
+	// came back with no output at all and status 0, and said nothing more.
+	var errb strings.Builder
+	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(string(out), "ok from the host\n"), "%s", out)
+	mu.Lock()
+	why := fmt.Sprintf("stdout %q\nstderr %q\nstate %v\nevents %+v", out, errb.String(), cmd.ProcessState, evs)
+	mu.Unlock()
+	require.True(t, strings.HasPrefix(string(out), "ok from the host\n"), "%s", why)
 	require.Len(t, evs, 2)
 	require.True(t, evs[0].Allowed)
 	require.Equal(t, "localhost", evs[0].Host)
