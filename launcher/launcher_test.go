@@ -120,6 +120,9 @@ func TestExecReplacesTheProcess(t *testing.T) {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(child.Process.Pid) + "/exe")
 	require.NoError(t, err)
 	require.Equal(t, "bwrap", filepath.Base(exe))
+	// Its holder file, named by the pid bwrap kept, lists the masks it
+	// mounts (the workspace's TMPDIR makes one): the tidy leaves them.
+	requireListsMasks(t, child.Process.Pid)
 	stdin.Close()
 	err = child.Wait()
 	var ee *exec.ExitError

@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"time"
+
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -28,7 +30,9 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 }
 
 // prepareMountPoints makes the plan's mask directories and acquires its
-// stubs in reg, whose lock the caller holds.
+// stubs in reg, whose lock the caller holds; the launch's holder file
+// lists its masks too, so that the tidy of the masks, which runs here
+// under the same lock, leaves them alone while the sandbox runs.
 func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg *registry) error {
 	if err := ensureMasks(plan.Masks); err != nil {
 		return err
@@ -36,7 +40,16 @@ func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg 
 	if testhook.Launch != nil {
 		reg.stubMade = func() { testhook.Launch(c, "stub") }
 	}
-	return reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon))
+	for _, m := range plan.Masks {
+		reg.masks = append(reg.masks, m.Key)
+	}
+	if err := reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon)); err != nil {
+		return err
+	}
+	if len(plan.Masks) > 0 {
+		tidyMasks(maskRootPath(), time.Now(), reg.heldMasks())
+	}
+	return nil
 }
 
 // releaser returns what ends this launch's hold on its stubs once the
@@ -44,14 +57,14 @@ func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg 
 // released by then) and releases them.
 func (reg *registry) releaser() func() {
 	return func() {
-		if len(reg.mine) == 0 {
+		if len(reg.mine) == 0 && len(reg.masks) == 0 {
 			return
 		}
 		r, err := lockRegistry(reg.dir)
 		if err != nil {
 			return
 		}
-		r.me, r.mine, r.reaped = reg.me, reg.mine, reg.reaped
+		r.me, r.mine, r.reaped, r.masks = reg.me, reg.mine, reg.reaped, reg.masks
 		r.release()
 		r.unlock()
 	}

@@ -31,6 +31,11 @@ type registry struct {
 	live map[string]stubRecord // stubs held by live launches (not this one)
 	dead map[string]stubRecord // stubs held only by ended launches
 	mine map[string]stubRecord // stubs this launch holds
+	// masks are the masks this launch mounts (their keys), and liveMasks
+	// those live launches mount: the tidy removes no mask a live holder
+	// lists (masktidy_linux.go).
+	masks     []string
+	liveMasks map[string]bool
 	// reaped: a reaper runs and will remove this launch's stubs after it.
 	reaped bool
 	// roots are the stubs' roots acquire opened, each once for all the
@@ -48,6 +53,8 @@ type holderFile struct {
 	// other live holder holds them.
 	LingerMS int64        `json:"linger_ms"`
 	Stubs    []stubRecord `json:"stubs"`
+	// Masks are the keys of the masks the holder's sandbox mounts.
+	Masks []string `json:"masks,omitempty"`
 }
 
 // holderSeq numbers this process's launches, for their holder files' names.
@@ -144,7 +151,9 @@ type holder struct {
 	file  holderFile
 }
 
-// holders reads every holder file but skip's; unreadable ones are removed.
+// holders reads every holder file but skip's; unreadable ones are
+// removed, and so are those of ended launches that held no stubs (only
+// masks): they hold nothing once their launch has ended.
 func (r *registry) holders(skip string) []holder {
 	ents, _ := os.ReadDir(r.dir)
 	var hs []holder
@@ -160,6 +169,10 @@ func (r *registry) holders(skip string) []holder {
 			continue
 		}
 		h.name, h.alive = name, holderAlive(name)
+		if !h.alive && len(h.file.Stubs) == 0 {
+			os.Remove(filepath.Join(r.dir, name))
+			continue
+		}
 		hs = append(hs, h)
 	}
 	return hs
@@ -168,12 +181,17 @@ func (r *registry) holders(skip string) []holder {
 // load sorts what the holders hold into live and dead.
 func (r *registry) load(skip string) {
 	r.live, r.dead = map[string]stubRecord{}, map[string]stubRecord{}
+	r.liveMasks = map[string]bool{}
 	hs := r.holders(skip)
 	for _, h := range hs {
+		if !h.alive {
+			continue
+		}
 		for _, s := range h.file.Stubs {
-			if h.alive {
-				r.live[s.Path] = s
-			}
+			r.live[s.Path] = s
+		}
+		for _, m := range h.file.Masks {
+			r.liveMasks[m] = true
 		}
 	}
 	for _, h := range hs {

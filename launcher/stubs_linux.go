@@ -146,17 +146,19 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 			}
 		}
 	}
-	if len(r.mine) == 0 {
+	if len(r.mine) == 0 && len(r.masks) == 0 {
 		return nil
 	}
-	h := holderFile{LingerMS: stubLinger(linger).Milliseconds()}
+	h := holderFile{LingerMS: stubLinger(linger).Milliseconds(), Masks: r.masks}
 	for _, s := range r.mine {
 		h.Stubs = append(h.Stubs, s)
 	}
 	if err := writeHolder(filepath.Join(r.dir, r.me), h); err != nil {
 		return fail(fmt.Errorf("stub registry: %w", err))
 	}
-	r.reaped = ensureReaper(r.dir) == nil
+	if len(r.mine) > 0 {
+		r.reaped = ensureReaper(r.dir) == nil
+	}
 	return nil
 }
 
@@ -214,6 +216,12 @@ func (r *registry) adopt(p string) bool {
 // caller holds the lock.
 func (r *registry) release() {
 	if len(r.mine) == 0 {
+		if len(r.masks) > 0 {
+			// Only masks: nothing to remove but the record that the
+			// sandbox mounted them.
+			os.Remove(filepath.Join(r.dir, r.me))
+			r.masks = nil
+		}
 		return
 	}
 	me := filepath.Join(r.dir, r.me)

@@ -1,0 +1,144 @@
+package launcher
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/state"
+)
+
+// Masks (masks_linux.go) are shared by content and cost nothing to make
+// again, but nothing used to remove one. A workspace's mask has a shape
+// of its own (its private TMPDIR is a root inside cordon's state
+// directory, which is denied), so a user kept one per workspace ever
+// launched, and a test run here left about 900 (fixtures have random
+// names).
+//
+// Removing a mask that a running sandbox has mounted is not harmless:
+// the kernel lets a directory be removed while it is a mount point in
+// another mount namespace, and detaches what is mounted on it there. Seen
+// here (a tidy that ignored the holders, both Linux backends): the
+// readable root inside a denied directory vanished from the running
+// sandbox. The mask itself stayed, as a mount the sandbox's namespace
+// holds locked; nothing should rest on that rule.
+//
+// So each launch lists the masks it mounts in its holder file in the
+// stub registry (registry_linux.go), written under the registry's lock
+// right after it made or found them, and kept until its sandbox has
+// ended: a launch that hands its process to bwrap (Cmd.Exec) keeps the
+// pid, which is what makes a holder live. The tidy runs at a launch,
+// under that same lock, and removes only masks no live holder lists that
+// were made more than maskKeep ago (the next launch that needs one makes
+// it again in microseconds), and what earlier tidies or killed launches
+// left. A sandbox started by a cordon from before masks were listed is
+// not seen; its masks are at least maskKeep old before any goes.
+//
+// It runs once per maskTidyEvery and per user, for at most maskTidyBudget
+// (the launches waiting on the lock wait that long at most): a mask is
+// renamed aside (each a few microseconds), then removed beside the
+// sandbox, however long that takes.
+var (
+	maskKeep       = 24 * time.Hour
+	maskTidyEvery  = 24 * time.Hour
+	maskTidyBudget = 100 * time.Millisecond
+	maskTidyMax    = 10000
+)
+
+// maskTrash starts the names of masks being removed.
+const maskTrash = ".gone-"
+
+// heldMasks are the masks live launches mount, this one's included.
+func (r *registry) heldMasks() map[string]bool {
+	held := map[string]bool{}
+	for m := range r.liveMasks {
+		held[m] = true
+	}
+	for _, m := range r.masks {
+		held[m] = true
+	}
+	return held
+}
+
+// tidyMasks removes the masks under root that held does not list and
+// that were made more than maskKeep before now, and what earlier tidies
+// or killed launches left there, once per maskTidyEvery. The caller holds
+// the registry's lock, under which held was read. It returns the names it
+// set aside.
+func tidyMasks(root string, now time.Time, held map[string]bool) []string {
+	if !state.Due(root, now, maskTidyEvery) {
+		return nil
+	}
+	d, err := os.Open(root)
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(maskTidyMax)
+	d.Close()
+	var gone, trash []string
+	end := time.Now().Add(maskTidyBudget)
+	for _, n := range names {
+		if time.Now().After(end) {
+			break // the rest at the next tidy
+		}
+		switch {
+		case strings.HasPrefix(n, maskTrash):
+			trash = append(trash, n)
+		case isMaskName(n) && !held[n] || strings.HasPrefix(n, "build-"):
+			if !madeBefore(filepath.Join(root, n), now.Add(-maskKeep)) {
+				continue
+			}
+			var r [6]byte
+			rand.Read(r[:])
+			t := maskTrash + n + "-" + hex.EncodeToString(r[:])
+			// Within the same directory: a directory moved to another
+			// would need write permission on itself, which a mask has not.
+			if os.Rename(filepath.Join(root, n), filepath.Join(root, t)) == nil {
+				gone = append(gone, n)
+				trash = append(trash, t)
+			}
+		}
+	}
+	if len(trash) > 0 {
+		// Set aside, they are no one's: a launch that wants one of those
+		// shapes makes it again under its own name.
+		go func() {
+			for _, t := range trash {
+				removeMask(filepath.Join(root, t))
+			}
+		}()
+	}
+	return gone
+}
+
+// isMaskName reports whether n is named as bwrap's masks are: 24
+// lower-case hexadecimal digits, or "empty".
+func isMaskName(n string) bool {
+	if n == "empty" {
+		return true
+	}
+	if len(n) != 24 {
+		return false
+	}
+	for _, c := range n {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// madeBefore reports whether p is a directory of ours whose modification
+// and change times are both before t.
+func madeBefore(p string, t time.Time) bool {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+		return false
+	}
+	return time.Unix(st.Mtim.Unix()).Before(t) && time.Unix(st.Ctim.Unix()).Before(t)
+}
