@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Masks (masks_linux.go) are shared by content and cost nothing to make
@@ -33,8 +34,9 @@ import (
 // right after it made or found them, and kept until its sandbox has
 // ended: a launch that hands its process to bwrap (Cmd.Exec) keeps the
 // pid, which is what makes a holder live. The tidy runs at a launch,
-// under that same lock, and removes only masks no live holder lists that
-// were made more than maskKeep ago (the next launch that needs one makes
+// under that same lock, and removes only masks no live holder lists and
+// no mount namespace it can look at mounts, that were made more than
+// maskKeep ago (the next launch that needs one makes
 // it again in microseconds), and what earlier tidies or killed launches
 // left. A sandbox started by a cordon from before masks were listed is
 // not seen; its masks are at least maskKeep old before any goes.
@@ -80,28 +82,44 @@ func tidyMasks(root string, now time.Time, held map[string]bool) []string {
 	}
 	names, _ := d.Readdirnames(maskTidyMax)
 	d.Close()
-	var gone, trash []string
+	var gone, trash, old []string
 	end := time.Now().Add(maskTidyBudget)
 	for _, n := range names {
-		if time.Now().After(end) {
-			break // the rest at the next tidy
-		}
 		switch {
 		case strings.HasPrefix(n, maskTrash):
 			trash = append(trash, n)
 		case isMaskName(n) && !held[n] || strings.HasPrefix(n, "build-"):
-			if !madeBefore(filepath.Join(root, n), now.Add(-maskKeep)) {
-				continue
+			if madeBefore(filepath.Join(root, n), now.Add(-maskKeep)) {
+				old = append(old, n)
 			}
-			var r [6]byte
-			rand.Read(r[:])
-			t := maskTrash + n + "-" + hex.EncodeToString(r[:])
-			// Within the same directory: a directory moved to another
-			// would need write permission on itself, which a mask has not.
-			if os.Rename(filepath.Join(root, n), filepath.Join(root, t)) == nil {
-				gone = append(gone, n)
-				trash = append(trash, t)
-			}
+		}
+	}
+	// The second wall: a mask some mount namespace mounts stays, whatever
+	// the registry says (a holder file lost or misread, a sandbox of a
+	// cordon from before masks were listed).
+	var mounted map[string]bool
+	if !testhook.SkipMaskMountCheck {
+		keys := map[string]bool{}
+		for _, n := range old {
+			keys[n] = true
+		}
+		mounted = mountedMasks(keys)
+	}
+	for _, n := range old {
+		if time.Now().After(end) {
+			break // the rest at the next tidy
+		}
+		if mounted[n] {
+			continue
+		}
+		var r [6]byte
+		rand.Read(r[:])
+		t := maskTrash + n + "-" + hex.EncodeToString(r[:])
+		// Within the same directory: a directory moved to another would
+		// need write permission on itself, which a mask has not.
+		if os.Rename(filepath.Join(root, n), filepath.Join(root, t)) == nil {
+			gone = append(gone, n)
+			trash = append(trash, t)
 		}
 	}
 	if len(trash) > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -84,6 +85,7 @@ func TestMasksHeldWhileTheSandboxRuns(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			testenv.RequireBackend(t, backend)
 			ownRegistry(t)
+			t.Cleanup(func() { testhook.SkipMaskMountCheck = false })
 			defer func(b time.Duration) { maskTidyBudget = b }(maskTidyBudget)
 			maskTidyBudget = time.Hour
 			// A denied directory with a readable root inside: it gets a mask.
@@ -122,7 +124,16 @@ func TestMasksHeldWhileTheSandboxRuns(t *testing.T) {
 			for _, m := range masks {
 				assert.True(t, held[filepath.Base(m)], "the running launch lists %s", m)
 			}
-			assert.Empty(t, tidyMasks(root, later, held), "the running sandbox holds its masks")
+			// Each wall alone keeps them: the registry without the look at
+			// the mounts, the mounts with a registry that says nothing.
+			stamp := filepath.Join(root, ".tidied")
+			testhook.SkipMaskMountCheck = true
+			assert.Empty(t, tidyMasks(root, later, held), "the registry lists the running sandbox's masks")
+			testhook.SkipMaskMountCheck = false
+			require.NoError(t, os.Remove(stamp))
+			assert.Empty(t, tidyMasks(root, later, nil), "the running sandbox mounts its masks")
+			require.NoError(t, os.Remove(stamp))
+			assert.Empty(t, tidyMasks(root, later, held))
 
 			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 			require.NoError(t, err)

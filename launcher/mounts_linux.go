@@ -3,6 +3,7 @@ package launcher
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -25,11 +26,21 @@ func mountedElsewhere(paths []string) map[string]bool {
 	for _, p := range paths {
 		want[p] = true
 	}
-	self, _ := os.Readlink("/proc/self/ns/mnt")
-	seen := map[string]bool{self: true}
+	eachMountinfo(false, func(file string) { mountPoints(file, want, found) })
+	return found
+}
+
+// eachMountinfo calls f with the mountinfo file of one process of each
+// mount namespace this process may look at (its own only when self).
+func eachMountinfo(self bool, f func(file string)) {
+	seen := map[string]bool{}
+	if !self {
+		ns, _ := os.Readlink("/proc/self/ns/mnt")
+		seen[ns] = true
+	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return found
+		return
 	}
 	for _, d := range procs {
 		if _, err := strconv.Atoi(d.Name()); err != nil {
@@ -40,8 +51,39 @@ func mountedElsewhere(paths []string) map[string]bool {
 			continue
 		}
 		seen[ns] = true
-		mountPoints("/proc/"+d.Name()+"/mountinfo", want, found)
+		f("/proc/" + d.Name() + "/mountinfo")
 	}
+}
+
+// mountedMasks returns which of the masks named in keys some mount
+// namespace this process may look at mounts: a mount whose source
+// directory (mountinfo's root field, relative to its file system) is
+// masks/KEY.
+func mountedMasks(keys map[string]bool) map[string]bool {
+	found := map[string]bool{}
+	if len(keys) == 0 {
+		return found
+	}
+	eachMountinfo(true, func(file string) {
+		f, err := os.Open(file)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			fields := strings.SplitN(sc.Text(), " ", 6)
+			if len(fields) < 5 {
+				continue
+			}
+			root := unescapeMount(fields[3])
+			dir, key := filepath.Split(root)
+			if keys[key] && filepath.Base(dir) == "masks" {
+				found[key] = true
+			}
+		}
+	})
 	return found
 }
 

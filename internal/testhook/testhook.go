@@ -190,3 +190,8 @@ var MetagateAct func(tid int, path string)
 // filter without the metadata gate), separated by commas
 // (landlock.Spec.Weaken).
 var LandlockWeaken string
+
+// SkipMaskMountCheck, when true, makes the launcher's tidy of the masks
+// trust the registry alone, without looking for the masks in the mount
+// namespaces it can see.
+var SkipMaskMountCheck bool
