@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -91,7 +92,9 @@ func (c *Cmd) newNetSession(canon *policy.Canonical, argv, env []string, fd int,
 				}
 				return
 			}
-			n.srv.Serve(ln)
+			if err := n.srv.Serve(ln); err != nil && !errors.Is(err, netproxy.ErrClosed) && stderr != nil {
+				fmt.Fprintf(stderr, "cordon: network proxy: %v; the sandbox's connections through it fail from now on\n", err)
+			}
 		}()
 		return nil
 	}

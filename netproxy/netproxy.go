@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/shown"
@@ -121,6 +122,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		max = defaultMaxConns
 	}
 	sem := make(chan struct{}, max)
+	var pause time.Duration
 	for {
 		sem <- struct{}{}
 		c, err := ln.Accept()
@@ -131,13 +133,24 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed {
 				return ErrClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				<-sem
+			<-sem
+			if acceptAgain(err) {
+				// Out of descriptors or memory for a moment (this
+				// process's, not the sandbox's doing alone): wait and go
+				// on, rather than leave the sandbox's connections queued
+				// on a listener nobody accepts from.
+				pause = min(2*pause+5*time.Millisecond, time.Second)
+				if !s.sleep(pause) {
+					return ErrClosed
+				}
 				continue
 			}
+			// Closed, so that the sandbox's clients fail at once instead
+			// of waiting on a listener nobody accepts from.
+			ln.Close()
 			return err
 		}
+		pause = 0
 		if !s.track(c) {
 			c.Close()
 			return ErrClosed
@@ -181,6 +194,33 @@ func (s *Server) Close() error {
 	case <-t.C:
 		s.gone.Store(true)
 		return ErrCloseTimeout
+	}
+}
+
+// acceptAgain reports whether an Accept error passes: a timeout, or a
+// shortage of descriptors, memory or buffers.
+func acceptAgain(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// sleep waits d, or less when the server is closed meanwhile (false).
+func (s *Server) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.context().Done():
+		return false
 	}
 }
 
