@@ -95,8 +95,9 @@ func (c *Cmd) newServer(stderr io.Writer) (*netproxy.Server, func()) {
 
 // netStopGrace bounds how long the end of a launch waits for its proxy:
 // every connection is closed and every lookup and dial cancelled at
-// once, so what is left is only the last events being written.
-const netStopGrace = time.Second
+// once, so what is left is only the last events being written. (A
+// variable for the tests.)
+var netStopGrace = time.Second
 
 // stop ends the proxy and every connection through it, and waits for
 // the last events, at most netStopGrace, or until quit is closed.
