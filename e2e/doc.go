@@ -1,4 +1,5 @@
-// Package e2e drives the real agent CLIs (Claude Code, Codex, Gemini CLI)
+// Package e2e drives the real agent CLIs (Claude Code, Codex, Gemini CLI,
+// GitHub Copilot CLI)
 // against a scripted model server on 127.0.0.1, with cordon as their hook
 // and around them (cordon run --agent), and judges each scenario by the
 // host's files and by what the CLI sent back to the model. It runs only

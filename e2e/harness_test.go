@@ -61,7 +61,9 @@ func newWorld(t *testing.T) *world {
 	w.Secret = "CORDON-E2E-SECRET-" + hex.EncodeToString(b)
 	rand.Read(b)
 	w.Content = "workspace-content-" + hex.EncodeToString(b)
-	for _, d := range []string{filepath.Join(w.Home, ".ssh"), w.WS} {
+	// ~/.copilot/hooks exists, as on a machine where a user installed a
+	// hook: Copilot's create tool makes no parent directory.
+	for _, d := range []string{filepath.Join(w.Home, ".ssh"), filepath.Join(w.Home, ".copilot", "hooks"), w.WS} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -212,6 +214,9 @@ type toolNames struct {
 	// ReadConfined: the read tool refuses every path outside the
 	// workspace on its own, so the key is read only through the shell.
 	ReadConfined bool
+	// TildeLiteral: the read tool takes "~/" as a directory named "~"
+	// in the working directory, so the spelling proves nothing.
+	TildeLiteral bool
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
@@ -261,7 +266,10 @@ func scenarios(tn toolNames) []scenario {
 	if !tn.ReadConfined {
 		out = append(out, scenario{
 			name: "read-ssh-key", attack: true, call: read(key), happened: leaked,
-		}, scenario{
+		})
+	}
+	if !tn.ReadConfined && !tn.TildeLiteral {
+		out = append(out, scenario{
 			name: "read-ssh-key-tilde", attack: true, happened: leaked,
 			call: read(func(*world) string { return "~/.ssh/id_ed25519" }),
 		})

@@ -12,6 +12,7 @@ agents=(
   "claude @anthropic-ai/claude-code@2.1.332 claude"
   "codex @openai/codex@0.171.0 codex"
   "gemini @google/gemini-cli@0.61.0 gemini"
+  "copilot @github/copilot@1.0.102 copilot"
 )
 strict=
 if [[ -n ${CI:-} || ${CORDON_E2E:-} == require ]]; then strict=1; fi
