@@ -120,6 +120,11 @@ var HomeAgentConfigs = []string{
 	".config/opencode", ".config/goose", ".config/zed",
 	// where 'go install' and 'cargo install' put programs the user runs
 	"go/bin", ".cargo/bin",
+	// GitHub Copilot CLI unpacks its own code here at its first start and
+	// runs it from here at every later one (seen with 1.0.102: a line
+	// added to .cache/copilot/pkg/linux-x64/1.0.102/index.js ran at the
+	// next 'copilot help')
+	".cache/copilot",
 }
 
 // Compose builds the policy of s. The steps, in order: the policy files,

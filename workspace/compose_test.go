@@ -43,7 +43,8 @@ func TestComposeRunsNext(t *testing.T) {
 	require.NoError(t, err)
 	k := c.Canonical
 	for _, p := range []string{exe, ws + "/bin/ls", ws + "/.tools/bin/x", home + "/.claude.json", home + "/.claude/settings.json",
-		home + "/.codex/config.toml", home + "/go/bin/x", home + "/.cargo/bin/x"} {
+		home + "/.codex/config.toml", home + "/go/bin/x", home + "/.cargo/bin/x",
+		home + "/.copilot/hooks/x.json", home + "/.cache/copilot/pkg/linux-x64/1.0.102/index.js"} {
 		require.False(t, k.Access(p, policy.Write), "%s writable", p)
 	}
 	require.True(t, k.Access(ws+"/src/main.go", policy.Write))
