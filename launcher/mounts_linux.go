@@ -65,24 +65,12 @@ func mountedMasks(keys map[string]bool) map[string]bool {
 		return found
 	}
 	eachMountinfo(true, func(file string) {
-		f, err := os.Open(file)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-		for sc.Scan() {
-			fields := strings.SplitN(sc.Text(), " ", 6)
-			if len(fields) < 5 {
-				continue
-			}
-			root := unescapeMount(fields[3])
+		mountFields(file, func(root, _ string) {
 			dir, key := filepath.Split(root)
 			if keys[key] && filepath.Base(dir) == "masks" {
 				found[key] = true
 			}
-		}
+		})
 	})
 	return found
 }
@@ -91,21 +79,29 @@ func mountedMasks(keys map[string]bool) map[string]bool {
 // are in want. Sandboxes mount every path at its own place, so a mount
 // point inside one is the host path.
 func mountPoints(file string, want, found map[string]bool) {
-	f, err := os.Open(file)
+	mountFields(file, func(_, point string) {
+		if want[point] {
+			found[point] = true
+		}
+	})
+}
+
+// mountFields calls f with the root and the mount point of each mount
+// one mountinfo file lists, unescaped.
+func mountFields(file string, f func(root, point string)) {
+	fd, err := os.Open(file)
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	defer fd.Close()
+	sc := bufio.NewScanner(fd)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		fields := strings.SplitN(sc.Text(), " ", 6)
 		if len(fields) < 5 {
 			continue
 		}
-		if p := unescapeMount(fields[4]); want[p] {
-			found[p] = true
-		}
+		f(unescapeMount(fields[3]), unescapeMount(fields[4]))
 	}
 }
 
