@@ -267,6 +267,9 @@ func (s *Server) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	if testhook.NetEmit != nil {
+		testhook.NetEmit(e.Allowed)
+	}
 	s.evMu.Lock()
 	defer s.evMu.Unlock()
 	if s.gone.Load() {

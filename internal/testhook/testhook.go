@@ -195,3 +195,9 @@ var LandlockWeaken string
 // trust the registry alone, without looking for the masks in the mount
 // namespaces it can see.
 var SkipMaskMountCheck bool
+
+// NetEmit, when non-nil, is called by package netproxy before it sends
+// each event, with whether the connection was allowed, outside the lock
+// that orders the events: a test holds one event there to make another
+// come first.
+var NetEmit func(allowed bool)
