@@ -88,8 +88,14 @@ func buildMask(root, dst string, m bwrap.Mask) error {
 	return nil
 }
 
-// removeMask removes a mask tree despite its 0111 modes.
+// removeMask removes a mask tree despite its 0111 modes. Anything but a
+// real directory at p (a link planted there) is removed itself, never
+// followed.
 func removeMask(p string) {
+	if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+		os.Remove(p)
+		return
+	}
 	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if d != nil && d.IsDir() {
 			os.Chmod(q, 0o700)

@@ -43,8 +43,8 @@ import (
 //
 // It runs once per maskTidyEvery and per user, for at most maskTidyBudget
 // (the launches waiting on the lock wait that long at most): a mask is
-// renamed aside (each a few microseconds), then removed beside the
-// sandbox, however long that takes.
+// renamed aside (each a few microseconds), then removed, within the same
+// budget (a mask is a few empty directories).
 var (
 	maskKeep       = 24 * time.Hour
 	maskTidyEvery  = 24 * time.Hour
@@ -103,7 +103,7 @@ func tidyMasks(root string, now time.Time, held map[string]bool) []string {
 		for _, n := range old {
 			keys[n] = true
 		}
-		mounted = mountedMasks(keys)
+		mounted = mountedMasks(root, keys)
 	}
 	for _, n := range old {
 		if time.Now().After(end) {
@@ -122,14 +122,15 @@ func tidyMasks(root string, now time.Time, held map[string]bool) []string {
 			trash = append(trash, t)
 		}
 	}
-	if len(trash) > 0 {
-		// Set aside, they are no one's: a launch that wants one of those
-		// shapes makes it again under its own name.
-		go func() {
-			for _, t := range trash {
-				removeMask(filepath.Join(root, t))
-			}
-		}()
+	// Removed here, not beside the sandbox: a launch that hands its
+	// process to bwrap, or ends, would take a goroutine's work with it,
+	// and the stamp says done for a day. A mask is a few empty
+	// directories; what the budget leaves goes at the next tidy.
+	for _, t := range trash {
+		if time.Now().After(end) {
+			break
+		}
+		removeMask(filepath.Join(root, t))
 	}
 	return gone
 }

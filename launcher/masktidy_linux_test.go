@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -40,6 +41,14 @@ func TestTidyMasks(t *testing.T) {
 	for _, n := range others {
 		require.NoError(t, os.Mkdir(filepath.Join(root, n), 0o700))
 	}
+	// Links where trash would be: removed, never followed.
+	outside := t.TempDir()
+	outFile := filepath.Join(outside, "f")
+	require.NoError(t, os.WriteFile(outFile, nil, 0o444))
+	require.NoError(t, os.Chmod(outside, 0o555))
+	t.Cleanup(func() { os.Chmod(outside, 0o700) })
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, maskTrash+"dir")))
+	require.NoError(t, os.Symlink(outFile, filepath.Join(root, maskTrash+"file")))
 
 	later := time.Now().Add(maskKeep + time.Hour)
 	assert.ElementsMatch(t, []string{old, "empty", "build-1-2"}, tidyMasks(root, later, map[string]bool{held: true}))
@@ -47,11 +56,16 @@ func TestTidyMasks(t *testing.T) {
 	for _, n := range others {
 		assert.DirExists(t, filepath.Join(root, n))
 	}
-	require.Eventually(t, func() bool {
-		ents, _ := filepath.Glob(filepath.Join(root, maskTrash+"*"))
-		return len(ents) == 0
-	}, 10*time.Second, 10*time.Millisecond)
+	// Removed before the tidy returns: a launch that execs bwrap next
+	// would leave a goroutine's work undone.
+	ents, _ := filepath.Glob(filepath.Join(root, maskTrash+"*"))
+	assert.Empty(t, ents)
 	assert.NoDirExists(t, filepath.Join(root, old))
+	for p, mode := range map[string]os.FileMode{outside: 0o555, outFile: 0o444} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, mode, fi.Mode().Perm(), "%s: the tidy followed a link", p)
+	}
 	assert.Nil(t, tidyMasks(root, later, nil), "once a day")
 
 	// Made within maskKeep: it stays.
@@ -174,4 +188,30 @@ func requireListsMasks(t *testing.T, pid int) {
 	for _, m := range h.Masks {
 		require.True(t, held[m], m)
 	}
+}
+
+// TestHoldersOfAnotherPidNamespace: a holder written in another pid
+// namespace (a launch under 'unshare -p', or in a container sharing
+// HOME) names a pid that means nothing here: it is never judged ended,
+// nor removed, and its masks stay held; one of this namespace whose
+// process has ended goes.
+func TestHoldersOfAnotherPidNamespace(t *testing.T) {
+	require.NotZero(t, selfPidNS())
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	pid := dead.Process.Pid // ended and reaped: no process has it now
+	name := strconv.Itoa(pid) + "-1-1.json"
+	foreign := "9" + name
+	require.NoError(t, writeHolder(filepath.Join(dir, foreign), holderFile{Masks: []string{"aaaaaaaaaaaaaaaaaaaaaaaa"}, PidNS: selfPidNS() + 1}))
+	require.NoError(t, writeHolder(filepath.Join(dir, name), holderFile{Masks: []string{"bbbbbbbbbbbbbbbbbbbbbbbb"}, PidNS: selfPidNS()}))
+	r := &registry{dir: dir}
+	r.load("")
+	assert.Equal(t, map[string]bool{"aaaaaaaaaaaaaaaaaaaaaaaa": true}, r.heldMasks())
+	assert.FileExists(t, filepath.Join(dir, foreign))
+	assert.NoFileExists(t, filepath.Join(dir, name), "ended in this namespace, holding no stubs")
+	hs := r.holders("")
+	require.Len(t, hs, 1)
+	assert.True(t, hs[0].alive)
+	assert.True(t, hs[0].foreign)
 }

@@ -55,19 +55,26 @@ func eachMountinfo(self bool, f func(file string)) {
 	}
 }
 
-// mountedMasks returns which of the masks named in keys some mount
-// namespace this process may look at mounts: a mount whose source
-// directory (mountinfo's root field, relative to its file system) is
-// masks/KEY.
-func mountedMasks(keys map[string]bool) map[string]bool {
+// mountedMasks returns which of the masks named in keys, under the mask
+// root dir, some mount namespace this process may look at mounts: a mount
+// of the same file system whose source directory (mountinfo's root
+// field, relative to the file system) is that mask's. Where the mask
+// root's own place cannot be worked out, any mount from a directory
+// masks/KEY counts (it keeps more, never less).
+func mountedMasks(dir string, keys map[string]bool) map[string]bool {
 	found := map[string]bool{}
 	if len(keys) == 0 {
 		return found
 	}
+	dev, rel := fsPath(dir)
 	eachMountinfo(true, func(file string) {
-		mountFields(file, func(root, _ string) {
-			dir, key := filepath.Split(root)
-			if keys[key] && filepath.Base(dir) == "masks" {
+		mountFields(file, func(d, root, _ string) {
+			parent, key := filepath.Split(root)
+			parent = filepath.Clean(parent)
+			if !keys[key] {
+				return
+			}
+			if rel == "" && filepath.Base(parent) == "masks" || d == dev && parent == rel {
 				found[key] = true
 			}
 		})
@@ -75,20 +82,38 @@ func mountedMasks(keys map[string]bool) map[string]bool {
 	return found
 }
 
+// fsPath is where dir lies in its file system, as mountinfo's root field
+// would name it, and that file system's device (major:minor), from this
+// namespace's mount whose mount point is dir's longest prefix; "" when
+// there is none.
+func fsPath(dir string) (dev, rel string) {
+	best := -1
+	mountFields("/proc/self/mountinfo", func(d, root, point string) {
+		if point != "/" && dir != point && !strings.HasPrefix(dir, point+"/") {
+			return
+		}
+		if len(point) > best {
+			best = len(point)
+			dev, rel = d, filepath.Join(root, strings.TrimPrefix(dir, point))
+		}
+	})
+	return dev, rel
+}
+
 // mountPoints adds to found the mount points of one mountinfo file that
 // are in want. Sandboxes mount every path at its own place, so a mount
 // point inside one is the host path.
 func mountPoints(file string, want, found map[string]bool) {
-	mountFields(file, func(_, point string) {
+	mountFields(file, func(_, _, point string) {
 		if want[point] {
 			found[point] = true
 		}
 	})
 }
 
-// mountFields calls f with the root and the mount point of each mount
-// one mountinfo file lists, unescaped.
-func mountFields(file string, f func(root, point string)) {
+// mountFields calls f with the device (major:minor), the root and the
+// mount point of each mount one mountinfo file lists, unescaped.
+func mountFields(file string, f func(dev, root, point string)) {
 	fd, err := os.Open(file)
 	if err != nil {
 		return
@@ -101,7 +126,7 @@ func mountFields(file string, f func(root, point string)) {
 		if len(fields) < 5 {
 			continue
 		}
-		f(unescapeMount(fields[3]), unescapeMount(fields[4]))
+		f(fields[2], unescapeMount(fields[3]), unescapeMount(fields[4]))
 	}
 }
 

@@ -213,7 +213,32 @@ func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Can
 		}
 		return nil, err
 	}
+	if err := stateRoots(c, sd); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// stateRoots refuses a root inside the state directory sd other than the
+// private TMPDIRs below its tmp/ (and what the preset protects in them):
+// a deeper root would win over the deny, and hand the sandbox what later
+// launches trust (the stub registry and its holders, the masks, the scan
+// records, the audit key) to read or write.
+func stateRoots(c *policy.Canonical, sd string) error {
+	if testhook.SkipStateDeny {
+		return nil
+	}
+	for _, r := range c.Roots() {
+		rel, ok := strings.CutPrefix(r.Path, sd+"/")
+		if !ok || r.Kind == policy.Denied {
+			continue
+		}
+		if dir, rest, _ := strings.Cut(rel, "/"); dir == state.Tmp && rest != "" {
+			continue
+		}
+		return fmt.Errorf("root %s: inside cordon's state directory %s, which is denied inside every sandbox; only the private TMPDIRs in %s/%s are handed in", r.Path, sd, sd, state.Tmp)
+	}
+	return nil
 }
 
 // makeTmpDir creates the private TMPDIR, only once the launch is certain,

@@ -248,7 +248,7 @@ func (r *registry) sweep(now time.Time, seen map[string]time.Time) sweepResult {
 			continue
 		}
 		res.Live++
-		if pid, _, ok := holderPID(h.name); ok {
+		if pid, _, ok := holderPID(h.name); ok && !h.foreign {
 			res.pids = append(res.pids, pid)
 		}
 		for _, s := range h.file.Stubs {

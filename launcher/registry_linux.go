@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -55,7 +56,21 @@ type holderFile struct {
 	Stubs    []stubRecord `json:"stubs"`
 	// Masks are the keys of the masks the holder's sandbox mounts.
 	Masks []string `json:"masks,omitempty"`
+	// PidNS is the inode of the holder's pid namespace: its pid means
+	// nothing in another one (a launch under 'unshare -p', in a
+	// container sharing HOME), where the holder is never judged ended.
+	PidNS uint64 `json:"pidns,omitempty"`
 }
+
+// selfPidNS is the inode of this process's pid namespace, 0 when it
+// cannot be read.
+var selfPidNS = sync.OnceValue(func() uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/pid", &st) != nil {
+		return 0
+	}
+	return st.Ino
+})
 
 // holderSeq numbers this process's launches, for their holder files' names.
 var holderSeq atomic.Int64
@@ -148,7 +163,10 @@ func (r *registry) unlock() {
 type holder struct {
 	name  string
 	alive bool
-	file  holderFile
+	// foreign: the holder's pid is another pid namespace's; it counts as
+	// alive, and no pidfd is opened for it.
+	foreign bool
+	file    holderFile
 }
 
 // holders reads every holder file but skip's; unreadable ones are
@@ -168,7 +186,13 @@ func (r *registry) holders(skip string) []holder {
 			os.Remove(filepath.Join(r.dir, name))
 			continue
 		}
-		h.name, h.alive = name, holderAlive(name)
+		h.name = name
+		if ns := h.file.PidNS; ns != 0 && ns != selfPidNS() {
+			h.alive, h.foreign = true, true
+			hs = append(hs, h)
+			continue
+		}
+		h.alive = holderAlive(name)
 		if !h.alive && len(h.file.Stubs) == 0 {
 			os.Remove(filepath.Join(r.dir, name))
 			continue
@@ -234,13 +258,16 @@ func holderPID(name string) (pid int, start string, ok bool) {
 }
 
 // holderAlive checks that the holder's process still runs and started
-// when it did (a recycled pid is not the holder).
+// when it did (a recycled pid is not the holder). A running process whose
+// start cannot be read (out of descriptors) counts as the holder: ended
+// is only what was seen to end.
 func holderAlive(name string) bool {
 	pid, start, ok := holderPID(name)
 	if !ok || exited(pid) {
 		return false
 	}
-	return procStart(pid) == start
+	got := procStart(pid)
+	return got == "" || got == start
 }
 
 // exited reports whether pid has ended, also when it is a zombie its

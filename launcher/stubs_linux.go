@@ -149,7 +149,7 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 	if len(r.mine) == 0 && len(r.masks) == 0 {
 		return nil
 	}
-	h := holderFile{LingerMS: stubLinger(linger).Milliseconds(), Masks: r.masks}
+	h := holderFile{LingerMS: stubLinger(linger).Milliseconds(), Masks: r.masks, PidNS: selfPidNS()}
 	for _, s := range r.mine {
 		h.Stubs = append(h.Stubs, s)
 	}
