@@ -16,7 +16,8 @@
 # it computes), so it starts first and everything else runs beside it:
 # the unit tests in the foreground, the checks, the npm install and the
 # end-to-end suite in the background. Each background part's log is
-# printed once it ends, and a summary names what failed.
+# printed once it ends, and a summary names what failed, when each part
+# ended and the CPU time it used.
 set -euo pipefail
 cd "$(dirname "$0")"
 e2e=1
@@ -78,13 +79,26 @@ niced() {
   "$@"
 }
 
+# cpu_used: the CPU seconds (user and system) of this shell's children
+# that have ended, from bash's `times` (written to a file: in a pipe it
+# would run in a subshell, which has no children). The summary gives each
+# part's, so a slow run shows where the machine's time went.
+cpu_used() {
+  times >"$logs/times.$BASHPID"
+  awk 'NR == 2 {
+    t = 0
+    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+    printf "%d", t
+  }' "$logs/times.$BASHPID"
+}
+
 # stage NAME FUNC...: runs FUNC in the background, its output in a log.
 declare -A pids
 stage() {
   local name=$1
   shift
   # The subshell's SECONDS runs on from the script's: when it ended.
-  (set +e; ("$@"); r=$?; echo $SECONDS >"$logs/$name.end"; exit $r) >"$logs/$name" 2>&1 &
+  (set +e; ("$@"); r=$?; echo $SECONDS >"$logs/$name.end"; cpu_used >"$logs/$name.cpu"; exit $r) >"$logs/$name" 2>&1 &
   pids[$name]=$!
 }
 # The conformance suite first: it is the long pole, and the sooner its
@@ -103,11 +117,12 @@ fi
 
 echo "== go test, all but ./conformance and ./e2e (the conformance suite, the checks$([[ -n $e2e ]] && echo ", the agent CLIs and the end-to-end suite") run beside it)"
 status=()
-if nice -n 10 go test -count=1 -timeout 30m $(go list ./... | grep -v -e '/e2e$' -e '/conformance$') "$@"; then
-  status+=("go test: ok ($((SECONDS - start)) s)")
+if (nice -n 10 go test -count=1 -timeout 30m $(go list ./... | grep -v -e '/e2e$' -e '/conformance$') "$@"; r=$?; cpu_used >"$logs/unit.cpu"; exit $r); then
+  r=ok
 else
-  status+=("go test: FAILED ($((SECONDS - start)) s)")
+  r=FAILED
 fi
+status+=("go test: $r ($((SECONDS - start)) s, $(cat "$logs/unit.cpu" 2>/dev/null || echo ?) s of CPU)")
 for name in conformance checks e2e; do
   [[ -n ${pids[$name]:-} ]] || continue
   last=$SECONDS
@@ -121,7 +136,7 @@ for name in conformance checks e2e; do
   if wait "${pids[$name]}"; then r=ok; else r=FAILED; fi
   echo "== $name (log)"
   cat "$logs/$name"
-  status+=("$name: $r (ended at $(($(cat "$logs/$name.end" 2>/dev/null || echo $SECONDS) - start)) s)")
+  status+=("$name: $r (ended at $(($(cat "$logs/$name.end" 2>/dev/null || echo $SECONDS) - start)) s, $(cat "$logs/$name.cpu" 2>/dev/null || echo ?) s of CPU)")
 done
 echo "== summary"
 failed=0
