@@ -29,6 +29,7 @@ export CGO_ENABLED=0  # cordon is pure Go; a static binary also starts faster
 source scripts/ensure-bwrap.sh
 ensure_bwrap
 ensure_btrfs
+ensure_podman
 if [[ $(uname -s) == Linux ]]; then
   export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native,landlock}
 fi

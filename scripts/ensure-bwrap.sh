@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need when it is missing (Linux only): bubblewrap,
 # which cordon's Linux backend needs (test.sh and try.sh), and btrfs-progs
-# for one test (test.sh, as root).
+# for one test and podman for the container test (test.sh, as root).
 ensure_bwrap() {
   [[ $(uname -s) == Linux ]] || return 0
   command -v bwrap >/dev/null 2>&1 && return 0
@@ -32,4 +32,21 @@ ensure_btrfs() {
     { apt-get update -qq >/dev/null 2>&1 &&
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq btrfs-progs >/dev/null 2>&1; } ||
     echo "could not install btrfs-progs: TestLandlockBtrfsSubvolumes will say not applicable" >&2
+}
+
+# Installs podman, runc and a static busybox when one is missing and this
+# is root on Linux with apt-get (CI): TestContainerPodman runs cordon inside
+# a real container (podman with runc, its default seccomp profile, a user
+# who is not root) and fails, under CORDON_REQUIRE_BACKEND, without them.
+ensure_podman() {
+  [[ $(uname -s) == Linux && $(id -u) == 0 ]] || return 0
+  command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 &&
+    command -v busybox >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || return 0
+  echo "installing podman, runc and busybox-static with apt-get (for the container test)" >&2
+  local pkgs=(podman runc busybox-static)
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1; } ||
+    echo "could not install podman: TestContainerPodman will fail under CORDON_REQUIRE_BACKEND" >&2
 }
