@@ -56,8 +56,8 @@ Examples:
   cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
   cordon audit verify --key ~/cordon-audit.key ./copied/claude-code.jsonl
 
-Exit status: 0 verified; 1 tampered, unkeyed, wrong key or unreadable;
-2 bad usage.
+Exit status: 0 verified; 1 tampered, unkeyed or the wrong key; 2 bad
+usage; 125 the log or the key could not be read (no answer either way).
 `
 
 const auditKeyHelp = `key export writes your key to FILE (created, mode 0600; never overwrites),
@@ -132,7 +132,7 @@ func auditVerify(e *env, keyFile string, args []string) int {
 		key, err = audit.ExistingUserKey()
 	}
 	if err != nil {
-		return errorf(e, exitFail, "%v", err)
+		return errorf(e, exitCordonError, "%v", err) // no answer without the key
 	}
 	recs, err := audit.Verify(path, key)
 	var ve *audit.VerifyError
@@ -152,7 +152,9 @@ func auditVerify(e *env, keyFile string, args []string) int {
 		fmt.Fprintf(e.stdout, "The %d record(s) before it are intact.\n", len(recs))
 		return exitFail
 	}
-	return errorf(e, exitFail, "%v", err)
+	// The log could not be read at all (missing, a directory, no
+	// permission): no answer either way.
+	return errorf(e, exitCordonError, "%v", err)
 }
 
 func auditKeyExport(_ context.Context, e *env, rest []string) int {

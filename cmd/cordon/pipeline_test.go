@@ -119,7 +119,7 @@ func TestAuditCommand(t *testing.T) {
 
 	t.Setenv(state.EnvDir, filepath.Join(dir, "other-machine"))
 	code, _, errs = runCLI(t, "", "audit", "verify", log)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, exitCordonError, code, "no key: no answer either way")
 	require.Contains(t, errs, "no audit key")
 	code, out, _ = runCLI(t, "", "audit", "verify", "--key", keyFile, log)
 	require.Equal(t, exitOK, code, out)
