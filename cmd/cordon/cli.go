@@ -243,12 +243,17 @@ func errorf(e *env, code int, format string, a ...any) int {
 }
 
 // shownLines is text with each line escaped (shown.String), its line
-// breaks kept.
+// breaks and tabs kept: a tab moves the cursor and nothing else, and the
+// settings files a diff shows indent with them.
 func shownLines(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, l := range lines {
 		body, nl := strings.CutSuffix(l, "\n")
-		lines[i] = shown.String(body)
+		parts := strings.Split(body, "\t")
+		for j, p := range parts {
+			parts[j] = shown.String(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
 		if nl {
 			lines[i] += "\n"
 		}

@@ -64,3 +64,10 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completionWords: run %v, top %v", words["run"], words[""])
 	}
 }
+
+func TestShownLinesKeepsTabs(t *testing.T) {
+	got := shownLines("+\t\"a\": 1,\n-\x1b[2J\tx\n")
+	if want := "+\t\"a\": 1,\n-\\x1b[2J\tx\n"; got != want {
+		t.Errorf("shownLines: got %q, want %q", got, want)
+	}
+}
