@@ -193,10 +193,19 @@ func (pf *policyFlags) compose(protect []string) (*workspace.Composed, error) {
 // did not follow (a pointer out of the workspace, a derived root inside a
 // denied one, a scan cut short): on stderr, one line each.
 func printNotes(e *env, notes []string) {
-	for _, n := range notes {
+	for i, n := range notes {
+		if i == maxNotes && len(notes) > maxNotes+1 {
+			// A workspace as wide as / makes notes by the thousand: the
+			// first screen says what kind they are, the rest is counted.
+			errorf(e, 0, "note: ... and %d more notes like these (cordon profile --json lists the policy they made)", len(notes)-maxNotes)
+			return
+		}
 		errorf(e, 0, "note: %s", n)
 	}
 }
+
+// maxNotes is how many notes a launch prints before it counts the rest.
+const maxNotes = 20
 
 // prepareAgent makes the state directories of --agent NAME under home,
 // which the launch mounts writable and so must exist.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,23 @@ func TestShownLinesKeepsTabs(t *testing.T) {
 	got := shownLines("+\t\"a\": 1,\n-\x1b[2J\tx\n")
 	if want := "+\t\"a\": 1,\n-\\x1b[2J\tx\n"; got != want {
 		t.Errorf("shownLines: got %q, want %q", got, want)
+	}
+}
+
+func TestPrintNotesBounded(t *testing.T) {
+	var notes []string
+	for i := range 1000 {
+		notes = append(notes, fmt.Sprintf("note %d", i))
+	}
+	var errb bytes.Buffer
+	printNotes(&env{name: "run", stderr: &errb}, notes)
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) != maxNotes+1 || !strings.Contains(lines[maxNotes], "and 980 more notes") {
+		t.Errorf("printNotes of 1000: %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+	errb.Reset()
+	printNotes(&env{name: "run", stderr: &errb}, notes[:maxNotes+1])
+	if n := strings.Count(errb.String(), "\n"); n != maxNotes+1 {
+		t.Errorf("printNotes of %d: %d lines, want all", maxNotes+1, n)
 	}
 }
