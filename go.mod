@@ -3,6 +3,7 @@ module github.com/cordon-sandbox/cordon
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/google/go-cmp v0.7.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0

@@ -135,7 +135,7 @@ var HomeAgentConfigs = []string{
 // becomes a read-only root only where the policy would allow writing it.
 func Compose(s Spec) (*Composed, error) {
 	if err := s.check(); err != nil {
-		return nil, err
+		return nil, &SpecError{err}
 	}
 	var p policy.FsSandboxPolicy
 	var allow, deny []string
@@ -250,6 +250,14 @@ func Compose(s Spec) (*Composed, error) {
 	out.Policy = c.Policy()
 	return out, nil
 }
+
+// A SpecError is a Spec spelled wrong before anything was looked up: a
+// path that is not absolute, a field that needs another (--allow-read
+// without --workspace). For a command line it is bad usage.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
 
 // check validates the spelling of s before anything is looked up.
 func (s *Spec) check() error {

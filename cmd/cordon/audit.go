@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,12 +16,14 @@ var auditCommand = &command{
 	help: auditHelp + "\n" + auditVerifyHelp + "\n" + auditKeyHelp + "\n" + auditForgetHelp + "\n" + auditPathHelp + "\n" + auditWhoHelp,
 	subs: []*command{
 		{name: "audit verify", summary: "check a log's records, chain and anchor",
-			usage: "[--key FILE] [LOG]", help: auditVerifyHelp + "\n" + auditHelp,
+			usage: "[--key FILE] [--json] [LOG]", help: auditVerifyHelp + "\n" + auditHelp,
 			maxArgs: 1, anyOrder: true,
 			setup: func(fs *flag.FlagSet) action {
 				var keyFile string
+				var asJSON bool
 				fs.StringVar(&keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
-				return func(_ context.Context, e *env, args []string) int { return auditVerify(e, keyFile, args) }
+				fs.BoolVar(&asJSON, "json", false, `print {"path","verdict","records","key","detail"} (verdict: OK, UNKEYED, WRONG KEY or TAMPERED)`)
+				return func(_ context.Context, e *env, args []string) int { return auditVerify(e, keyFile, args, asJSON) }
 			}},
 		{name: "audit key", summary: "the key that signs your audit logs", help: auditKeyHelp,
 			subs: []*command{{name: "audit key export", summary: "write or print the key",
@@ -56,8 +59,8 @@ Examples:
   cordon demo --audit /tmp/demo.jsonl && cordon audit verify /tmp/demo.jsonl
   cordon audit verify --key ~/cordon-audit.key ./copied/claude-code.jsonl
 
-Exit status: 0 verified; 1 tampered, unkeyed, wrong key or unreadable;
-2 bad usage.
+Exit status: 0 verified; 1 tampered, unkeyed or the wrong key; 2 bad
+usage; 125 the log or the key could not be read (no answer either way).
 `
 
 const auditKeyHelp = `key export writes your key to FILE (created, mode 0600; never overwrites),
@@ -113,7 +116,19 @@ func auditPath(_ context.Context, e *env, _ []string) int {
 	return exitOK
 }
 
-func auditVerify(e *env, keyFile string, args []string) int {
+// auditVerdict is what audit verify found: the verdict, how many records
+// verified (all of them for OK; those before the first bad one for
+// TAMPERED; -1 where the verdict says none), the key's id for OK, and the
+// verdict's detail.
+type auditVerdict struct {
+	Path    string `json:"path"`
+	Verdict string `json:"verdict"`
+	Records int    `json:"records"`
+	Key     string `json:"key,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+func auditVerify(e *env, keyFile string, args []string, asJSON bool) int {
 	var path string
 	if len(args) == 1 {
 		path = args[0]
@@ -121,7 +136,7 @@ func auditVerify(e *env, keyFile string, args []string) int {
 	if path == "" {
 		var err error
 		if path, err = audit.DefaultPath(hookLogName); err != nil {
-			return errorf(e, exitFail, "%v", err)
+			return errorf(e, exitCordonError, "%v", err)
 		}
 	}
 	var key *audit.Key
@@ -132,27 +147,47 @@ func auditVerify(e *env, keyFile string, args []string) int {
 		key, err = audit.ExistingUserKey()
 	}
 	if err != nil {
-		return errorf(e, exitFail, "%v", err)
+		return errorf(e, exitCordonError, "%v", err) // no answer without the key
 	}
 	recs, err := audit.Verify(path, key)
+	v := auditVerdict{Path: path, Records: -1}
 	var ve *audit.VerifyError
 	var ke *audit.KeyError
 	switch {
 	case err == nil:
-		fmt.Fprintf(e.stdout, "OK  %s: %d records, keyed chain and anchor intact (key %s)\n", path, len(recs), key.ID())
-		return exitOK
+		v.Verdict, v.Records, v.Key = "OK", len(recs), key.ID()
 	case errors.Is(err, audit.ErrUnkeyed):
-		fmt.Fprintf(e.stdout, "UNKEYED  %s\n", shown.String(err.Error()))
-		return exitFail
+		v.Verdict, v.Detail = "UNKEYED", err.Error()
 	case errors.As(err, &ke):
-		fmt.Fprintf(e.stdout, "WRONG KEY  %s\n", shown.String(err.Error()))
-		return exitFail
+		v.Verdict, v.Detail = "WRONG KEY", err.Error()
 	case errors.As(err, &ve):
-		fmt.Fprintf(e.stdout, "TAMPERED  %s\n", shown.String(err.Error())) // a tampered record may quote what it holds
-		fmt.Fprintf(e.stdout, "The %d record(s) before it are intact.\n", len(recs))
+		v.Verdict, v.Records, v.Detail = "TAMPERED", len(recs), err.Error()
+	default:
+		// The log could not be read at all (missing, a directory, no
+		// permission): no answer either way.
+		return errorf(e, exitCordonError, "%v", err)
+	}
+	if asJSON {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return errorf(e, exitCordonError, "encode json: %v", err)
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	} else {
+		switch v.Verdict {
+		case "OK":
+			fmt.Fprintf(e.stdout, "OK  %s: %d records, keyed chain and anchor intact (key %s)\n", path, v.Records, v.Key)
+		case "TAMPERED":
+			fmt.Fprintf(e.stdout, "TAMPERED  %s\n", shown.String(v.Detail)) // a tampered record may quote what it holds
+			fmt.Fprintf(e.stdout, "The %d record(s) before it are intact.\n", v.Records)
+		default:
+			fmt.Fprintf(e.stdout, "%s  %s\n", v.Verdict, shown.String(v.Detail))
+		}
+	}
+	if v.Verdict != "OK" {
 		return exitFail
 	}
-	return errorf(e, exitFail, "%v", err)
+	return exitOK
 }
 
 func auditKeyExport(_ context.Context, e *env, rest []string) int {

@@ -30,6 +30,7 @@ const (
 type env struct {
 	name           string   // "run", "audit verify": what messages start with
 	cmd            *command // the command running, for its usage
+	root           *command // the table dispatch started from (commands)
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
@@ -64,11 +65,11 @@ var commands = &command{
 decides tool calls before they run, and proves the sandbox holds.
 `,
 	subs: []*command{runCommand, profileCommand, explainCommand, detectCommand, verifyCommand,
-		decideCommand, hookCommand, initCommand, doctorCommand, auditCommand, demoCommand},
+		decideCommand, hookCommand, initCommand, doctorCommand, auditCommand, demoCommand, versionCommand, completionCommand},
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return dispatch(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, commands, args)
+	return dispatch(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, root: commands}, commands, args)
 }
 
 // dispatch runs c with args: a group picks its sub by the first argument,
@@ -92,7 +93,11 @@ func dispatch(ctx context.Context, e *env, c *command, args []string) int {
 	case bad != nil:
 		return usageError(e, "%v", bad)
 	case err != nil:
-		return usageError(e, "%s", flagError(err))
+		msg := flagError(err)
+		if name, ok := strings.CutPrefix(msg, "unknown flag --"); ok {
+			msg += didYouMean(name, flagNames(fs), "--")
+		}
+		return usageError(e, "%s", msg)
 	case len(rest) < c.minArgs:
 		return usageError(e, "%s", c.missing)
 	case c.maxArgs >= 0 && len(rest) > c.maxArgs:
@@ -106,6 +111,11 @@ func dispatchGroup(ctx context.Context, e *env, c *command, args []string) int {
 		return usageError(e, "name a command: %s", strings.Join(subNames(c), ", "))
 	}
 	switch a := args[0]; a {
+	case "--version", "-version", "-v":
+		if c == commands {
+			return dispatch(ctx, e, versionCommand, args[1:])
+		}
+		return usageError(e, "unknown flag %s", a)
 	case "-h", "-help", "--help":
 		printHelp(e.stdout, c)
 		return exitOK
@@ -131,7 +141,7 @@ func dispatchGroup(ctx context.Context, e *env, c *command, args []string) int {
 		if strings.HasPrefix(a, "-") {
 			return usageError(e, "unknown flag %s", a)
 		}
-		return usageError(e, "unknown command %q: want %s", a, strings.Join(subNames(c), ", "))
+		return usageError(e, "unknown command %q%s: want %s", a, didYouMean(a, subNames(c), ""), strings.Join(subNames(c), ", "))
 	}
 }
 
@@ -233,12 +243,17 @@ func errorf(e *env, code int, format string, a ...any) int {
 }
 
 // shownLines is text with each line escaped (shown.String), its line
-// breaks kept.
+// breaks and tabs kept: a tab moves the cursor and nothing else, and the
+// settings files a diff shows indent with them.
 func shownLines(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, l := range lines {
 		body, nl := strings.CutSuffix(l, "\n")
-		lines[i] = shown.String(body)
+		parts := strings.Split(body, "\t")
+		for j, p := range parts {
+			parts[j] = shown.String(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
 		if nl {
 			lines[i] += "\n"
 		}

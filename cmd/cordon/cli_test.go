@@ -47,6 +47,8 @@ var badValues = map[string]struct {
 	"init":             {[]string{"--dry-run=maybe", "codex"}, `cordon init: --dry-run "maybe": want true or false`},
 	"doctor":           {[]string{"x"}, `cordon doctor: unexpected argument "x"`},
 	"demo":             {[]string{"--backend", "none"}, `cordon demo: --backend "none": want auto, bwrap, native, landlock or seatbelt`},
+	"version":          {[]string{"--json=maybe"}, `cordon version: --json "maybe": want true or false`},
+	"completion":       {[]string{"tcsh"}, `cordon completion: unknown shell "tcsh": want bash, zsh or fish`},
 }
 
 // TestCLITable holds every command to one contract (docs/design.md,
@@ -129,7 +131,7 @@ func TestCLIMessagesNameTheCommandOnce(t *testing.T) {
 	require.NoError(t, err)
 	missing := filepath.Join(t.TempDir(), "nope.jsonl")
 	code, _, errs := runCLI(t, "", "audit", "verify", missing)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, exitCordonError, code, "a log that cannot be read gets no answer either way")
 	require.Equal(t, "cordon audit verify: "+missing+":", strings.SplitAfter(errs, missing+":")[0])
 }
 

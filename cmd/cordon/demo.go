@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/demo"
@@ -11,12 +14,13 @@ import (
 
 var demoCommand = &command{
 	name: "demo", summary: "walk through the permission pipeline, scripted",
-	usage: "[--audit FILE] [--backend B]",
+	usage: "[--audit FILE] [--backend B] [--json]",
 	help:  demoHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
 		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
 		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native, landlock or seatbelt", "the demo never runs its shell step unconfined")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"ok", "steps": [{"title","tool","action","rule_id","reason","approval","outcome","expected","as_scripted"}]}`)
 		return o.run
 	},
 }
@@ -25,6 +29,7 @@ var demoCommand = &command{
 type demoOpts struct {
 	auditPath string
 	backend   launcher.Backend
+	asJSON    bool
 }
 
 const demoHelp = `Runs a scripted agent session against a throw-away workspace and shows what
@@ -54,11 +59,28 @@ func (o *demoOpts) run(ctx context.Context, e *env, _ []string) int {
 	if r := detect.Detect(ctx, string(o.backend)); !r.Usable {
 		return errorf(e, exitCordonError, "backend %s is not usable here: %s (the demo never runs its shell steps unconfined)", o.backend, r.Reason)
 	}
-	ok, err := demo.Run(ctx, e.stdout, demo.Options{AuditPath: o.auditPath, Backend: string(o.backend), Spawn: sandboxSpawner(string(o.backend))})
-	switch {
-	case err != nil:
+	opts := demo.Options{AuditPath: o.auditPath, Backend: string(o.backend), Spawn: sandboxSpawner(string(o.backend))}
+	out := e.stdout
+	steps := []demo.StepReport{}
+	if o.asJSON {
+		out = io.Discard
+		opts.Record = func(s demo.StepReport) { steps = append(steps, s) }
+	}
+	ok, err := demo.Run(ctx, out, opts)
+	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
-	case !ok:
+	}
+	if o.asJSON {
+		b, err := json.Marshal(struct {
+			OK    bool              `json:"ok"`
+			Steps []demo.StepReport `json:"steps"`
+		}{ok, steps})
+		if err != nil {
+			return errorf(e, exitCordonError, "encode json: %v", err)
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	}
+	if !ok {
 		return exitFail
 	}
 	return exitOK

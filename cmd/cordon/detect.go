@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/cordon-sandbox/cordon/detect"
+	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 	"github.com/cordon-sandbox/cordon/launcher"
 )
 
@@ -63,6 +64,9 @@ type detectJSON struct {
 	// Landlock, for native only: which Landlock ABI is in force, or that
 	// the sandbox has one wall.
 	Landlock string `json:"landlock,omitempty"`
+	// Cordon is which cordon answered (cordon version), so a kept report
+	// names it.
+	Cordon buildinfo.Info `json:"cordon"`
 }
 
 func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
@@ -74,7 +78,7 @@ func (o *detectOpts) run(ctx context.Context, e *env, _ []string) int {
 		r = detect.Detect(ctx, backend)
 	}
 	if o.asJSON {
-		b, err := json.Marshal(detectJSON{r.Backend, r.Path, r.Version, r.Usable, r.Reason, r.Landlock})
+		b, err := json.Marshal(detectJSON{r.Backend, r.Path, r.Version, r.Usable, r.Reason, r.Landlock, buildinfo.Get()})
 		if err != nil {
 			return errorf(e, exitCordonError, "encode json: %v", err)
 		}
@@ -98,7 +102,13 @@ func printDetect(w io.Writer, r detect.Result) {
 	}
 	fmt.Fprintf(w, "backend: %s\n", r.Backend)
 	fmt.Fprintf(w, "path:    %s\n", dash(r.Path))
-	fmt.Fprintf(w, "version: %s\n", dash(r.Version))
+	// The native and landlock backends are the kernel's own: their
+	// version is the kernel's, bwrap's is bubblewrap's.
+	label := "version:"
+	if r.Backend == "native" || r.Backend == "landlock" {
+		label = "kernel: "
+	}
+	fmt.Fprintf(w, "%s %s\n", label, dash(r.Version))
 	fmt.Fprintf(w, "usable:  %s\n", yes[r.Usable])
 	if r.Nested {
 		fmt.Fprintf(w, "nested:  yes\n")

@@ -60,7 +60,7 @@ func TestDetectCLI(t *testing.T) {
 				for k := range m {
 					keys = append(keys, k)
 				}
-				require.ElementsMatch(t, []string{"backend", "path", "version", "usable", "reason"}, keys)
+				require.ElementsMatch(t, []string{"backend", "path", "version", "usable", "reason", "cordon"}, keys)
 			}
 		})
 	}

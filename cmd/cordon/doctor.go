@@ -22,12 +22,13 @@ import (
 
 var doctorCommand = &command{
 	name: "doctor", summary: "check this machine's cordon setup and say how to fix what is wrong",
-	usage: "[--dir DIR] [--json]",
+	usage: "[--dir DIR] [--json] [--strict]",
 	help:  doctorHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &doctorOpts{}
 		fs.StringVar(&o.dir, "dir", ".", "the project `DIR` whose agent settings are checked (and the workspace the binary must be outside of)")
 		fs.BoolVar(&o.asJSON, "json", false, `print an array of {"check","status","detail","fix"}`)
+		fs.BoolVar(&o.strict, "strict", false, "exit 1 on a warning too, not only on a failure")
 		return o.run
 	},
 }
@@ -60,8 +61,9 @@ Examples:
   cordon doctor
   cordon doctor --json | jq '.[] | select(.status != "ok")'
 
-Exit status: 0 nothing needs fixing, 1 something does (a warn or a fail),
-2 bad usage, 125 doctor itself failed.
+Exit status: 0 nothing failed (warnings are notes: a CI step does not fail
+for one), 1 a check failed (with --strict, or warned), 2 bad usage, 125
+doctor itself failed.
 `
 
 // finding is one line of doctor's report.
@@ -76,6 +78,7 @@ type finding struct {
 type doctorOpts struct {
 	dir    string
 	asJSON bool
+	strict bool
 }
 
 func (o *doctorOpts) run(ctx context.Context, e *env, _ []string) int {
@@ -97,10 +100,13 @@ func (o *doctorOpts) run(ctx context.Context, e *env, _ []string) int {
 	found = append(found, checkState())
 	found = append(found, checkAudit())
 
-	bad := 0
+	bad, failed := 0, 0
 	for _, f := range found {
 		if f.Status != "ok" {
 			bad++
+		}
+		if f.Status == "fail" || (o.strict && f.Status != "ok") {
+			failed++
 		}
 	}
 	if o.asJSON {
@@ -122,7 +128,7 @@ func (o *doctorOpts) run(ctx context.Context, e *env, _ []string) int {
 			fmt.Fprintf(e.stdout, "%d of %d checks need fixing\n", bad, len(found))
 		}
 	}
-	if bad > 0 {
+	if failed > 0 {
 		return exitFail
 	}
 	return exitOK

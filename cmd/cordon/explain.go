@@ -83,7 +83,7 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	comp, err := o.pf.compose(nil)
 	if err != nil {
-		return errorf(e, exitCordonError, "%v", err)
+		return composeFailed(e, err)
 	}
 	printNotes(e, comp.Canonical.Notes())
 	c := comp.Canonical

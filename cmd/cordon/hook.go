@@ -14,7 +14,7 @@ import (
 )
 
 var hookCommand = &command{
-	name: "hook", summary: "answer Claude Code's PreToolUse hook with cordon's decision",
+	name: "hook", summary: "answer an agent's tool-call hook (Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor) with cordon's decision",
 	help: `Answers an agent's hooks with cordon's decisions: claude-code (Claude
 Code's PreToolUse and PostToolUse), codex (Codex CLI's PreToolUse and
 PostToolUse), gemini (Gemini CLI's BeforeTool and AfterTool), copilot

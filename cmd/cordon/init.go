@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 
 var initCommand = &command{
 	name: "init", summary: "install cordon's hook into an agent's settings (or --remove it)",
-	usage: "AGENT [--project | --user] [--dry-run] [--sandbox-bash=false] [--allow-sandboxed] [--audit FILE]\n--remove AGENT [--project | --user] [--dry-run]",
+	usage: "AGENT [--project | --user] [--dry-run] [--sandbox-bash=false] [--allow-sandboxed] [--audit FILE] [--json]\n--remove AGENT [--project | --user] [--dry-run] [--json]",
 	help:  initHelp, minArgs: 1, maxArgs: 1, anyOrder: true,
 	missing: "name the AGENT: " + strings.Join(agentsetup.Agents(), ", "),
 	setup: func(fs *flag.FlagSet) action {
@@ -31,6 +32,7 @@ var initCommand = &command{
 		fs.BoolVar(&o.hook.SandboxBash, "sandbox-bash", true, "the hook runs shell commands inside 'cordon run' (--sandbox-bash=false: decides only)")
 		fs.BoolVar(&o.hook.AllowSandboxed, "allow-sandboxed", false, "the hook allows, without asking, a shell command that runs inside the sandbox and that no hard-deny rule refuses")
 		fs.StringVar(&o.hook.Audit, "audit", "", "the hook's audit log `FILE` (default: cordon's own, 'cordon audit path')")
+		fs.BoolVar(&o.asJSON, "json", false, `print {"agent","path","scope","action","command","diff"} (action: written, removed — the file, which held only cordon's hook —, unchanged or dry-run)`)
 		return o.run
 	},
 }
@@ -96,9 +98,9 @@ a cordon inside a workspace), 2 bad usage, 125 a file could not be written.
 
 // initOpts are init's flags.
 type initOpts struct {
-	project, user, dryRun, remove bool
-	dir                           string
-	hook                          agentsetup.Hook
+	project, user, dryRun, remove, asJSON bool
+	dir                                   string
+	hook                                  agentsetup.Hook
 }
 
 // executable is the running cordon, for the hook to name (tests replace it).
@@ -196,6 +198,9 @@ func (o *initOpts) prepareHook(e *env, dir, home string) (int, bool) {
 // write applies change c to the settings file at path (or shows it, with
 // --dry-run) and tells the user what changed.
 func (o *initOpts) write(e *env, a *agentsetup.Agent, c *agentsetup.Change, path string, scope agentsetup.Scope) int {
+	if o.asJSON {
+		return o.writeJSON(e, a, c, path, scope)
+	}
 	if !c.Changed() {
 		if o.remove {
 			fmt.Fprintf(e.stdout, "%s: no cordon entry; nothing to remove\n", shown.String(path))
@@ -229,6 +234,48 @@ func (o *initOpts) write(e *env, a *agentsetup.Agent, c *agentsetup.Change, path
 			"(see 'cordon init --help').\n", a.Name, scopeFlag(scope))
 	}
 	fmt.Fprintln(e.stdout, "Check the machine with 'cordon doctor'.")
+	return exitOK
+}
+
+// initJSON is what init --json prints: which file, what was done to it
+// (or, with --dry-run, would be: the diff), and the hook's command.
+type initJSON struct {
+	Agent   string `json:"agent"`
+	Path    string `json:"path"`
+	Scope   string `json:"scope"`  // project or user
+	Action  string `json:"action"` // written, removed (the file, which held only cordon's hook), unchanged, dry-run
+	Remove  bool   `json:"remove"`
+	Command string `json:"command,omitempty"` // the hook's, when installing
+	Diff    string `json:"diff,omitempty"`    // the change, for dry-run
+}
+
+func (o *initOpts) writeJSON(e *env, a *agentsetup.Agent, c *agentsetup.Change, path string, scope agentsetup.Scope) int {
+	v := initJSON{Agent: a.Name, Path: path, Scope: "project", Remove: o.remove}
+	if scope == agentsetup.User {
+		v.Scope = "user"
+	}
+	if !o.remove {
+		v.Command = o.hook.Command(a.Name)
+	}
+	switch {
+	case !c.Changed():
+		v.Action = "unchanged"
+	case o.dryRun:
+		v.Action, v.Diff = "dry-run", c.Diff()
+	default:
+		if err := c.Apply(scope == agentsetup.User); err != nil {
+			return errorf(e, exitCordonError, "%v", err)
+		}
+		v.Action = "written" // with --remove: cordon's entries taken out
+		if c.Remove {
+			v.Action = "removed" // the file held only cordon's hook
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorf(e, exitCordonError, "encode json: %v", err)
+	}
+	fmt.Fprintf(e.stdout, "%s\n", b)
 	return exitOK
 }
 

@@ -225,3 +225,31 @@ func TestInitRefusesAProjectLinkLeadingOut(t *testing.T) {
 	require.Equal(t, exitFail, code, errs)
 	require.Contains(t, errs, "outside the project")
 }
+
+// TestInitJSON: --json says what init did (or would do), one object per
+// run, with the same exit status.
+func TestInitJSON(t *testing.T) {
+	_, project, exe := setupMachine(t)
+	path := filepath.Join(project, ".codex", "hooks.json")
+	for _, step := range []struct {
+		args   []string
+		action string
+		remove bool
+	}{
+		{[]string{"--dry-run"}, "dry-run", false},
+		{nil, "written", false},
+		{nil, "unchanged", false},
+		{[]string{"--remove"}, "written", true}, // cordon's entry out, "{}" kept
+	} {
+		code, out, errs := runCLI(t, "", append([]string{"init", "codex", "--json", "--dir", project}, step.args...)...)
+		require.Equal(t, exitOK, code, errs)
+		var v initJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		require.Equal(t, initJSON{Agent: "codex", Path: path, Scope: "project", Action: step.action, Remove: step.remove,
+			Command: map[bool]string{false: exe + " hook codex --sandbox-bash"}[step.remove], Diff: v.Diff}, v)
+		require.Equal(t, step.action == "dry-run", v.Diff != "", "a diff exactly for --dry-run")
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.JSONEq(t, `{}`, string(b))
+}

@@ -119,11 +119,24 @@ func TestAuditCommand(t *testing.T) {
 
 	t.Setenv(state.EnvDir, filepath.Join(dir, "other-machine"))
 	code, _, errs = runCLI(t, "", "audit", "verify", log)
-	require.Equal(t, exitFail, code)
+	require.Equal(t, exitCordonError, code, "no key: no answer either way")
 	require.Contains(t, errs, "no audit key")
 	code, out, _ = runCLI(t, "", "audit", "verify", "--key", keyFile, log)
 	require.Equal(t, exitOK, code, out)
 	require.Contains(t, out, "OK ")
+	code, out, _ = runCLI(t, "", "audit", "verify", "--json", "--key", keyFile, log)
+	require.Equal(t, exitOK, code, out)
+	var v struct {
+		Path, Verdict, Key string
+		Records            int
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	require.Equal(t, "OK", v.Verdict)
+	require.Equal(t, log, v.Path)
+	require.Positive(t, v.Records)
+	code, out, _ = runCLI(t, "", "audit", "verify", "--json", log)
+	require.Equal(t, exitCordonError, code, "no key here: no verdict, and no JSON")
+	require.Empty(t, out)
 	code, out, _ = runCLI(t, "", "audit", "verify", log, "--key", keyFile)
 	require.Equal(t, exitOK, code, out)
 	// Another machine's own key is the wrong one.

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -27,6 +30,32 @@ type policyFlags struct {
 	hostNetwork bool
 }
 
+// appendPattern appends a network pattern to dst once it parses: a bad
+// one is a bad flag value (exit 2), named as the flag's.
+func appendPattern(dst *[]string) func(string) error {
+	return func(s string) error {
+		if _, err := netpolicy.Parse(s); err != nil {
+			// checked says --FLAG "VALUE": and the reason.
+			why, _ := strings.CutPrefix(err.Error(), fmt.Sprintf("%v %q: ", netpolicy.ErrPattern, s))
+			return errors.New(why)
+		}
+		*dst = append(*dst, s)
+		return nil
+	}
+}
+
+// composeFailed reports an error of policyFlags.compose: a flag spelled
+// wrong or missing its partner (workspace.SpecError) is bad usage, exit
+// 2; anything else (a policy file, a path that cannot be resolved) is a
+// cordon error, 125.
+func composeFailed(e *env, err error) int {
+	var se *workspace.SpecError
+	if errors.As(err, &se) {
+		return usageError(e, "%v", err)
+	}
+	return errorf(e, exitCordonError, "%v", err)
+}
+
 func (pf *policyFlags) register(fs *flag.FlagSet) {
 	appendTo := func(dst *[]string) func(string) error {
 		return func(s string) error { *dst = append(*dst, s); return nil }
@@ -44,8 +73,8 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&pf.agent, "agent", "", "an agent CLI's preset `NAME` (claude-code, codex, gemini): its state writable, its API reachable; with --agents-root: this agent's ID (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
 	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
-	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendTo(&pf.allowDomains))
-	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendTo(&pf.denyDomains))
+	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendPattern(&pf.allowDomains))
+	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendPattern(&pf.denyDomains))
 }
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
@@ -164,10 +193,19 @@ func (pf *policyFlags) compose(protect []string) (*workspace.Composed, error) {
 // did not follow (a pointer out of the workspace, a derived root inside a
 // denied one, a scan cut short): on stderr, one line each.
 func printNotes(e *env, notes []string) {
-	for _, n := range notes {
+	for i, n := range notes {
+		if i == maxNotes && len(notes) > maxNotes+1 {
+			// A workspace as wide as / makes notes by the thousand: the
+			// first screen says what kind they are, the rest is counted.
+			errorf(e, 0, "note: ... and %d more notes like these (cordon profile --json lists the policy they made)", len(notes)-maxNotes)
+			return
+		}
 		errorf(e, 0, "note: %s", n)
 	}
 }
+
+// maxNotes is how many notes a launch prints before it counts the rest.
+const maxNotes = 20
 
 // prepareAgent makes the state directories of --agent NAME under home,
 // which the launch mounts writable and so must exist.

@@ -56,7 +56,7 @@ func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
 	o.pf.hostNetwork = bool(o.network)
 	comp, err := o.pf.compose(nil)
 	if err != nil {
-		return errorf(e, exitCordonError, "%v", err)
+		return composeFailed(e, err)
 	}
 	if comp.Network != nil && o.network {
 		return errorf(e, exitCordonError, "--network on and a domain allowlist (%s): pick one", strings.Join(comp.Network.AllowText(), " "))

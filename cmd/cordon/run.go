@@ -209,7 +209,7 @@ func (o *runOpts) compose(e *env, args []string) (*workspace.Composed, *audit.Lo
 	}
 	comp, err := o.pf.compose(protect)
 	if err != nil {
-		return nil, nil, errorf(e, exitCordonError, "%v", err)
+		return nil, nil, composeFailed(e, err)
 	}
 	if comp.Network != nil && o.network {
 		return nil, nil, errorf(e, exitCordonError, "--network on and a domain allowlist (%s): --network on is the host's whole network; drop it to let the sandbox reach only the allowed hosts",

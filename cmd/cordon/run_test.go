@@ -76,8 +76,8 @@ func TestRunBadInput(t *testing.T) {
 		code int
 		want string // the input the message must name
 	}{
-		{"relative deny", []string{"--deny", "rel/x"}, 125, `"rel/x"`},
-		{"empty deny", []string{"--deny", ""}, 125, `--deny ""`},
+		{"relative deny", []string{"--deny", "rel/x"}, exitUsage, `"rel/x"`},
+		{"empty deny", []string{"--deny", ""}, exitUsage, `--deny ""`},
 		{"NUL in policy file", []string{"--policy", writeFile(t, `{"deniedRoots":["/a\u0000b"]}`)}, 125, "NUL"},
 		{"relative in policy file", []string{"--policy", writeFile(t, `{"writableRoots":["x/y"]}`)}, 125, `"x/y"`},
 		{"symlink loop", []string{"--deny", filepath.Join(loops, "a", "x")}, 125, filepath.Join(loops, "a", "x")},
@@ -94,12 +94,12 @@ func TestRunBadInput(t *testing.T) {
 		{"empty command", []string{"--workspace", ws, "--", ""}, exitUsage, "cordon run: the command is empty"},
 		{"agents root without agent", []string{"--agents-root", ws}, 125, "an agent id (--agent ID) is required"},
 		{"denied command", []string{"--deny", "/usr/bin", "--", "/usr/bin/true"}, 126, "/usr/bin/true"},
-		{"empty domain pattern", []string{"--workspace", ws, "--allow-domain", ""}, 125, `--allow-domain: bad network pattern "": empty pattern`},
-		{"star alone", []string{"--workspace", ws, "--allow-domain", "*"}, 125, `"*": * alone`},
-		{"scheme in pattern", []string{"--workspace", ws, "--allow-domain", "https://example.com"}, 125, `"https://example.com": a pattern is a host`},
-		{"port out of range", []string{"--workspace", ws, "--allow-domain", "example.com:70000"}, 125, `"example.com:70000": port "70000" out of range`},
-		{"bad deny pattern", []string{"--workspace", ws, "--allow-domain", "example.com", "--deny-domain", "*.*.x"}, 125, `--deny-domain: bad network pattern "*.*.x"`},
-		{"unknown preset", []string{"--workspace", ws, "--allow-domain", "@cpan"}, 125, `"@cpan": no such preset`},
+		{"empty domain pattern", []string{"--workspace", ws, "--allow-domain", ""}, exitUsage, `--allow-domain "": empty pattern`},
+		{"star alone", []string{"--workspace", ws, "--allow-domain", "*"}, exitUsage, `"*": * alone`},
+		{"scheme in pattern", []string{"--workspace", ws, "--allow-domain", "https://example.com"}, exitUsage, `"https://example.com": a pattern is a host`},
+		{"port out of range", []string{"--workspace", ws, "--allow-domain", "example.com:70000"}, exitUsage, `"example.com:70000": port "70000" out of range`},
+		{"bad deny pattern", []string{"--workspace", ws, "--allow-domain", "example.com", "--deny-domain", "*.*.x"}, exitUsage, `--deny-domain "*.*.x": `},
+		{"unknown preset", []string{"--workspace", ws, "--allow-domain", "@cpan"}, exitUsage, `"@cpan": no such preset`},
 		{"deny without allow", []string{"--workspace", ws, "--deny-domain", "example.com"}, 125, "--deny-domain without --allow-domain"},
 		{"allowlist and network on", []string{"--workspace", ws, "--network", "on", "--allow-domain", "example.com"}, 125, "--network on and a domain allowlist (example.com)"},
 		{"bad pattern in policy file", []string{"--policy", writeFile(t, `{"network":{"allowDomains":["x.com:0"]}}`)}, 125, `"x.com:0"`},
@@ -115,6 +115,7 @@ func TestRunBadInput(t *testing.T) {
 			`: "network.AllowDomains" is not a key; did you mean "network.allowDomains"?`},
 		{"bool as a string", []string{"--policy", filepath.Join(ws, "yes.json")}, 125,
 			`cordon run: policy ` + filepath.Join(ws, "yes.json") + `: "restrictWrites" must be true or false, not a string`},
+		{"allow-read without workspace", []string{"--allow-read", ws}, exitUsage, "--allow-read needs --workspace"},
 		{"allowlist without a sandbox", []string{"--workspace", ws, "--backend", "none", "--allow-domain", "example.com"}, 125, "needs a sandbox"},
 	}
 	for _, tt := range tests {

@@ -282,3 +282,17 @@ func TestManagedHooksOnly(t *testing.T) {
 	require.NoError(t, os.WriteFile(other, []byte(`{"allowManagedHooksOnly": true}`), 0o644))
 	require.Empty(t, offIn(cc, other), "only the managed file's setting counts")
 }
+
+// TestTOMLInvalidIsNotOK: a value TOML does not know (a misspelt false)
+// is an error, so doctor says the file may turn hooks off instead of ok.
+func TestTOMLInvalidIsNotOK(t *testing.T) {
+	for _, src := range []string{"[features]\nhooks = fals\n", "[features]\nhooks = False\n", "hooks = false\nhooks = true\n"} {
+		_, err := tomlFalse(src, []string{"features", "hooks"})
+		require.Error(t, err, "%q", src)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[features]\nhooks = fals\n"), 0o644))
+	cx, _ := Lookup("codex")
+	require.Contains(t, Disabled(cx, filepath.Join(dir, "hooks.json")), "has TOML cordon cannot read")
+}

@@ -40,6 +40,22 @@ type Options struct {
 	Backend string
 	// Spawn runs the shell steps' commands in that sandbox.
 	Spawn runner.Spawner
+	// Record, when set, is told of each step as it ends ('cordon demo
+	// --json').
+	Record func(StepReport)
+}
+
+// StepReport is one step of the session, as it went.
+type StepReport struct {
+	Title      string `json:"title"`
+	Tool       string `json:"tool"`
+	Action     string `json:"action"` // ALLOW, ASK or DENY
+	RuleID     string `json:"rule_id"`
+	Reason     string `json:"reason"`
+	Approval   string `json:"approval"`
+	Outcome    string `json:"outcome"` // BLOCKED, SUCCEEDED or FAILED
+	Expected   string `json:"expected"`
+	AsScripted bool   `json:"as_scripted"`
 }
 
 // Run plays the session in a throw-away directory, printing to w. ok
@@ -76,7 +92,7 @@ func Run(ctx context.Context, w io.Writer, o Options) (ok bool, err error) {
 	fmt.Fprintln(w, "Each call is decided (ALLOW, ASK or DENY, by a named rule); only an ASK is put")
 	fmt.Fprintln(w, "to a person, here a script that answers for them; then the call runs or is blocked.")
 	prior, _ := audit.Verify(logPath, key) // a kept log may hold earlier runs
-	ok = play(ctx, w, r, steps, o.Backend, outside)
+	ok = play(ctx, w, r, steps, o.Backend, outside, o.Record)
 	r.Stop(ctx)
 
 	recs, err := audit.Verify(logPath, key)
@@ -150,7 +166,7 @@ func newRunner(d *permission.Decider, steps []step, log *audit.Log, spawn runner
 
 // play runs the steps, prints what came of each to w, and checks the
 // host afterwards; it reports whether everything went as scripted.
-func play(ctx context.Context, w io.Writer, r *runner.Runner, steps []step, backend, outside string) bool {
+func play(ctx context.Context, w io.Writer, r *runner.Runner, steps []step, backend, outside string, record func(StepReport)) bool {
 	sandbox := detect.Detect(ctx, backend)
 	ok := true
 	for i, s := range steps {
@@ -169,6 +185,11 @@ func play(ctx context.Context, w io.Writer, r *runner.Runner, steps []step, back
 		if res.Outcome != s.want {
 			ok = false
 			fmt.Fprintf(w, "   !! expected %s\n", s.want)
+		}
+		if record != nil {
+			record(StepReport{Title: s.title, Tool: s.req.Name, Action: fmt.Sprint(res.Decision.Action), RuleID: res.Decision.RuleID,
+				Reason: res.Decision.Reason, Approval: fmt.Sprint(res.Approval), Outcome: fmt.Sprint(res.Outcome),
+				Expected: fmt.Sprint(s.want), AsScripted: res.Outcome == s.want})
 		}
 	}
 	escaped := filepath.Join(outside, "escaped.txt")

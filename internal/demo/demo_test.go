@@ -103,3 +103,21 @@ func TestRunBadAuditStopsAtOnce(t *testing.T) {
 	require.ErrorContains(t, err, "--audit "+link)
 	require.Empty(t, out.String(), "no step may be played")
 }
+
+// TestRecord: the steps reported to Record are the session's, in order,
+// each as scripted.
+func TestRecord(t *testing.T) {
+	var got []StepReport
+	ok, err := Run(context.Background(), io.Discard, Options{Backend: "auto", Spawn: refusing, Record: func(s StepReport) { got = append(got, s) }})
+	if err != nil || !ok {
+		t.Fatalf("Run: ok %v, err %v", ok, err)
+	}
+	if len(got) != len(script("/x")) {
+		t.Fatalf("%d steps recorded, want %d", len(got), len(script("/x")))
+	}
+	for _, s := range got {
+		if !s.AsScripted || s.Outcome != s.Expected || s.RuleID == "" {
+			t.Errorf("step %+v", s)
+		}
+	}
+}
