@@ -48,6 +48,8 @@ func TestWorkspacePreset(t *testing.T) {
 	require.False(t, c.Access(filepath.Join(rhome, ".ssh", "id_ed25519"), policy.Read))
 	require.True(t, c.Access(filepath.Join(rhome, ".aws", "credentials"), policy.Read), "--allow-read keeps it readable")
 	require.True(t, c.Access(PrivateTmpDir(rws)+"/x", policy.Write))
+	require.True(t, c.Access(PrivateCacheDir(rws)+"/go-build/x", policy.Write))
+	require.True(t, strings.HasPrefix(PrivateCacheDir(rws), state.Path()+"/"+state.Cache+"/"))
 	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), state.Path()+"/"))
 }
 
@@ -124,8 +126,8 @@ func TestWorkspacePresetSkipsStateDirectory(t *testing.T) {
 			rws, _ := filepath.EvalSymlinks(ws)
 			rsd := filepath.Join(rws, ".local", "state", "cordon")
 			for _, r := range c.Roots() {
-				if r.Path == PrivateTmpDir(rws) {
-					continue // the one handed in
+				if r.Path == PrivateTmpDir(rws) || r.Path == PrivateCacheDir(rws) {
+					continue // the ones handed in
 				}
 				require.False(t, r.Path == rsd || strings.HasPrefix(r.Path, rsd+"/"), "root %s (%s) in the state directory", r.Path, r.Kind)
 			}
