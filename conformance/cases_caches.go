@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/workspace"
@@ -32,6 +33,7 @@ func cacheCases() []Case {
 			}},
 		{Name: "work-npm-cache", Class: Work, Needs: []string{"npm"}, Summary: "npm cache add of a local tarball, offline: it lands in the workspace's private npm cache, kept for the next launch",
 			Run: func(h *H) {
+				h.LaunchTimeout = 2 * time.Minute // node starts slowly on a loaded machine
 				_, p := h.ws()
 				h.Write("ws/pkg/package/package.json", `{"name":"demo","version":"1.0.0"}`+"\n")
 				h.Host("ws/pkg", "tar", "czf", "demo-1.0.0.tgz", "package")
@@ -52,6 +54,7 @@ func cacheCases() []Case {
 						h.NotApplicable("needs python3 with pip and setuptools: %s", strings.TrimSpace(string(out)))
 					}
 				}
+				h.LaunchTimeout = 2 * time.Minute // a wheel build starts a few interpreters
 				_, p := h.ws()
 				h.Write("ws/sd/demo2-1.0/setup.py", "from setuptools import setup\nsetup(name='demo2', version='1.0', py_modules=['demo2'])\n")
 				h.Write("ws/sd/demo2-1.0/demo2.py", "X = 2\n")
