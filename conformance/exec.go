@@ -91,7 +91,7 @@ func (p Policy) Spec(env []string, exe string) workspace.Spec {
 		Files: files(p.File), Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
 		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
-		Home: envValue(env, "HOME"), ConfigHome: envValue(env, "XDG_CONFIG_HOME"), DataHome: envValue(env, "XDG_DATA_HOME"),
+		Home: envValue(env, "HOME"), Environ: env, ConfigHome: envValue(env, "XDG_CONFIG_HOME"), DataHome: envValue(env, "XDG_DATA_HOME"),
 		ScanCache:   launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
@@ -310,7 +310,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd.Backend = x.BackendName
 	cmd.Network = l.Policy.Network
 	cmd.NetPolicy = comp.Network
-	cmd.TmpDir = comp.TmpDir
+	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir

@@ -426,11 +426,12 @@ func (h *H) forgetState(p Policy) {
 		if root == p.Workspace {
 			n := filepath.Base(workspace.PrivateTmpDir(r))
 			files = append(files, filepath.Join(st, state.Tmp, n), filepath.Join(st, state.Tmp, "."+n+".lock"))
+			files = append(files, filepath.Join(st, state.Cache, n), filepath.Join(st, state.Cache, "."+n+".lock"))
 		}
 	}
 	h.Cleanup(func() {
 		for _, f := range files {
-			os.RemoveAll(f)
+			removeAll(f)
 		}
 	})
 }

@@ -373,6 +373,8 @@ var mutations = []mutation{
 		weaken: "cap-drop,landlock", rootOnly: true, catchers: []string{"undo-umount-mask", "undo-remount-rw"}},
 	{name: "protect-home-agents", step: "agents' configurations under a writable HOME read-only (workspace.Compose)", hooks: func() { testhook.SkipProtectHomeAgents = true },
 		catchers: []string{"runs-next-home-agent-configs"}},
+	{name: "protect-host-caches", step: "the host's package and build caches read-only where a policy would let a sandbox write them (workspace.Compose)", hooks: func() { testhook.SkipProtectHostCaches = true },
+		catchers: []string{"autoexec-host-caches"}},
 	{name: "nested-configs", step: "agents' and editors' configuration found by the scan in every directory it reads (policy.scanGit)",
 		hooks: func() { testhook.NoNestedConfigs = true }, onlyCatchers: true,
 		catchers: []string{"later-nested-agent-configs"}},

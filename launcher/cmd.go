@@ -113,6 +113,14 @@ type Cmd struct {
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
 	TmpDir string
+	// CacheDir, when set, is the workspace's private cache (the workspace
+	// preset gives one per workspace, in cordon's state directory):
+	// created, kept and tidied as TmpDir is, and named by each tool's own
+	// cache variable inside (GOCACHE, GOMODCACHE, npm_config_cache,
+	// PIP_CACHE_DIR, ...; package internal/toolcache) unless the command's
+	// environment already points that variable somewhere the sandbox may
+	// write. The policy must make it writable.
+	CacheDir string
 	// StubLinger is how long the mount stubs this launch makes stay after
 	// it ends, for the next launch in the same place to reuse (Linux): 0
 	// means $CORDON_STUB_LINGER, else DefaultStubLinger; negative, none.
@@ -176,6 +184,7 @@ type Cmd struct {
 	inner      *exec.Cmd
 	release    func()   // removes stubs and temp files after Wait
 	tmpHold    *os.File // the TMPDIR, locked while the sandbox runs
+	cacheHold  *os.File // the private cache, likewise
 	tty        *ttySession
 	net        *netSession
 	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
@@ -282,9 +291,11 @@ func (c *Cmd) prepareOnce() (*exec.Cmd, func(), error) {
 	inner, release, err := c.prepare(ctx)
 	if err != nil {
 		c.stopNet()
-		if c.tmpHold != nil {
-			c.tmpHold.Close()
-			c.tmpHold = nil
+		for _, f := range []**os.File{&c.tmpHold, &c.cacheHold} {
+			if *f != nil {
+				(*f).Close()
+				*f = nil
+			}
 		}
 		return nil, nil, err
 	}
@@ -514,7 +525,7 @@ func (c *Cmd) finish() {
 	if c.stopGate != nil {
 		c.stopGate()
 	}
-	for _, f := range []**os.File{&c.status, &c.statusW, &c.leftovers, &c.tmpHold} {
+	for _, f := range []**os.File{&c.status, &c.statusW, &c.leftovers, &c.tmpHold, &c.cacheHold} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil

@@ -15,6 +15,7 @@ import (
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/internal/toolcache"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -55,7 +56,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	env := c.environ()
+	env := c.environ(canon)
 	if backend == BackendNone || res.Nested {
 		return c.unsandboxed(ctx, backend, res, env)
 	}
@@ -104,8 +105,9 @@ func (c *Cmd) canonicalFor(unsandboxed, native bool) (*policy.Canonical, error) 
 }
 
 // environ is the command's environment before the backend adds to it:
-// Env (nil is this process's), with TMPDIR.
-func (c *Cmd) environ() []string {
+// Env (nil is this process's), with TMPDIR and the tools' cache variables
+// (cacheEnv).
+func (c *Cmd) environ(canon *policy.Canonical) []string {
 	env := c.Env
 	if env == nil {
 		env = os.Environ()
@@ -113,7 +115,22 @@ func (c *Cmd) environ() []string {
 	if c.TmpDir != "" {
 		env = setEnv(env, "TMPDIR", c.TmpDir)
 	}
-	return env
+	return c.cacheEnv(env, canon)
+}
+
+// cacheEnv points each tool's cache variable at the private cache
+// (CacheDir), keeping a value of the caller's that canon lets the sandbox
+// write: that is a cache the user chose, and one it may use.
+func (c *Cmd) cacheEnv(env []string, canon *policy.Canonical) []string {
+	if c.CacheDir == "" {
+		return env
+	}
+	return toolcache.Env(env, c.CacheDir, func(p string) bool {
+		if rp, err := policy.Resolve(p); err == nil {
+			p = rp
+		}
+		return canon.Access(p, policy.Write)
+	})
 }
 
 // unsandboxed runs the command without a sandbox of its own: with
@@ -233,44 +250,45 @@ func stateRoots(c *policy.Canonical, sd string) error {
 		if !ok || r.Kind == policy.Denied {
 			continue
 		}
-		if dir, rest, _ := strings.Cut(rel, "/"); dir == state.Tmp && rest != "" {
+		if dir, rest, _ := strings.Cut(rel, "/"); (dir == state.Tmp || dir == state.Cache) && rest != "" {
 			continue
 		}
-		return fmt.Errorf("root %s: inside cordon's state directory %s, which is denied inside every sandbox; only the private TMPDIRs in %s/%s are handed in", r.Path, sd, sd, state.Tmp)
+		return fmt.Errorf("root %s: inside cordon's state directory %s, which is denied inside every sandbox; only the private TMPDIRs in %s/%s and caches in %s/%s are handed in", r.Path, sd, sd, state.Tmp, sd, state.Cache)
 	}
 	return nil
 }
 
-// makeTmpDir creates the private TMPDIR, only once the launch is certain,
-// and holds it for the launch (tmpdir.go). A TMPDIR in cordon's state
-// directory also starts the day's tidy of the others there.
+// makeTmpDir creates the private TMPDIR and cache, only once the launch
+// is certain, and holds them for the launch (tmpdir.go). One in cordon's
+// state directory also starts the day's tidy of the others there.
 func (c *Cmd) makeTmpDir() error {
-	if c.TmpDir == "" {
-		return nil
-	}
-	parent := filepath.Dir(c.TmpDir)
-	if parent != filepath.Join(state.Path(), state.Tmp) {
-		// The caller's own: its lifetime is the caller's.
-		return c.ensureTmpDir()
-	}
-	f, err := holdTmpDir(c.TmpDir)
-	if err != nil {
+	var err error
+	if c.tmpHold, err = makePrivate(c.TmpDir, state.Tmp); err != nil {
 		return fmt.Errorf("TMPDIR %s: %w", c.TmpDir, err)
 	}
-	c.tmpHold = f
-	tidyTmpDirs(parent, time.Now())
+	if c.cacheHold, err = makePrivate(c.CacheDir, state.Cache); err != nil {
+		return fmt.Errorf("cache %s: %w", c.CacheDir, err)
+	}
 	return nil
 }
 
-// ensureTmpDir makes the TMPDIR as it is, without the tidy's lock.
-func (c *Cmd) ensureTmpDir() error {
-	if c.TmpDir == "" {
-		return nil
+// makePrivate makes dir (none when "") and returns its hold when it lies
+// in the state directory's subdirectory sub, tidying sub; a directory
+// elsewhere is the caller's own, and so is its lifetime.
+func makePrivate(dir, sub string) (*os.File, error) {
+	if dir == "" {
+		return nil, nil
 	}
-	if err := ensurePrivateDir(c.TmpDir); err != nil {
-		return fmt.Errorf("TMPDIR: %w", err)
+	parent := filepath.Dir(dir)
+	if parent != filepath.Join(state.Path(), sub) {
+		return nil, ensurePrivateDir(dir)
 	}
-	return nil
+	f, err := holdTmpDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	tidyTmpDirs(parent, time.Now())
+	return f, nil
 }
 
 // checkCommand refuses a command the sandbox could not read: the kernel

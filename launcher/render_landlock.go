@@ -39,11 +39,15 @@ func landlockPlan(canon *policy.Canonical) (*landlock.Plan, error) {
 		return nil, fmt.Errorf("backend landlock: Landlock is Linux's; on %s use seatbelt", runtime.GOOS)
 	}
 	opt := landlock.DefaultOptions()
-	// The private TMPDIR is made at launch, before the plan is applied:
-	// render it as there already.
-	if tmp, err := policy.Resolve(filepath.Join(state.Path(), state.Tmp)); err == nil {
+	// The private TMPDIR and cache are made at launch, before the plan is
+	// applied: render them as there already.
+	for _, sub := range []string{state.Tmp, state.Cache} {
+		parent, err := policy.Resolve(filepath.Join(state.Path(), sub))
+		if err != nil {
+			continue
+		}
 		for _, r := range canon.Roots() {
-			if exists, _ := canon.Stat(r.Path); !exists && filepath.Dir(r.Path) == tmp && canon.Access(r.Path, policy.Write) {
+			if exists, _ := canon.Stat(r.Path); !exists && filepath.Dir(r.Path) == parent && canon.Access(r.Path, policy.Write) {
 				opt.Made = append(opt.Made, r.Path)
 			}
 		}

@@ -32,7 +32,7 @@ func TestRootsInsideTheStateDirectory(t *testing.T) {
 	for _, r := range []struct {
 		dir      string
 		writable bool
-	}{{"run/stubs", true}, {"run/masks", true}, {"audit", false}, {"tmp", true}} {
+	}{{"run/stubs", true}, {"run/masks", true}, {"audit", false}, {"tmp", true}, {"cache", true}} {
 		p := filepath.Join(sd, r.dir)
 		require.NoError(t, os.MkdirAll(p, 0o700))
 		pol := workspacePolicy(t, ws)
@@ -53,4 +53,16 @@ func TestRootsInsideTheStateDirectory(t *testing.T) {
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, "ok\n", string(out))
+
+	// So is a private cache, in cache/, named by each tool's variable.
+	pol = workspacePolicy(t, ws)
+	cache := filepath.Join(sd, state.Cache, "aaaaaaaaaaaa")
+	pol.WritableRoots = append(pol.WritableRoots, cache)
+	c = Command(pol, "sh", "-c", `mkdir -p "$GOCACHE" && echo x > "$GOCACHE/f" && echo "$npm_config_cache"`)
+	c.CacheDir = cache
+	out, err = c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, filepath.Join(cache, "npm")+"\n", string(out))
+	require.FileExists(t, filepath.Join(cache, "go-build", "f"))
+	require.FileExists(t, filepath.Join(sd, state.Cache, ".aaaaaaaaaaaa.lock"), "held as a TMPDIR is")
 }

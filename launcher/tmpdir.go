@@ -193,7 +193,7 @@ func tidyTmpDirs(parent string, now time.Time) []string {
 	if len(trash) > 0 {
 		go func() {
 			for _, t := range trash {
-				os.RemoveAll(filepath.Join(parent, t))
+				removeTree(filepath.Join(parent, t))
 			}
 		}()
 	}

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/internal/toolcache"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -63,6 +65,10 @@ type Spec struct {
 	// XDG_DATA_HOME (Options.ConfigHome); "" means this
 	// process's.
 	ConfigHome, DataHome string
+	// Environ is the caller's environment ("KEY=VAL"; nil is this
+	// process's): where it places the host's package and build caches
+	// (hostCaches), which stay read-only in the sandbox.
+	Environ []string
 	// ScanCache is where the scan for nested git repositories may keep
 	// its result (Options.ScanCache); "" scans every time.
 	ScanCache string
@@ -100,6 +106,9 @@ type Composed struct {
 	Canonical *policy.Canonical
 	// TmpDir is the workspace's private TMPDIR ("" without a workspace).
 	TmpDir string
+	// CacheDir is the workspace's private cache ("" without a
+	// workspace): see PrivateCacheDir and launcher.Cmd.CacheDir.
+	CacheDir string
 	// Workspace is the canonical workspace directory ("" without one);
 	// it differs from Spec.Workspace when that was given through a
 	// symlink.
@@ -196,6 +205,7 @@ func Compose(s Spec) (*Composed, error) {
 		p.Merge(ws)
 		out.Workspace = ws.WritableRoots[0] // the resolved DIR
 		out.TmpDir = PrivateTmpDir(out.Workspace)
+		out.CacheDir = PrivateCacheDir(out.Workspace)
 		protect = extra
 	}
 	if s.AgentCLI != "" && home != "" {
@@ -335,6 +345,9 @@ func (s *Spec) runsNext(r *policy.Resolver, c *policy.Canonical, home string) []
 			cand = append(cand, filepath.Join(home, n))
 		}
 	}
+	if home != "" && !testhook.SkipProtectHostCaches {
+		cand = append(cand, hostCaches(s.Environ, home)...)
+	}
 	if home != "" && !testhook.SkipProtectHomeAgents {
 		// A directory of an agent's named writable (--writable
 		// ~/.claude) leaves its settings and hooks in it writable unless
@@ -357,6 +370,23 @@ func (s *Spec) runsNext(r *policy.Resolver, c *policy.Canonical, home string) []
 		out = append(out, rp)
 	}
 	return out
+}
+
+// hostCaches are the host's own package and build caches
+// (toolcache.HostDirs), as this process's environment places them: what
+// the host's next build takes without checking (a Go build cache entry is
+// an object file), so read-only wherever a policy would let a sandbox
+// write it (HOME as the workspace, --writable ~/.cache); a sandbox gets a
+// private cache instead (PrivateCacheDir). One in cordon's state
+// directory is a private cache already (a nested launch's environment
+// names its own).
+func hostCaches(env []string, home string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(slices.Clip(env), "HOME="+home)
+	sd := ownState()
+	return slices.DeleteFunc(toolcache.HostDirs(env), func(d string) bool { return within(d, sd) || within(d, state.Path()) })
 }
 
 // checkPolicyLinks refuses a policy file reached through a symbolic link

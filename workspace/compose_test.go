@@ -180,3 +180,27 @@ func writePolicy(t *testing.T, content string) string {
 	require.NoError(t, os.WriteFile(f, []byte(content), 0o644))
 	return f
 }
+
+// TestComposeHostCachesReadOnly: with HOME in the workspace, the host's
+// caches (by default, and where the environment places them) are
+// read-only, the private cache writable; a root the caller names for one
+// stands.
+func TestComposeHostCachesReadOnly(t *testing.T) {
+	dir := composeFixture(t)
+	home := filepath.Join(dir, "ws", "home")
+	env := []string{"HOME=" + home, "GOMODCACHE=" + filepath.Join(dir, "ws", "mods"), "GOENV=off"}
+	c, err := Compose(Spec{Workspace: filepath.Join(dir, "ws"), Home: home, Environ: env})
+	require.NoError(t, err)
+	for _, p := range []string{".cache/go-build/00/x", ".npm/_cacache/x", ".cache/pip/x", ".cargo/registry/src/x", ".local/share/pnpm/store/x"} {
+		require.False(t, c.Canonical.Access(filepath.Join(home, p), policy.Write), p)
+	}
+	require.False(t, c.Canonical.Access(filepath.Join(dir, "ws", "mods", "x"), policy.Write), "GOMODCACHE from the environment")
+	require.True(t, c.Canonical.Access(filepath.Join(home, "notes"), policy.Write))
+	require.True(t, c.Canonical.Access(c.CacheDir+"/go-build/x", policy.Write))
+
+	mod := filepath.Join(home, "go", "pkg", "mod")
+	require.NoError(t, os.MkdirAll(mod, 0o755))
+	c, err = Compose(Spec{Workspace: filepath.Join(dir, "ws"), Home: home, Environ: env, Writable: []string{mod}})
+	require.NoError(t, err)
+	require.True(t, c.Canonical.Access(filepath.Join(mod, "x"), policy.Write), "--writable ~/go/pkg/mod is the caller's word")
+}

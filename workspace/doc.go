@@ -35,7 +35,8 @@
 //		Executables: workspace.Executables(),
 //	})
 //	cmd := launcher.Command(comp.Policy, "make", "test")
-//	cmd.TmpDir, cmd.IDs = comp.TmpDir, comp.Canonical.IDs()
+//	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
+//	cmd.IDs = comp.Canonical.IDs()
 //	cmd.Canonical = comp.Canonical // no second lookup of every root
 //
 // Compose applies, in order: the policy file, the root flags, the

@@ -150,7 +150,7 @@ func TestDerivedRootsOnlyRestrict(t *testing.T) {
 			require.Equal(t, policy.Denied, r.Kind, f)
 		}
 		for _, r := range c.Roots() {
-			require.True(t, within(r.Path, ws) || within(r.Path, home) && r.Kind == policy.Denied || r.Path == PrivateTmpDir(ws),
+			require.True(t, within(r.Path, ws) || within(r.Path, home) && r.Kind == policy.Denied || r.Path == PrivateTmpDir(ws) || r.Path == PrivateCacheDir(ws),
 				"root %s (%s) outside the workspace: a stub there, or a carve-out", r.Path, r.Kind)
 		}
 		notes := strings.Join(c.Notes(), "\n")

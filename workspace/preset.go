@@ -114,7 +114,7 @@ type Options struct {
 }
 
 // Preset compiles the --workspace preset: dir writable, the private
-// TMPDIR writable, restrictWrites, auto-executed files and git metadata
+// TMPDIR and cache writable, restrictWrites, auto-executed files and git metadata
 // protected at the top of the workspace and in the git repositories found
 // in it, and credential stores under HOME denied. dir must be absolute.
 func Preset(dir string, opt Options) (policy.FsSandboxPolicy, error) {
@@ -139,7 +139,7 @@ func preset(r *policy.Resolver, dir string, opt Options) (policy.FsSandboxPolicy
 		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace %s: not a directory", dir)
 	}
 	p := policy.FsSandboxPolicy{
-		WritableRoots:  []string{ws, PrivateTmpDir(ws)},
+		WritableRoots:  []string{ws, PrivateTmpDir(ws), PrivateCacheDir(ws)},
 		RestrictWrites: true,
 	}
 	home := opt.Home
@@ -424,6 +424,17 @@ func noLinks(r *policy.Resolver, paths []string) error {
 func PrivateTmpDir(workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
 	return filepath.Join(state.Path(), state.Tmp, hex.EncodeToString(sum[:6]))
+}
+
+// PrivateCacheDir is the directory of the package and build caches given
+// to sandboxes of one workspace (package internal/toolcache says which
+// tool gets which part): beside the TMPDIRs, named like them, made, kept
+// and tidied like them by the launcher (launcher.Cmd.CacheDir). One per
+// workspace, so what a sandbox of one workspace puts in a cache is never
+// what a build of another takes.
+func PrivateCacheDir(workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(state.Path(), state.Cache, hex.EncodeToString(sum[:6]))
 }
 
 // credentials lists the credential stores under home to deny: those that

@@ -48,6 +48,8 @@ func TestWorkspacePreset(t *testing.T) {
 	require.False(t, c.Access(filepath.Join(rhome, ".ssh", "id_ed25519"), policy.Read))
 	require.True(t, c.Access(filepath.Join(rhome, ".aws", "credentials"), policy.Read), "--allow-read keeps it readable")
 	require.True(t, c.Access(PrivateTmpDir(rws)+"/x", policy.Write))
+	require.True(t, c.Access(PrivateCacheDir(rws)+"/go-build/x", policy.Write))
+	require.True(t, strings.HasPrefix(PrivateCacheDir(rws), state.Path()+"/"+state.Cache+"/"))
 	require.True(t, strings.HasPrefix(PrivateTmpDir(rws), state.Path()+"/"))
 }
 
@@ -96,4 +98,40 @@ func TestWorkspacePresetRefusesLinkedCredentialStoreInWritableHome(t *testing.T)
 	require.ErrorContains(t, err, ".ssh is a symlink")
 	_, err = Preset(t.TempDir(), Options{Home: home})
 	require.NoError(t, err, "outside the workspace the link cannot be touched: its target is denied")
+}
+
+// TestWorkspacePresetSkipsStateDirectory: with cordon's state directory
+// inside the workspace (HOME as the workspace), nothing in it becomes a
+// root: neither a mask of mode 0111 (closed to a normal user) nor a
+// repository or a configuration a sandbox left in its TMPDIR. The
+// launcher refuses a root there, so each would fail every later launch.
+func TestWorkspacePresetSkipsStateDirectory(t *testing.T) {
+	ws := t.TempDir()
+	sd := filepath.Join(ws, ".local", "state", "cordon")
+	t.Setenv(state.EnvDir, sd)
+	mask := filepath.Join(sd, state.Run, "masks", "m")
+	require.NoError(t, os.MkdirAll(mask, 0o700))
+	require.NoError(t, os.Chmod(mask, 0o111))
+	t.Cleanup(func() { os.Chmod(mask, 0o700) })
+	require.NoError(t, os.MkdirAll(filepath.Join(sd, state.Tmp, "abc", "repo", ".git"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(sd, state.Tmp, "abc", "x", ".vscode"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "project", ".git"), 0o755))
+
+	for _, cache := range []string{"", t.TempDir()} {
+		for range 2 { // the second answered from the scan's record
+			p, err := Preset(ws, Options{Home: ws, ScanCache: cache})
+			require.NoError(t, err)
+			c, err := policy.Canonicalize(p)
+			require.NoError(t, err)
+			rws, _ := filepath.EvalSymlinks(ws)
+			rsd := filepath.Join(rws, ".local", "state", "cordon")
+			for _, r := range c.Roots() {
+				if r.Path == PrivateTmpDir(rws) || r.Path == PrivateCacheDir(rws) {
+					continue // the ones handed in
+				}
+				require.False(t, r.Path == rsd || strings.HasPrefix(r.Path, rsd+"/"), "root %s (%s) in the state directory", r.Path, r.Kind)
+			}
+			require.False(t, c.Access(filepath.Join(rws, "project", ".git", "config"), policy.Write), "the scan still finds the workspace's repositories")
+		}
+	}
 }

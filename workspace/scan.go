@@ -7,6 +7,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
@@ -64,6 +65,7 @@ type gitPlace struct {
 // spent on it. It returns the repositories, what it learnt of each
 // directory it reached, and whether a bound cut it short.
 func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs []dirRecord, cut bool) {
+	own := ownState()
 	level := []string{root}
 	read, entries, reused := 0, 0, 0
 	buf := make([]byte, 32<<10)
@@ -107,12 +109,28 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 				places = append(places, gitPlace{Path: dir, Conf: rec.Conf})
 			}
 			for _, n := range rec.Subdirs {
-				next = append(next, dir+"/"+n)
+				if sub := dir + "/" + n; sub != own {
+					next = append(next, sub)
+				}
 			}
 		}
 		level = next
 	}
 	return places, dirs, false
+}
+
+// ownState is cordon's state directory as the scan meets it (resolved),
+// which the scan never enters: it is denied inside every sandbox, so
+// nothing in it needs protecting, and what cordon keeps there (masks of
+// mode 0111, the private TMPDIRs and caches) would otherwise come back as
+// closed directories and roots inside the state directory, which the
+// launcher refuses (HOME as the workspace, docs/design.md).
+func ownState() string {
+	d := state.Path()
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		return r
+	}
+	return d
 }
 
 // scanRead, when set (by tests), is told of each directory scanGit reads.

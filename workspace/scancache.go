@@ -142,9 +142,12 @@ func keepKnown(found, known []gitPlace, root string) []gitPlace {
 	for _, p := range found {
 		have[key{p.Path, p.Gitdir, p.Conf != 0}] = true
 	}
+	own := ownState()
 	for _, p := range known {
 		k := key{p.Path, p.Gitdir, p.Conf != 0}
-		if have[k] || p.Path == root || !within(p.Path, root) {
+		// One an earlier version found in cordon's state directory
+		// (scanGit no longer enters it) is not kept either.
+		if have[k] || p.Path == root || !within(p.Path, root) || within(p.Path, own) {
 			continue
 		}
 		if p.Conf != 0 {

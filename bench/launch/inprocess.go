@@ -29,6 +29,7 @@ func inProcess(cfg config, tmp, ws string) error {
 		}
 		cmd := launcher.CommandContext(ctx, p, "/bin/true")
 		cmd.TmpDir = workspace.PrivateTmpDir(p.WritableRoots[0])
+		cmd.CacheDir = workspace.PrivateCacheDir(p.WritableRoots[0])
 		return cmd.Run()
 	}
 	if err := launchOnce(); err != nil { // warm the detection cache
@@ -98,6 +99,7 @@ func inProcessWalls(cfg config, tmp, ws string) error {
 		cmd := launcher.Command(p, "/bin/true")
 		cmd.Backend = launcher.BackendNative
 		cmd.TmpDir = workspace.PrivateTmpDir(p.WritableRoots[0])
+		cmd.CacheDir = workspace.PrivateCacheDir(p.WritableRoots[0])
 		err = cmd.Exec()
 		var st *launcher.ExitStatus
 		if errors.As(err, &st) && st.Code == 0 {

@@ -28,7 +28,7 @@ func sandboxSpawner(backend string) runner.Spawner {
 		cmd := launcher.CommandContext(ctx, comp.Policy, "/bin/sh", "-c", command)
 		cmd.Backend = backend
 		cmd.Dir = dir
-		cmd.TmpDir = comp.TmpDir
+		cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
 		cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		// Output pipes held open by a backgrounded grandchild must not

@@ -1,7 +1,7 @@
 // Package state finds cordon's per-user state directory: the one place
 // where cordon keeps what a later launch trusts (the detection verdict, the
 // nested-repository scan, the stub registry and masks, the audit key) and
-// the private TMPDIRs it hands to sandboxes.
+// the private TMPDIRs and caches it hands to sandboxes.
 //
 // Nothing a sandbox writes may weaken a later launch (docs/threat-model.md,
 // classes 11 and 14), so the directory is chosen from facts a sandbox
@@ -41,6 +41,7 @@ const (
 	Run   = "run"   // stub registry, masks, the empty mask file
 	Scan  = "scan"  // nested-repository scan cache
 	Tmp   = "tmp"   // private TMPDIRs, one per workspace
+	Cache = "cache" // private package and build caches, one per workspace
 	Audit = "audit" // default audit logs and the audit key
 )
 

@@ -79,6 +79,9 @@ var (
 	// SkipProtectHomeAgents leaves agents' configurations under a
 	// writable HOME writable.
 	SkipProtectHomeAgents bool
+	// SkipProtectHostCaches leaves the host's package and build caches
+	// writable wherever the policy allows writes.
+	SkipProtectHostCaches bool
 	// NoNestedConfigs makes the scan for repositories blind to agents'
 	// and editors' configuration in the directories it reads (only the
 	// top of a writable root and git work trees keep theirs).
