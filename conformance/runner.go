@@ -37,13 +37,13 @@ type Config struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Backend  string        `json:"backend"`
-	Executor string        `json:"executor"`
-	Users    []string      `json:"users"`
-	Results  []Result      `json:"results"`
-	Passed   int           `json:"passed"`
-	Failed   int           `json:"failed"`
-	NA       int           `json:"notApplicable"`
+	Backend  string   `json:"backend"`
+	Executor string   `json:"executor"`
+	Users    []string `json:"users"`
+	Results  []Result `json:"results"`
+	Passed   int      `json:"passed"`
+	Failed   int      `json:"failed"`
+	NA       int      `json:"notApplicable"`
 	// NotRun counts the cases an interrupted run did not run to their
 	// end: never started, or stopped half-way.
 	NotRun int `json:"notRun"`
