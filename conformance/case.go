@@ -139,6 +139,9 @@ const (
 	Pass          Outcome = "pass"
 	Fail          Outcome = "FAIL"
 	NotApplicable Outcome = "n/a"
+	// NotRun is a case an interrupted run did not run to its end: never
+	// a verdict on the host.
+	NotRun Outcome = "not run"
 )
 
 // Result is one case run as one user.

@@ -137,7 +137,7 @@ echo '{"forged":1}' >> claude-code.jsonl && ok APPEND
 rm -f claude-code.jsonl.head && ok REMOVE`)
 	}()
 	ready := false
-	for end := time.Now().Add(15 * time.Second); !ready && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(15 * time.Second); !ready && time.Now().Before(end) && h.ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
 		ready = h.Exists("ws/run/ready")
 	}
 	err := a.append(log, "make install")
@@ -286,6 +286,7 @@ func (a *auditor) cordon(stdin []byte, args ...string) error {
 	cmd.Env = h.env(nil)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}}
+	ownGroup(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cordon %s: %w: %s", strings.Join(args, " "), err, out)

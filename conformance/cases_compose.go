@@ -300,7 +300,7 @@ func launchRaceCases() []Case {
 				a := h.Background(Launch{Policy: Policy{Workspace: h.Path("ws")}, Dir: h.Path("ws"),
 					Argv: []string{h.Attack(), "__attack", "exchange-loop", h.Path(sub), h.Path("ws/node_modules/decoy"), h.Path("ws/run/.ready"), h.Path("stop")}})
 				for end := time.Now().Add(20 * time.Second); !h.Exists("ws/run/.ready"); time.Sleep(10 * time.Millisecond) {
-					if time.Now().After(end) {
+					if time.Now().After(end) || h.ctx.Err() != nil {
 						h.Fatalf("the swapping sandbox did not start:\n%s", a())
 					}
 				}

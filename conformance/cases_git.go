@@ -35,6 +35,7 @@ func (h *H) AsUser(dir, script string) Output {
 	if !h.User.Invoker {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}
 	}
+	ownGroup(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -292,7 +293,13 @@ func gitCases() []Case {
 			pl := h.Plan(p)
 			o := h.Sandbox(p, `chmod 000 vendor && ok CLOSE`)
 			h.MetaChanged(o, pl, "CLOSE", "ws/vendor")
-			h.gitRepo("ws/vendor/new") // the user's, while the directory is closed
+			// The user's, while the directory is closed: made by opening
+			// it for a moment, as its owner would (only root could make
+			// it inside the closed directory), and closing it again.
+			if err := os.Chmod(h.Path("ws/vendor"), 0o700); err != nil {
+				h.Fatalf("fixture: %v", err)
+			}
+			h.gitRepo("ws/vendor/new")
 			if err := os.Chmod(h.Path("ws/vendor"), 0); err != nil {
 				h.Errorf("fixture: %v", err)
 			}

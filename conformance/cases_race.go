@@ -2,7 +2,10 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,10 +13,11 @@ import (
 )
 
 // Calls per file tools' race (half of them swapped), launches per stubs'
-// race. The stubs' race wins its window only now and then, so no check
-// rests on it (stubs-swap-at-stub forces the moment with the launcher's
-// test hook): 50 launches keep it an attack made for real through cordon
-// run on every backend and user without making it the suite's dearest case.
+// race (half of them armed). The stubs' race wins its window only now and
+// then, so no check rests on winning it (stubs-swap-at-stub forces the
+// moment with the launcher's test hook): 50 launches keep it an attack
+// made for real through cordon run on every backend and user without
+// making it the suite's dearest case.
 const (
 	raceAttempts      = 60
 	raceStubsLaunches = 50
@@ -33,7 +37,7 @@ func raceCases() []Case {
 		{Name: "race-stubs", Class: NotYet, Backends: linuxOnly,
 			Open:    map[string]string{"bwrap": "bwrap resolves bind sources following links before it builds the sandbox, so a swap at that moment redirects a pin (FINDINGS.md F8); auto takes the native backend where it is usable"},
 			Without: map[string]string{"landlock": "a race of the launcher's mount stubs: the landlock backend makes none (a denied name that does not exist yet is refused by its frozen parent instead)"},
-			Summary: "50 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub",
+			Summary: "50 launches each deny a not-yet-existing ws/d/xN/a/b/c while a sandbox of the workspace runs a swapper; for every other launch it swaps ws/d for a link to a directory outside (renameat2 RENAME_EXCHANGE) the moment the launcher makes the first stub, and each launch in between, beside the swapper holding off, must succeed",
 			Run:     raceStubs},
 		{Name: "stubs-swap-at-stub", Class: NotYet, Backends: linuxOnly,
 			Without: map[string]string{"landlock": "about the launcher's mount stubs: the landlock backend makes none"},
@@ -145,45 +149,76 @@ func raceFiletoolsRead(h *H) {
 }
 
 // raceStubs: no launch makes a mount stub outside the workspace through
-// ws/d swapped for a link while it makes its stubs.
+// ws/d swapped for a link while it makes its stubs, and a launch beside a
+// swapper that holds off works. Every other launch is armed: the swapper
+// exchanges ws/d the moment that launch makes its first stub, if it sees
+// it before the harness disarms it after the launch (which of the two is
+// first is scheduling, so it is only logged). The launches in between are
+// not armed, so the swapper, running, is known to leave them alone: each
+// must succeed, at a moment the harness forces rather than wins.
 func raceStubs(h *H) {
 	ws, p := h.ws()
 	h.Mkdir("ws/d")
 	// A chain of its own for each launch, so that each makes a stub in d
-	// (none adopts the last one's), and a directory outside where the
-	// rest of each chain would land.
+	// (none adopts the last one's) named for it, and a directory outside
+	// where the rest of each chain would land.
 	for i := range raceStubsLaunches {
 		h.Mkdir(fmt.Sprintf("outside/x%d", i))
 	}
 	snap := h.Snapshot()
-	b := h.background(p, `ln -s "$FIX/outside" l && "$ATTACK" __attack swap-on-create "$PWD/d" "$PWD/d" "$PWD/l" 3ms "$PWD/.ready" "$PWD/.stop"`)
+	b := h.background(p, `ln -s "$FIX/outside" l && "$ATTACK" __attack swap-on-create "$PWD/d" "$PWD/d" "$PWD/l" 3ms "$PWD/.ready" "$PWD/.stop" "$PWD"`)
 	h.waitFor(filepath.Join(ws, ".ready"), b)
 	count := map[string]int{}
-	var firstOther string
+	var firstOther, firstIdle string
+	met := 0
 	for i := range raceStubsLaunches {
-		deny := filepath.Join(ws, fmt.Sprintf("d/x%d/a/b/c", i))
+		name := fmt.Sprintf("x%d", i)
+		armed := i%2 == 1
+		arm := filepath.Join(ws, "arm-"+name)
+		if armed {
+			if err := os.WriteFile(arm, nil, 0o644); err != nil {
+				h.Fatalf("fixture: %v", err)
+			}
+		}
+		deny := filepath.Join(ws, "d", name, "a/b/c")
 		ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 		o, err := h.x.Exec(ctx, h.User, Launch{Policy: Policy{Workspace: ws, Deny: []string{deny}},
 			Dir: ws, Env: h.env(nil), Argv: []string{"/bin/sh", "-c", "true"}})
 		cancel()
 		kind := stubLaunchOutcome(o, err)
-		if count[kind]++; kind == "other" && count[kind] == 1 {
-			firstOther = fmt.Sprintf("%v\n%s", err, o)
+		if !armed {
+			if count["idle-"+kind]++; kind != "ok" && firstIdle == "" {
+				firstIdle = fmt.Sprintf("%s: %v\n%s", name, err, o)
+			}
+			continue
+		}
+		if count[kind]++; kind == "other" && firstOther == "" {
+			firstOther = fmt.Sprintf("%s: %v\n%s", name, err, o)
+		}
+		// Disarm; if the swapper took the arm first, its swap met this
+		// launch (or came just after it): wait until it has swapped back.
+		switch err := os.Remove(arm); {
+		case errors.Is(err, fs.ErrNotExist):
+			met++
+			back := filepath.Join(ws, "back-"+name)
+			h.waitFor(back, b)
+			os.Remove(back)
+		case err != nil:
+			h.Fatalf("fixture: %v", err)
 		}
 	}
 	touch(filepath.Join(ws, ".stop"))
 	o := h.swapperDone(b)
-	ok, raced, mountRaced, other := count["ok"], count["raced"], count["bwrap"], count["other"]
-	st := fmt.Sprintf("launches=%d ok=%d raced-refused=%d bwrap-refused=%d other-failed=%d", raceStubsLaunches, ok, raced, mountRaced, other)
+	idle := raceStubsLaunches / 2
+	st := fmt.Sprintf("launches=%d idle=%d idle-ok=%d armed=%d swapped=%d ok=%d raced-refused=%d bwrap-refused=%d other-failed=%d",
+		raceStubsLaunches, idle, count["idle-ok"], raceStubsLaunches-idle, met, count["ok"], count["raced"], count["bwrap"], count["other"])
 	h.logRace("race-stubs", stringer(st), swaps(o))
 	h.Unchanged(snap, "ws")
-	if other > 0 {
-		h.Errorf("%d launches failed for another reason (%s), e.g.:\n%s", other, st, firstOther)
+	if n := count["other"]; n > 0 {
+		h.Errorf("%d launches failed for another reason (%s), e.g.:\n%s", n, st, firstOther)
 	}
-	// Whether the race was won is luck, so it is only logged: the
-	// launcher's side of it is shown every run by stubs-swap-at-stub.
-	if ok == 0 {
-		h.Errorf("no launch succeeded (%s)", st)
+	if count["idle-ok"] != idle {
+		h.Errorf("%d of %d launches beside the swapper holding off failed (%s), e.g.:\n%s", idle-count["idle-ok"], idle, st, firstIdle)
 	}
 }
 

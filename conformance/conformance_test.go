@@ -211,7 +211,7 @@ func backgroundRemover(t *testing.T) func(dir string) {
 	go func() {
 		defer close(done)
 		for d := range dirs {
-			os.RemoveAll(d)
+			RemoveFixture(d)
 		}
 	}()
 	t.Cleanup(func() {
@@ -222,7 +222,7 @@ func backgroundRemover(t *testing.T) func(dir string) {
 		select {
 		case dirs <- dir:
 		default:
-			os.RemoveAll(dir) // never expected: the queue holds every case twice over
+			RemoveFixture(dir) // never expected: the queue holds every case twice over
 		}
 	}
 }

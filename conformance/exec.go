@@ -241,6 +241,17 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	if i := l.setStdio(&cmd.Stdin, &cmd.Stdout, &cmd.Stderr); i >= 0 && l.Tty == nil {
 		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, i
 	}
+	ownGroup(cmd)
+	// When the case's context ends (its launch timed out, or the run was
+	// interrupted), cordon run is told to stop as a user would tell it,
+	// SIGTERM, so that it ends its sandbox in order (its stubs removed,
+	// what the command left running killed); SIGKILL if it has not ended
+	// 2 seconds later. (Not WaitDelay: it would also cut short the
+	// output of a launch that ended normally.)
+	cmd.Cancel = func() error {
+		time.AfterFunc(2*time.Second, func() { cmd.Process.Kill() })
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
 	fds, closeFds, err := leak(l.Leak)
 	if err != nil {
 		return Output{}, err
@@ -266,6 +277,20 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 		o.MaxRSS = int64(ru.Maxrss) * maxrssUnit
 	}
 	return o, nil
+}
+
+// ownGroup puts cmd, unless it starts a session of its own, in a process
+// group of its own: a Ctrl-C on the terminal reaches 'cordon verify'
+// alone, which then stops its cases, rather than each of its children at
+// once, where a case might judge a child killed by the signal before the
+// suite knew it was interrupted.
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if !cmd.SysProcAttr.Setsid {
+		cmd.SysProcAttr.Setpgid = true
+	}
 }
 
 // finish starts a prepared command, closes the case's leaked descriptors

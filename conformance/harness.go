@@ -145,6 +145,7 @@ func (h *H) Host(dir string, argv ...string) string {
 	cmd := exec.CommandContext(h.ctx, argv[0], argv[1:]...)
 	cmd.Dir = h.Path(dir)
 	cmd.Env = h.env(nil)
+	ownGroup(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		h.Fatalf("fixture: %v: %v: %s", argv, err, out)
@@ -293,7 +294,10 @@ func (h *H) Launch(l Launch) Output {
 	if err != nil {
 		h.Fatalf("launch: %v\n%s", err, o)
 	}
-	waitGone(stubs)
+	waitGone(h.ctx, stubs)
+	if h.ctx.Err() != nil {
+		h.Fatalf("launch: %v\n%s", context.Cause(h.ctx), o) // the run was interrupted
+	}
 	if ctx.Err() != nil {
 		if !composed {
 			h.Fatalf("launch: timed out (composing its policy in the harness, with cordon's code, took more than %v too)\n%s", limit/2, o)
@@ -391,10 +395,11 @@ func (h *H) newStubs(ctx context.Context, l Launch) []string {
 	return out
 }
 
-// waitGone waits, up to 5 seconds, while any of stubs is an empty
-// directory (a stub the sandbox left; anything else is a case's business).
-func waitGone(stubs []string) {
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+// waitGone waits, up to 5 seconds or until ctx ends, while any of stubs
+// is an empty directory (a stub the sandbox left; anything else is a
+// case's business).
+func waitGone(ctx context.Context, stubs []string) {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
 		left := false
 		for _, p := range stubs {
 			if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {

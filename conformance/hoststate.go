@@ -99,7 +99,7 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 	// sandbox ends (the launches here ask for no linger): while all that
 	// differs is new empty directories, give it time.
 	d := before.diff(h.Snapshot(), except...)
-	for wait := time.Now().Add(5 * time.Second); onlyEmptyDirs(d) && time.Now().Before(wait); {
+	for wait := time.Now().Add(5 * time.Second); onlyEmptyDirs(d) && time.Now().Before(wait) && h.ctx.Err() == nil; {
 		time.Sleep(20 * time.Millisecond)
 		d = before.diff(h.Snapshot(), except...)
 	}

@@ -267,6 +267,7 @@ func (h *H) hostAs(argv ...string) string {
 	if !h.User.Invoker {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(h.User.Uid), Gid: uint32(h.User.Gid), Groups: []uint32{}}}
 	}
+	ownGroup(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -9,10 +9,14 @@ import (
 )
 
 // Summary is the one-line verdict, e.g. "verify: 88 passed, 0 failed,
-// 6 not applicable".
+// 6 not applicable"; an interrupted run adds what it did not run and why.
 func (r *Report) Summary() string {
-	return fmt.Sprintf("verify: %d passed, %d failed, %d not applicable (backend %s, users %s, %.1fs)",
-		r.Passed, r.Failed, r.NA, r.Backend, strings.Join(r.Users, "+"), r.Elapsed.Seconds())
+	stopped := ""
+	if r.Interrupted != "" || r.NotRun > 0 {
+		stopped = fmt.Sprintf(", %d not run (%s)", r.NotRun, r.Interrupted)
+	}
+	return fmt.Sprintf("verify: %d passed, %d failed, %d not applicable%s (backend %s, users %s, %.1fs)",
+		r.Passed, r.Failed, r.NA, stopped, r.Backend, strings.Join(r.Users, "+"), r.Elapsed.Seconds())
 }
 
 // WriteTable prints one row per case and user, the failures' details, and
@@ -23,11 +27,15 @@ func (r *Report) WriteTable(w io.Writer) {
 		wc, wk, wu = max(wc, len(x.Case)), max(wk, len(x.Class)), max(wu, len(x.User))
 	}
 	row := func(c, k, u, res, t string) {
-		fmt.Fprintf(w, "%-*s  %-*s  %-*s  %-6s  %6s\n", wc, c, wk, k, wu, u, res, t)
+		fmt.Fprintf(w, "%-*s  %-*s  %-*s  %-7s  %6s\n", wc, c, wk, k, wu, u, res, t)
 	}
 	row("CASE", "CLASS", "USER", "RESULT", "TIME")
 	for _, x := range r.Results {
-		row(x.Case, x.Class, x.User, string(x.Outcome), fmt.Sprintf("%.2fs", x.Seconds))
+		t := fmt.Sprintf("%.2fs", x.Seconds)
+		if x.Outcome == NotRun {
+			t = "-"
+		}
+		row(x.Case, x.Class, x.User, string(x.Outcome), t)
 	}
 	for _, x := range r.Results {
 		if x.Outcome == Fail {
@@ -78,7 +86,8 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes the report as JUnit XML, one testsuite per user; not
-// applicable cases are skipped test cases, never passed ones.
+// applicable and not run cases are skipped test cases, never passed or
+// failed ones.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	secs := func(d float64) string { return fmt.Sprintf("%.3f", d) }
 	out := junitSuites{Time: secs(r.Elapsed.Seconds())}
@@ -101,6 +110,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			s.Failures++
 		case NotApplicable:
 			jc.Skipped = &junitMessage{Message: "not applicable: " + x.Detail}
+			s.Skipped++
+		case NotRun:
+			jc.Skipped = &junitMessage{Message: x.Detail}
 			s.Skipped++
 		}
 		s.Tests++

@@ -1,13 +1,16 @@
 package conformance
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,4 +124,69 @@ func TestVerifyCommand(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, 2, ee.ExitCode())
+}
+
+// TestVerifyInterrupted sends 'cordon verify' SIGTERM, and SIGINT, once
+// its progress shows the second case done: it exits 128+N, reports every
+// case it did not run to its end as not run (none failed) in --json and
+// --junit alike, and leaves no fixture behind.
+func TestVerifyInterrupted(t *testing.T) {
+	testenv.RequireBackend(t, testenv.NativeBackend())
+	bin := cordonBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
+		t.Run(name, func(t *testing.T) {
+			// Fixtures go to TMPDIR: one of the test's own, which every
+			// user of the run can traverse, to find what is left.
+			tmp, err := os.MkdirTemp("", "cordon-verify-interrupted-")
+			require.NoError(t, err)
+			t.Cleanup(func() { RemoveFixture(tmp) })
+			require.NoError(t, os.Chmod(tmp, 0o755))
+			junit := filepath.Join(t.TempDir(), "report.xml")
+			cmd := exec.Command(bin, "verify", "--run", "^(work-files|work-tmp|work-read-system|work-carve-out|work-pipes-devices)$",
+				"--workers", "1", "--json", "--junit", junit)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			progress, err := cmd.StderrPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			var stderr strings.Builder
+			lines := bufio.NewScanner(progress)
+			for lines.Scan() {
+				stderr.WriteString(lines.Text() + "\n")
+				if strings.HasPrefix(lines.Text(), "[  2/") {
+					require.NoError(t, cmd.Process.Signal(sig))
+					break
+				}
+			}
+			io.Copy(&stderr, progress)
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+			require.Equal(t, 128+int(sig), ee.ExitCode(), "stderr: %s", stderr.String())
+
+			var rep Report
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep), stdout.String())
+			require.Equal(t, "interrupted by "+name, rep.Interrupted)
+			require.Zero(t, rep.Failed, stdout.String())
+			require.GreaterOrEqual(t, rep.Passed+rep.NA, 2, stdout.String())
+			require.NotZero(t, rep.NotRun, stdout.String())
+			require.Equal(t, len(rep.Results), rep.Passed+rep.NA+rep.NotRun)
+			for _, r := range rep.Results {
+				if r.Outcome == NotRun {
+					require.Equal(t, "not run: interrupted by "+name, r.Detail)
+				}
+			}
+			b, err := os.ReadFile(junit)
+			require.NoError(t, err)
+			var doc junitDoc
+			require.NoError(t, xml.Unmarshal(b, &doc), string(b))
+			require.Equal(t, []int{len(rep.Results), 0, rep.NA + rep.NotRun}, []int{doc.Tests, doc.Failures, doc.Skipped})
+
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			require.Empty(t, left, "fixtures left in %s", tmp)
+		})
+	}
 }

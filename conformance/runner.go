@@ -25,26 +25,40 @@ type Config struct {
 	// BaseDir holds the fixtures; "" means a new temporary directory,
 	// removed at the end.
 	BaseDir string
-	// Progress, when set, is called after each case (from one goroutine
-	// at a time).
+	// Progress, when set, is called after each case that ran to its end
+	// (from one goroutine at a time).
 	Progress func(done, total int, r Result)
+	// Grace is how long a run whose context ends (an interrupted verify)
+	// waits for the cases still running to wind down before it reports
+	// them not run; 0 means 5 seconds. Their launches are told to stop
+	// (SIGTERM, then SIGKILL) as the context ends.
+	Grace time.Duration
 }
 
 // Report is the outcome of a run.
 type Report struct {
-	Backend  string        `json:"backend"`
-	Executor string        `json:"executor"`
-	Users    []string      `json:"users"`
-	Results  []Result      `json:"results"`
-	Passed   int           `json:"passed"`
-	Failed   int           `json:"failed"`
-	NA       int           `json:"notApplicable"`
-	Elapsed  time.Duration `json:"-"`
-	Seconds  float64       `json:"seconds"`
+	Backend  string   `json:"backend"`
+	Executor string   `json:"executor"`
+	Users    []string `json:"users"`
+	Results  []Result `json:"results"`
+	Passed   int      `json:"passed"`
+	Failed   int      `json:"failed"`
+	NA       int      `json:"notApplicable"`
+	// NotRun counts the cases an interrupted run did not run to their
+	// end: never started, or stopped half-way.
+	NotRun int `json:"notRun"`
+	// Interrupted, when set, says what stopped the run before its end
+	// (the context's cause: "interrupted by SIGTERM").
+	Interrupted string        `json:"interrupted,omitempty"`
+	Elapsed     time.Duration `json:"-"`
+	Seconds     float64       `json:"seconds"`
 }
 
-// OK reports whether every applicable case passed (and at least one ran).
-func (r *Report) OK() bool { return r.Failed == 0 && r.Passed > 0 }
+// OK reports whether every applicable case passed (and at least one ran)
+// in a run that was not interrupted.
+func (r *Report) OK() bool {
+	return r.Failed == 0 && r.Passed > 0 && r.NotRun == 0 && r.Interrupted == ""
+}
 
 // Filter keeps the cases whose name matches re ("" keeps all).
 func Filter(cases []Case, re string) ([]Case, error) {
@@ -111,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(d)
+		defer RemoveFixture(d)
 		if _, err := Base(d, cfg.Users, ""); err != nil {
 			return nil, err
 		}
@@ -133,46 +147,117 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Users = append(rep.Users, u.Name)
 	}
 	rep.Results = make([]Result, len(jobs))
+	ran := make([]bool, len(jobs))
 	ch := make(chan job)
 	var mu sync.Mutex
-	done := 0
+	done, closed := 0, false
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range ch {
+				if ctx.Err() != nil {
+					continue // taken as the run stopped: not run
+				}
 				dir := filepath.Join(base, fmt.Sprintf("%03d-%s.%s", j.i, j.c.Name, j.u.Name))
 				r := RunCase(ctx, cfg.Executor, j.u, j.c, dir, cacheDir(base, j.u))
-				os.RemoveAll(dir)
+				RemoveFixture(dir)
 				mu.Lock()
-				rep.Results[j.i] = r
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, len(jobs), r)
+				// A case still running when the run was interrupted did
+				// not run to its end: what it says then is no verdict
+				// (its launches were stopped under it).
+				if ctx.Err() == nil && !closed {
+					rep.Results[j.i], ran[j.i] = r, true
+					done++
+					if cfg.Progress != nil {
+						cfg.Progress(done, len(jobs), r)
+					}
 				}
 				mu.Unlock()
 			}
 		}()
 	}
+dispatch:
 	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	for _, r := range rep.Results {
-		switch r.Outcome {
-		case Pass:
-			rep.Passed++
-		case Fail:
-			rep.Failed++
-		default:
-			rep.NA++
+		select {
+		case ch <- j:
+		case <-ctx.Done():
+			break dispatch
 		}
 	}
+	close(ch)
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		// Interrupted: the cases in flight get a few seconds to stop
+		// their launches and run their cleanups; one that takes longer
+		// is left behind, reported not run like the others.
+		grace := cfg.Grace
+		if grace <= 0 {
+			grace = 5 * time.Second
+		}
+		t := time.NewTimer(grace)
+		select {
+		case <-ended:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	if ctx.Err() != nil {
+		rep.Interrupted = context.Cause(ctx).Error()
+	}
+	for i, j := range jobs {
+		if !ran[i] {
+			rep.Results[i] = notRun(j.c, j.u, rep.Interrupted)
+		}
+	}
+	rep.count()
 	rep.Elapsed = time.Since(start)
 	rep.Seconds = rep.Elapsed.Seconds()
 	return rep, nil
+}
+
+// NotRunReport is the report of a run interrupted (for why) before its
+// first case: every case, as every user, not run.
+func NotRunReport(x Executor, users []User, cases []Case, why string) *Report {
+	rep := &Report{Backend: x.Backend(), Executor: x.Name(), Interrupted: why}
+	for _, u := range users {
+		rep.Users = append(rep.Users, u.Name)
+	}
+	for i := range cases {
+		for _, u := range users {
+			rep.Results = append(rep.Results, notRun(&cases[i], u, why))
+		}
+	}
+	rep.count()
+	return rep
+}
+
+func notRun(c *Case, u User, why string) Result {
+	return Result{Case: c.Name, Class: c.Class.String(), User: u.Name, Outcome: NotRun, Detail: "not run: " + why}
+}
+
+// count tallies the results.
+func (r *Report) count() {
+	r.Passed, r.Failed, r.NA, r.NotRun = 0, 0, 0, 0
+	for _, x := range r.Results {
+		switch x.Outcome {
+		case Pass:
+			r.Passed++
+		case Fail:
+			r.Failed++
+		case NotRun:
+			r.NotRun++
+		default:
+			r.NA++
+		}
+	}
 }
 
 // RunCase runs one case as one user with its fixture in dir (created

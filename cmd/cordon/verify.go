@@ -4,9 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/detect"
@@ -51,8 +55,14 @@ When the backend is not usable here, the report (table, --json, --junit)
 holds one failed case, backend-usable, whose detail says why. The --junit
 file's directory is checked before the suite starts.
 
+Interrupted (Ctrl-C, SIGTERM: a CI job's timeout), it stops the cases
+running, reports each case it did not run to its end as "not run" (never
+as failed), removes its fixtures and exits 128+N; a second signal stops
+at once.
+
 Exit status: 0 when every applicable case passed, 1 otherwise (also when
-the backend is not usable here), 2 bad usage, 125 a cordon error.
+the backend is not usable here), 2 bad usage, 125 a cordon error, 130
+(SIGINT) or 143 (SIGTERM) interrupted.
 
 Examples:
   cordon verify
@@ -67,12 +77,19 @@ type verifyOpts struct {
 	runRE, junit  string
 	asJSON, quiet bool
 	workers       int
+	// stopped is the signal that interrupted the run, or 0.
+	stopped func() syscall.Signal
 }
 
 func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	if o.workers < 1 {
 		return usageError(e, "--workers %d: give 1 or more", o.workers)
 	}
+	// The suite's context ends through this handler only, not through
+	// main's (SIGTERM), so that the signal that stopped it is known.
+	ctx, stopped, release := interruptible(context.WithoutCancel(ctx), e.stderr)
+	defer release()
+	o.stopped = stopped
 	cases, err := conformance.Filter(conformance.Catalogue(), o.runRE)
 	if err != nil {
 		return usageError(e, "%v", err)
@@ -88,6 +105,11 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	}
 	defer junit.discard()
 	res := detect.Detect(ctx, string(o.backend))
+	if o.stopped() != 0 {
+		// What detection says once interrupted is no verdict on the host.
+		return o.report(e, conformance.NotRunReport(&conformance.Binary{BackendName: string(o.backend)},
+			[]conformance.User{conformance.Invoker()}, cases, context.Cause(ctx).Error()), junit)
+	}
 	if !res.Usable || res.Nested {
 		backend := res.Backend
 		if backend == "" || res.Nested {
@@ -95,7 +117,7 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 		}
 		why := fmt.Sprintf("backend %s is not usable here: %s", o.backend, res.Reason)
 		errorf(e, exitFail, "%s", why)
-		return o.report(e, notRun(backend, "backend-usable", why), junit)
+		return o.report(e, cannotStart(backend, "backend-usable", why), junit)
 	}
 	if res.Landlock != "" && !o.quiet {
 		// What the cases below are run against: two walls, or one.
@@ -107,7 +129,7 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 		if err != nil {
 			why := fmt.Sprintf("running as root, the suite also runs every case as an unprivileged user: %v", err)
 			errorf(e, exitFail, "%s", why)
-			return o.report(e, notRun(res.Backend, "unprivileged-user", why), junit)
+			return o.report(e, cannotStart(res.Backend, "unprivileged-user", why), junit)
 		}
 		users = append(users, u)
 	}
@@ -115,7 +137,11 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
-	defer os.RemoveAll(base)
+	defer func() {
+		if err := conformance.RemoveFixture(base); err != nil {
+			fmt.Fprintf(e.stderr, "cordon verify: fixtures left behind: %v\n", err)
+		}
+	}()
 	rep, err := o.suite(ctx, e, res.Backend, users, cases, base)
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
@@ -123,11 +149,11 @@ func (o *verifyOpts) run(ctx context.Context, e *env, _ []string) int {
 	return o.report(e, rep, junit)
 }
 
-// notRun is the report of a suite that could not start: one failed
+// cannotStart is the report of a suite that could not start: one failed
 // pseudo-case named what was missing, whose detail says why, so that a
 // reader of the JSON or the JUnit file sees the failure and its reason
 // rather than nothing.
-func notRun(backend, name, why string) *conformance.Report {
+func cannotStart(backend, name, why string) *conformance.Report {
 	u := conformance.Invoker().Name
 	return &conformance.Report{
 		Backend: backend, Executor: (&conformance.Binary{}).Name(), Users: []string{u},
@@ -229,8 +255,62 @@ func (o *verifyOpts) report(e *env, rep *conformance.Report, junit *junitFile) i
 	} else {
 		rep.WriteTable(e.stdout)
 	}
+	if sig := o.stopped(); sig != 0 {
+		return 128 + int(sig)
+	}
 	if !rep.OK() {
 		return exitFail
 	}
 	return exitOK
+}
+
+// interruptible returns a context that ends, its cause naming the signal,
+// at the first SIGINT or SIGTERM; the function that says which one came
+// (0: none); and the one that stops listening. A second signal exits at
+// once, leaving what the suite was doing as it is.
+func interruptible(parent context.Context, stderr io.Writer) (context.Context, func() syscall.Signal, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Int32
+	quit := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			var s os.Signal
+			select {
+			case s = <-ch:
+			case <-quit:
+				return
+			}
+			sig := s.(syscall.Signal)
+			if n > 0 {
+				dir := conformance.FixtureParent()
+				if dir == "" {
+					dir = os.TempDir()
+				}
+				fmt.Fprintf(stderr, "cordon verify: %s again: stopped at once; fixtures may be left in %s\n", signalName(sig), filepath.Join(dir, "cordon-verify-*"))
+				os.Exit(128 + int(sig))
+			}
+			got.Store(int32(sig))
+			fmt.Fprintf(stderr, "cordon verify: %s: stopping the cases (a second signal stops at once)\n", signalName(sig))
+			cancel(fmt.Errorf("interrupted by %s", signalName(sig)))
+		}
+	}()
+	release := func() {
+		signal.Stop(ch)
+		close(quit)
+		cancel(nil)
+	}
+	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }, release
+}
+
+// signalName is the name users know a signal by.
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
 }
