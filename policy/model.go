@@ -113,6 +113,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	}
 	c.notes = append(c.notes, p.notes...)
 	c.seen, c.viewAt = r.seen, r.at
+	if err := c.refuseSwappable(via, origin); err != nil {
+		return nil, err
+	}
 	c.unsteer(via, origin)
 	if err := c.derive(p.derived, r); err != nil {
 		return nil, err
