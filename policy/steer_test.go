@@ -69,7 +69,7 @@ func TestSteeredRootsOnlyRestrict(t *testing.T) {
 	// refused: the link could be swapped for a real file of that name.
 	for _, tt := range []struct {
 		name, field, link string
-		p               FsSandboxPolicy
+		p                 FsSandboxPolicy
 	}{
 		{"readonly into a denied root", "readonlyRoots", toSecret, FsSandboxPolicy{ReadonlyRoots: []string{toSecret}}},
 		{"readonly where reading is allowed", "readonlyRoots", toOutside, FsSandboxPolicy{ReadonlyRoots: []string{toOutside}}},
