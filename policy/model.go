@@ -84,12 +84,17 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n)}
 	origin := make(map[string]string, n) // canonical path -> input spelling, for errors
 	via := map[string][]string{}         // canonical path -> the links its spelling passed
+	var closed []closedRoot              // denied roots behind a directory closed to this user
 	for _, f := range p.fields() {
 		for _, in := range *f.paths {
 			if err := checkSpelling(in); err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
 			cp, links, err := resolveVia(in, r)
+			if closedDenied(f.kind, err) {
+				closed = append(closed, closedRoot{in, err})
+				continue
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
@@ -117,6 +122,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 		return nil, err
 	}
 	c.unsteer(via, origin)
+	if err := c.judgeClosed(closed, r); err != nil {
+		return nil, err
+	}
 	if err := c.derive(p.derived, r); err != nil {
 		return nil, err
 	}
