@@ -42,6 +42,7 @@ type Canonical struct {
 	restrict bool
 	roots    []Root              // sorted shallow-to-deep, then by path
 	kinds    map[string]Kind     // root path -> kind
+	dirRoots map[string]bool     // roots spelled as directories (fileroots.go)
 	seen     map[string]linkInfo // what canonicalization found on the host
 	viewAt   time.Time           // when the lookups in seen began
 	notes    []string
@@ -81,7 +82,7 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	}
 	// Sized once: a policy of thousands of roots would otherwise leave
 	// each map's smaller tables behind as garbage.
-	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n)}
+	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n), dirRoots: map[string]bool{}}
 	origin := make(map[string]string, n) // canonical path -> input spelling, for errors
 	via := map[string][]string{}         // canonical path -> the links its spelling passed
 	var closed []closedRoot              // denied roots behind a directory closed to this user
@@ -100,6 +101,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 			}
 			if k, ok := c.kinds[cp]; ok {
 				if k == f.kind {
+					if spelledDir(in) {
+						c.dirRoots[cp] = true // named a directory once is enough
+					}
 					continue // the same root twice in one field is harmless
 				}
 				return nil, fmt.Errorf("%s %q and %s %q both name %s: a path may be in only one field",
@@ -110,6 +114,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 			}
 			c.kinds[cp] = f.kind
 			origin[cp] = in
+			if spelledDir(in) {
+				c.dirRoots[cp] = true
+			}
 			if len(links) > 0 {
 				via[cp] = links
 			}
@@ -161,7 +168,7 @@ func (c *Canonical) derive(derived []string, r resolver) error {
 			failed = append(failed, failure{in, err})
 			continue
 		}
-		if _, named := c.kinds[cp]; named || seen[cp] {
+		if _, named := c.kinds[cp]; named || seen[cp] || c.underFileRoot(cp) {
 			continue
 		}
 		seen[cp] = true
@@ -263,7 +270,7 @@ func (c *Canonical) Policy() FsSandboxPolicy {
 	for _, r := range c.roots {
 		for _, f := range p.fields() {
 			if f.kind == r.Kind {
-				*f.paths = append(*f.paths, r.Path)
+				*f.paths = append(*f.paths, c.policyPath(r))
 			}
 		}
 	}
