@@ -1,6 +1,10 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+)
 
 // refuseSwappable refuses a denied or read-only root whose spelling passed
 // a symbolic link the sandbox may write (docs/threat-model.md, class 2):
@@ -12,6 +16,9 @@ import "fmt"
 // same shape for the names it protects. Nothing a backend does can keep
 // such a name, so the policy is refused before any backend sees it.
 func (c *Canonical) refuseSwappable(via map[string][]string, origin map[string]string) error {
+	if testhook.KeepSwappable {
+		return nil
+	}
 	for _, r := range c.roots {
 		if r.Kind != Denied && r.Kind != Readonly {
 			continue
