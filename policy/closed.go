@@ -23,7 +23,7 @@ type closedRoot struct {
 // directory on its way closed to this user: such a root is judged by
 // judgeClosed once the rest of the policy is known.
 func closedDenied(k Kind, err error) bool {
-	return k == Denied && errors.Is(err, fs.ErrPermission) && !errors.Is(err, errSwapped)
+	return k == Denied && errors.Is(err, fs.ErrPermission)
 }
 
 // judgeClosed decides the denied roots that could not be looked up
