@@ -338,12 +338,17 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 		}
 		exists, dir := opt.Stat(r.Path)
 		if !exists {
-			// Always a directory: git ignores empty directories, so a stub
-			// never shows up in 'git status' or gets committed by 'git add
-			// -A' inside the sandbox, and a directory takes a mask as well
-			// as a file would.
-			dir = true
-			pl.Stubs = append(pl.Stubs, Stub{Path: r.Path, Dir: true})
+			// A directory, but for a writable file that does not exist
+			// yet (policy.Canonical.FileRoot): git ignores empty
+			// directories, so a stub never shows up in 'git status' or
+			// gets committed by 'git add -A' inside the sandbox, and a
+			// directory takes a mask as well as a file would. A file root
+			// is an empty file bound writable: exactly that file can be
+			// written, nothing beside it created.
+			// A stub the launcher holds already keeps its type (Stat
+			// reports it).
+			dir = dir || !c.FileRoot(r.Path)
+			pl.Stubs = append(pl.Stubs, Stub{Path: r.Path, Dir: dir})
 		}
 		switch r.Kind {
 		case policy.Writable, policy.BaseWritable:

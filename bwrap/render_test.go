@@ -59,9 +59,15 @@ func TestGolden(t *testing.T) {
 			Options{DisableUserns: true, Chdir: r("/ws")}},
 		{"nested carves", policy.FsSandboxPolicy{
 			DeniedRoots:   []string{r("/d"), r("/d/w/d2")},
-			WritableRoots: []string{r("/d/w"), r("/d/w/d2/w2")},
+			WritableRoots: []string{r("/d/w"), r("/d/w/d2/w2/")}, // w2: a missing directory
 			ReadonlyRoots: []string{r("/d/w/ro")},
 		}, fakeFS(r("/d/"), r("/d/w/"), r("/d/w/d2/")), Options{Network: true}},
+		{"missing writable file", policy.FsSandboxPolicy{
+			// out.log a file, cache/ a directory, a/ a directory for
+			// the root below it, whatever their spelling.
+			WritableRoots:  []string{r("/w/out.log"), r("/w/cache/"), r("/w/a"), r("/w/a/b.log")},
+			RestrictWrites: true,
+		}, fakeFS(r("/w/")), Options{}},
 		{"readonly in writable, unrestricted", policy.FsSandboxPolicy{
 			WritableRoots: []string{r("/w")},
 			ReadonlyRoots: []string{r("/w/a/b/ro")},
@@ -226,4 +232,30 @@ func TestMountsOnly(t *testing.T) {
 	opt.MaskRoot, opt.EmptyFile = "", ""
 	_, err = Render(c, opt)
 	require.ErrorContains(t, err, "needs Options.")
+}
+
+// TestMissingWritableFile: a writable root that does not exist is an
+// empty file bound writable unless it is spelled as a directory or has a
+// root below it; a stub the launcher holds already keeps its type.
+func TestMissingWritableFile(t *testing.T) {
+	r := func(s string) string { return root + s }
+	c := canon(t, policy.FsSandboxPolicy{
+		WritableRoots:  []string{r("/w/out.log"), r("/w/cache/"), r("/w/a"), r("/w/a/b.log"), r("/w/held")},
+		RestrictWrites: true,
+	})
+	fs := fakeFS(r("/w/"))
+	pl, err := Render(c, Options{Stat: func(p string) (bool, bool) {
+		if p == r("/w/held") {
+			return false, true // a directory stub of an earlier launch
+		}
+		return fs(p)
+	}})
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, s := range pl.Stubs {
+		got[strings.TrimPrefix(s.Path, root)] = s.Dir
+	}
+	require.Equal(t, map[string]bool{"/w/out.log": false, "/w/cache": true, "/w/a": true, "/w/a/b.log": false, "/w/held": true}, got)
+	require.Contains(t, c.Policy().WritableRoots, r("/w/cache/"), "a missing directory keeps its spelling for the launcher")
+	require.Contains(t, c.Policy().WritableRoots, r("/w/out.log"))
 }

@@ -11,9 +11,10 @@ import (
 //
 // Sockets are an allowlist per network mode (Sockets): socket(2) may create
 // only the families the mode needs, and AF_NETLINK only with the protocols
-// listed; anything else fails with EAFNOSUPPORT (EPROTONOSUPPORT for a
-// netlink protocol), what a kernel without that family answers, so programs
-// take their usual fallback. An allowlist also stops socket(2) from loading
+// listed; AF_UNIX and AF_INET, which every kernel has, fail with EACCES
+// (refused, as a denied file is), anything else with EAFNOSUPPORT
+// (EPROTONOSUPPORT for a netlink protocol), what a kernel without that
+// family answers, so programs take their usual fallback (refusedEACCES). An allowlist also stops socket(2) from loading
 // the module of a rarely used family, each of them kernel attack surface.
 // With the network off, AF_UNIX is not on the list: a Unix socket file is
 // reachable through a read-only mount (connect needs no write access), and
@@ -76,6 +77,23 @@ const (
 	eafnosupport    = 97
 )
 
+// refusedEACCES are the families that, when a mode leaves them out,
+// answer EACCES, what a denied file answers: every Linux has them, so
+// EAFNOSUPPORT ("this system has no Unix sockets", "no IPv4") sends a
+// program or an agent down the wrong path (a fallback that cannot work,
+// a report that the OS is broken) where the truth is that the sandbox
+// refuses. Only families a mode leaves out reach this answer: one on the
+// list is allowed before it. The others keep EAFNOSUPPORT on purpose,
+// since programs take their fallback on it: AF_INET6, which programs
+// probe to choose between IPv6 and IPv4 (a server listening on [::] or
+// a resolver sorting addresses falls back to IPv4 only on
+// EAFNOSUPPORT, and where IPv4 is refused too that then answers
+// EACCES); AF_VSOCK, whose absence tells a guest agent or WSL's interop
+// "not in a VM"; AF_ALG (crypto falls back to user space), AF_PACKET,
+// Bluetooth, CAN and the rest, which many kernels lack. A netlink
+// protocol off the list keeps EPROTONOSUPPORT for the same reason.
+var refusedEACCES = []uint32{afUnix, afInet}
+
 // Address families (linux/socket.h) and netlink protocols
 // (linux/netlink.h) the allowlists and their tests name.
 const (
@@ -114,7 +132,7 @@ type Sockets struct {
 	// Mode names the network mode in Describe.
 	Mode string
 	// Families are the address families socket(2) may create; any other
-	// fails with EAFNOSUPPORT.
+	// fails with EACCES or EAFNOSUPPORT (refusedEACCES).
 	Families []uint32
 	// Netlink are the protocols an AF_NETLINK socket may use (socket's
 	// third argument), when AF_NETLINK is in Families; any other fails
@@ -473,7 +491,18 @@ func (a *asm) arch(ar arch, r Rules) {
 	if netlink {
 		a.emit(insn{code: bpfJeqK, k: afNetlink, t: l("netlink")})
 	}
+	eaccesFamilies := false
+	for _, f := range refusedEACCES {
+		if !slices.Contains(r.Sockets.Families, f) {
+			a.emit(insn{code: bpfJeqK, k: f, t: l("eaccesfamily")})
+			eaccesFamilies = true
+		}
+	}
 	ret(retErrno | eafnosupport)
+	if eaccesFamilies {
+		a.label(l("eaccesfamily"))
+		ret(retErrno | eacces)
+	}
 	a.label(l("family"))
 	ret(retAllow)
 	if netlink {

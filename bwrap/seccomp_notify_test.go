@@ -10,14 +10,16 @@ import (
 
 // TestProgramsUnchangedWithoutNotify pins the programs bwrap and native
 // load: Rules.Notify, left empty, must not change one byte of them.
+// (Changed on purpose when refused AF_UNIX and AF_INET came to answer
+// EACCES: the network on, which refuses neither, kept its bytes.)
 func TestProgramsUnchangedWithoutNotify(t *testing.T) {
 	for name, tt := range map[string]struct {
 		s    Sockets
 		want string
 	}{
-		"off":   {SocketsFor(false), "7d28c9cde88ee93880b7f42dcf544aa02474160facb20ce817ddaa73e9245995"},
+		"off":   {SocketsFor(false), "c4735bc3064cbb0a6aa355587fdbdff236fc8718cebcfb545f6321aca2d38e4c"},
 		"on":    {SocketsFor(true), "ef1c7de5d577c8853c024dcedd63a0544e59b44bac218b26cf192fefe37e78fb"},
-		"proxy": {SocketsProxy(), "7d28c9cde88ee93880b7f42dcf544aa02474160facb20ce817ddaa73e9245995"},
+		"proxy": {SocketsProxy(), "c4735bc3064cbb0a6aa355587fdbdff236fc8718cebcfb545f6321aca2d38e4c"},
 	} {
 		require.Equal(t, tt.want, fmt.Sprintf("%x", sha256.Sum256(Seccomp(tt.s))), name)
 		require.Equal(t, Seccomp(tt.s), Program(Rules{Sockets: tt.s, Refuse: Refusals(), Notify: nil}), name)
@@ -53,7 +55,7 @@ func TestSeccompNotify(t *testing.T) {
 		{"x86 open O_CREAT 0644 stays allowed", call{x86, 2, 0, 0o100, 0o644}, allow},
 		{"x86 read", call{x86, 0, 0, 0, 0}, allow},
 		{"x86 getxattr", call{x86, 191, 0, 0, 0}, allow},
-		{"x86 socket unix still refused", call{x86, 41, afUnix, 0, 0}, denyAfnos},
+		{"x86 socket unix still refused", call{x86, 41, afUnix, 0, 0}, denyAcces},
 		{"arm64 fchmodat 0644", call{arm, 53, 0, 0, 0o644}, retNotify},
 		{"arm64 fchownat", call{arm, 54, 0, 0, 0}, retNotify},
 		{"arm64 fchown", call{arm, 55, 0, 0, 0}, retNotify},
@@ -119,7 +121,7 @@ func TestSeccompNoNamespaceRules(t *testing.T) {
 		{"arm64 ioprio_set other", call{arm, 30, 1, 1234, 0}, denyPerm},
 		{"arm64 sched_setaffinity other", call{arm, 122, 1234, 8, ptr}, denyPerm},
 		{"arm64 sched_setaffinity self", call{arm, 122, 0, 8, ptr}, allow},
-		{"x86 unix socket, network on", call{x86, 41, afUnix, 1, 0}, denyAfnos},
+		{"x86 unix socket, network on", call{x86, 41, afUnix, 1, 0}, denyAcces},
 		{"x86 inet socket, network on", call{x86, 41, afInet, 1, 0}, allow},
 		{"x86 socketpair unix", call{x86, 53, afUnix, 1, 0}, allow},
 		{"x86 clone newuser", call{x86, 56, cloneNewuser, 0, 0}, denyPerm},

@@ -55,7 +55,7 @@ func composeCases() []Case {
 				p.AgentsRoot, p.Agent = h.Path("agents"), "a1"
 				agentAutoexec(h, p)
 			}},
-		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/lib/vendor, ws/lib/cache and ws/lib/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launch names them --readonly, --writable and --deny: none may open ~/.ssh, make the outside writable or create anything outside",
+		{Name: "cross-launch-steered-roots", Class: CrossLaunch, Summary: "a first launch turns ws/lib/vendor, ws/lib/cache and ws/lib/env into links to ~/.ssh/id, a directory outside and a missing path outside; the next launches name them --readonly, --writable and --deny: the read-only and denied ones are refused (the link could be swapped), and none may open ~/.ssh, make the outside writable or create anything outside",
 			Run: func(h *H) {
 				h.Write("home/.ssh/id", h.Secret)
 				h.Mkdir("outside")
@@ -66,10 +66,22 @@ func composeCases() []Case {
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `cd lib && rm -rf vendor cache env && ln -s "$FIX/home/.ssh/id" vendor && ln -s "$FIX/outside" cache && ln -s "$FIX/outside/new/x" env && ok PLANT`)
 				h.Expect(o, "PLANT")
+				// A read-only or denied root through such a link is refused
+				// (the link could be swapped for a real file); a writable
+				// one is kept only where it restricts.
+				ro, deny := p, p
+				ro.Readonly = []string{ws + "/lib/vendor"}
+				deny.Deny = []string{ws + "/lib/env"}
+				for _, q := range []Policy{ro, deny} {
+					l := h.Script(q, `cd lib; cat vendor; cat "$FIX/home/.ssh/id"; ls -d "$FIX/outside/new" && ok CREATED`)
+					l.Refusable = linkSwapRefusal
+					v := h.Launch(l)
+					h.refusedWith(v, linkSwapRefusal)
+					h.NoSecret(v)
+					h.Refuse(v, "CREATED")
+				}
 				q := p
-				q.Readonly = []string{ws + "/lib/vendor"}
 				q.Writable = []string{ws + "/lib/cache"}
-				q.Deny = []string{ws + "/lib/env"}
 				v := h.Sandbox(q, `cd lib; cat vendor; cat "$FIX/home/.ssh/id"; echo x > cache/pwned && ok WROTE; ls -d "$FIX/outside/new" && ok CREATED`)
 				h.NoSecret(v)
 				h.Refuse(v, "WROTE", "CREATED")

@@ -45,15 +45,22 @@ func genPolicy(r *rand.Rand, t string) policy.FsSandboxPolicy {
 	p.RestrictWrites = r.Intn(2) == 0
 	for _, c := range cands[:2+r.Intn(5)] {
 		abs := filepath.Join(t, c)
+		// The probes take a missing root for a directory: a writable
+		// one is spelled so (else it would be a file, with nothing
+		// below it to probe; notyet-writable-file covers that).
+		dirAbs := abs
+		if slices.Contains(modelMissing, c) {
+			dirAbs += "/"
+		}
 		switch r.Intn(7) {
 		case 0, 1:
 			p.DeniedRoots = append(p.DeniedRoots, abs)
 		case 2, 3:
 			p.ReadonlyRoots = append(p.ReadonlyRoots, abs)
 		case 4, 5:
-			p.WritableRoots = append(p.WritableRoots, abs)
+			p.WritableRoots = append(p.WritableRoots, dirAbs)
 		default:
-			p.BaseWritableRoots = append(p.BaseWritableRoots, abs)
+			p.BaseWritableRoots = append(p.BaseWritableRoots, dirAbs)
 		}
 	}
 	return p

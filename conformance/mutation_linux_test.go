@@ -117,6 +117,7 @@ import (
 //	                FINDINGS.md F10)
 //	nested-configs  later-nested-agent-configs
 //	steered-roots        cross-launch-steered-roots
+//	swappable-names      symlink-ancestor-protected
 //	net-filter      net-other-port, net-other-host, net-ip-literal
 //	net-netns       net-direct-connect, net-no-proxy-vars, net-dns (the
 //	                helper's listener then lands on the host's loopback:
@@ -334,6 +335,9 @@ var mutations = []mutation{
 	{name: "steered-roots", step: "roots named through a link the sandbox can write kept only where they restrict (policy's unsteer)",
 		hooks: func() { testhook.StayOnSteered = true }, onlyCatchers: true,
 		catchers: []string{"cross-launch-steered-roots"}},
+	{name: "swappable-names", step: "denied and read-only roots named through a link the sandbox can write refused (policy's refuseSwappable)",
+		hooks: func() { testhook.KeepSwappable = true }, onlyCatchers: true,
+		catchers: []string{"symlink-ancestor-protected"}},
 	{name: "net-filter", step: "the network proxy's allowlist (every host and port allowed)",
 		hooks:        func() { testhook.NetAllowAll = true },
 		onlyCatchers: true,

@@ -230,7 +230,11 @@ func TestIdentityCheck(t *testing.T) {
 	require.NoError(t, os.Remove(ws))
 	require.NoError(t, os.Symlink(dir, ws))
 	_, err = run()
-	require.ErrorContains(t, err, "root "+ws+" changed after the policy was built")
+	// Refused by the identity check, or first by the policy's own rule:
+	// the roots below ws are protected names through a link the sandbox
+	// may write.
+	require.Error(t, err)
+	require.Regexp(t, "root "+regexp.QuoteMeta(ws)+" changed after the policy was built|"+regexp.QuoteMeta(ws)+" is a symlink: ", err.Error())
 	_, err = os.Stat(filepath.Join(dir, "f"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
@@ -276,7 +280,7 @@ func TestIdentityCheckOnComposedView(t *testing.T) {
 	require.NoError(t, os.Symlink(dir, ws))
 	out, err = run()
 	require.Error(t, err)
-	require.Regexp(t, "symbolic link|symlink was swapped in", out+err.Error())
+	require.Regexp(t, "symbolic link|symlink was swapped in|"+regexp.QuoteMeta(ws)+" is a symlink: ", out+err.Error())
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string

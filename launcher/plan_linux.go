@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
@@ -21,6 +22,17 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 		MaskRoot:  maskRootPath(),
 		Chdir:     c.Dir,
 		Stat:      reg.stat(canon.Stat),
+	}
+	if tmp := filepath.Clean(c.TmpDir); c.TmpDir != "" {
+		// Made by this launch (makeTmpDir) after the policy was
+		// resolved: a directory, whatever its spelling in the policy.
+		stat := opts.Stat
+		opts.Stat = func(p string) (bool, bool) {
+			if p == tmp {
+				return true, true
+			}
+			return stat(p)
+		}
 	}
 	if c.NetPolicy != nil {
 		s := bwrap.SocketsProxy()

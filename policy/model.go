@@ -42,6 +42,7 @@ type Canonical struct {
 	restrict bool
 	roots    []Root              // sorted shallow-to-deep, then by path
 	kinds    map[string]Kind     // root path -> kind
+	dirRoots map[string]bool     // roots spelled as directories (fileroots.go)
 	seen     map[string]linkInfo // what canonicalization found on the host
 	viewAt   time.Time           // when the lookups in seen began
 	notes    []string
@@ -81,20 +82,28 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	}
 	// Sized once: a policy of thousands of roots would otherwise leave
 	// each map's smaller tables behind as garbage.
-	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n)}
+	c := &Canonical{restrict: p.RestrictWrites, kinds: make(map[string]Kind, n), roots: make([]Root, 0, n), dirRoots: map[string]bool{}}
 	origin := make(map[string]string, n) // canonical path -> input spelling, for errors
 	via := map[string][]string{}         // canonical path -> the links its spelling passed
+	var closed []closedRoot              // denied roots behind a directory closed to this user
 	for _, f := range p.fields() {
 		for _, in := range *f.paths {
 			if err := checkSpelling(in); err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
 			cp, links, err := resolveVia(in, r)
+			if closedDenied(f.kind, err) {
+				closed = append(closed, closedRoot{in, err})
+				continue
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.kind.Field(), err)
 			}
 			if k, ok := c.kinds[cp]; ok {
 				if k == f.kind {
+					if spelledDir(in) {
+						c.dirRoots[cp] = true // named a directory once is enough
+					}
 					continue // the same root twice in one field is harmless
 				}
 				return nil, fmt.Errorf("%s %q and %s %q both name %s: a path may be in only one field",
@@ -105,6 +114,9 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 			}
 			c.kinds[cp] = f.kind
 			origin[cp] = in
+			if spelledDir(in) {
+				c.dirRoots[cp] = true
+			}
 			if len(links) > 0 {
 				via[cp] = links
 			}
@@ -113,7 +125,13 @@ func canonicalize(p FsSandboxPolicy, r resolver) (*Canonical, error) {
 	}
 	c.notes = append(c.notes, p.notes...)
 	c.seen, c.viewAt = r.seen, r.at
+	if err := c.refuseSwappable(via, origin); err != nil {
+		return nil, err
+	}
 	c.unsteer(via, origin)
+	if err := c.judgeClosed(closed, r); err != nil {
+		return nil, err
+	}
 	if err := c.derive(p.derived, r); err != nil {
 		return nil, err
 	}
@@ -150,7 +168,7 @@ func (c *Canonical) derive(derived []string, r resolver) error {
 			failed = append(failed, failure{in, err})
 			continue
 		}
-		if _, named := c.kinds[cp]; named || seen[cp] {
+		if _, named := c.kinds[cp]; named || seen[cp] || c.underFileRoot(cp) {
 			continue
 		}
 		seen[cp] = true
@@ -252,7 +270,7 @@ func (c *Canonical) Policy() FsSandboxPolicy {
 	for _, r := range c.roots {
 		for _, f := range p.fields() {
 			if f.kind == r.Kind {
-				*f.paths = append(*f.paths, r.Path)
+				*f.paths = append(*f.paths, c.policyPath(r))
 			}
 		}
 	}

@@ -97,9 +97,13 @@ func TestCanonicalizeResolvesSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(rdir, "real"), got, ".. applies to the resolved link target's parent")
 
-	c, err := Canonicalize(FsSandboxPolicy{DeniedRoots: []string{filepath.Join(dir, "link")}})
+	// With writes restricted the link is not the sandbox's to swap.
+	c, err := Canonicalize(FsSandboxPolicy{RestrictWrites: true, DeniedRoots: []string{filepath.Join(dir, "link")}})
 	require.NoError(t, err)
 	require.Equal(t, []string{filepath.Join(rdir, "real")}, c.Policy().DeniedRoots)
+	// Without, it is: the sandbox could make a real file of that name.
+	_, err = Canonicalize(FsSandboxPolicy{DeniedRoots: []string{filepath.Join(dir, "link")}})
+	require.ErrorContains(t, err, filepath.Join(dir, "link")+" is a symlink: ")
 }
 
 // TestResolveAsEvalSymlinks: on existing paths, spelt with empty and "."

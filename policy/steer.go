@@ -9,7 +9,10 @@ import (
 )
 
 // unsteer judges the roots whose spelling passed a symbolic link that the
-// policy lets the sandbox write (docs/threat-model.md, class 11). Such a
+// policy lets the sandbox write (docs/threat-model.md, class 11). A
+// denied or read-only one is refused before (refuseSwappable), so only
+// writable roots reach it; its rule for the others stays for the
+// mutation check that turns the refusal off (testhook.KeepSwappable). Such a
 // link may have been planted by an earlier sandbox to steer a root the
 // user named inside a writable place (a readonly ws/vendor, a denied
 // ws/secrets) to a place of its choosing: a readonly root inside a denied

@@ -37,13 +37,7 @@ func TestSteeredRootsOnlyRestrict(t *testing.T) {
 		p    FsSandboxPolicy
 		keep string // the canonical root that stays, "" when dropped
 	}{
-		{"readonly into a denied root opens it", FsSandboxPolicy{ReadonlyRoots: []string{toSecret}}, ""},
 		{"writable outside the writable roots", FsSandboxPolicy{WritableRoots: []string{toOutside}}, ""},
-		{"readonly where reading is allowed restricts nothing but opens nothing", FsSandboxPolicy{ReadonlyRoots: []string{toOutside}}, outside},
-		{"denied at an existing target restricts", FsSandboxPolicy{DeniedRoots: []string{toOutside}}, outside},
-		{"denied at a missing target nothing can create", FsSandboxPolicy{DeniedRoots: []string{toMissing}}, ""},
-		{"readonly inside the workspace restricts", FsSandboxPolicy{ReadonlyRoots: []string{toInside}}, filepath.Join(ws, "real")},
-		{"denied missing inside the workspace can be created there", FsSandboxPolicy{DeniedRoots: []string{toInsideMissing}}, filepath.Join(ws, "real", "nothere")},
 		{"writable inside the workspace is a no-op", FsSandboxPolicy{BaseWritableRoots: []string{toInside}}, filepath.Join(ws, "real")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +63,32 @@ func TestSteeredRootsOnlyRestrict(t *testing.T) {
 			}
 			require.False(t, c.Access(filepath.Join(secret, "key"), Read), "the denied root stays closed")
 			require.False(t, c.Access(filepath.Join(outside, "f"), Write), "the outside stays read-only")
+		})
+	}
+	// A denied or read-only root through a link the sandbox can write is
+	// refused: the link could be swapped for a real file of that name.
+	for _, tt := range []struct {
+		name, field, link string
+		p                 FsSandboxPolicy
+	}{
+		{"readonly into a denied root", "readonlyRoots", toSecret, FsSandboxPolicy{ReadonlyRoots: []string{toSecret}}},
+		{"readonly where reading is allowed", "readonlyRoots", toOutside, FsSandboxPolicy{ReadonlyRoots: []string{toOutside}}},
+		{"denied at an existing target", "deniedRoots", toOutside, FsSandboxPolicy{DeniedRoots: []string{toOutside}}},
+		{"denied at a missing target", "deniedRoots", toMissing, FsSandboxPolicy{DeniedRoots: []string{toMissing}}},
+		{"readonly inside the workspace", "readonlyRoots", toInside, FsSandboxPolicy{ReadonlyRoots: []string{toInside}}},
+		{"readonly below a link inside the workspace", "readonlyRoots", toInside, FsSandboxPolicy{ReadonlyRoots: []string{filepath.Join(toInside, "f")}}},
+		{"denied missing inside the workspace", "deniedRoots", toInsideMissing, FsSandboxPolicy{DeniedRoots: []string{toInsideMissing}}},
+	} {
+		t.Run("refused: "+tt.name, func(t *testing.T) {
+			p := tt.p
+			p.RestrictWrites = true
+			p.WritableRoots = append(p.WritableRoots, ws)
+			p.DeniedRoots = append(p.DeniedRoots, secret)
+			_, err := Canonicalize(p)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tt.field+" ")
+			require.Contains(t, err.Error(), tt.link+" is a symlink: ")
+			require.Contains(t, err.Error(), "a link inside a writable root can be swapped")
 		})
 	}
 }

@@ -189,7 +189,7 @@ func (a AgentCLI) protected(home string) []string {
 func (a AgentCLI) roots(home string) []string {
 	var w []string
 	for _, d := range a.StateDirs {
-		w = append(w, filepath.Join(home, d))
+		w = append(w, filepath.Join(home, d)+"/") // a directory, made if missing
 	}
 	for _, f := range a.StateFiles {
 		p := filepath.Join(home, f)

@@ -139,7 +139,10 @@ func preset(r *policy.Resolver, dir string, opt Options) (policy.FsSandboxPolicy
 		return policy.FsSandboxPolicy{}, fmt.Errorf("workspace %s: not a directory", dir)
 	}
 	p := policy.FsSandboxPolicy{
-		WritableRoots:  []string{ws, PrivateTmpDir(ws), PrivateCacheDir(ws)},
+		// The TMPDIR and the cache are made by the launcher: spelled as
+		// directories, since a writable root that does not exist yet is
+		// otherwise a file (policy.Canonical.FileRoot).
+		WritableRoots:  []string{ws, PrivateTmpDir(ws) + "/", PrivateCacheDir(ws) + "/"},
 		RestrictWrites: true,
 	}
 	home := opt.Home
@@ -511,7 +514,7 @@ func Agents(root, id, parent string) (policy.FsSandboxPolicy, error) {
 	}
 	p := policy.FsSandboxPolicy{
 		DeniedRoots:   []string{root},
-		WritableRoots: []string{filepath.Join(root, id)},
+		WritableRoots: []string{filepath.Join(root, id) + "/"}, // a directory, made if missing
 	}
 	if parent != "" {
 		p.ReadonlyRoots = []string{filepath.Join(root, parent)}

@@ -133,6 +133,10 @@ var (
 	// StayOnSteered keeps the roots a caller named through a link the
 	// sandbox can write, wherever the link leads (policy's unsteer).
 	StayOnSteered bool
+	// KeepSwappable lets a denied or read-only root be named through a
+	// link the sandbox can write, protecting only where the link points
+	// (policy's refuseSwappable).
+	KeepSwappable bool
 	// NoConfigRefs leaves what a repository's config names in the work
 	// tree (core.hooksPath, include.path, drivers) unprotected.
 	NoConfigRefs bool
