@@ -19,7 +19,7 @@ var auditCommand = &command{
 			maxArgs: 1, anyOrder: true,
 			setup: func(fs *flag.FlagSet) action {
 				var keyFile string
-				fs.StringVar(&keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
+				pathVar(fs, &keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
 				return func(_ context.Context, e *env, args []string) int { return auditVerify(e, keyFile, args) }
 			}},
 		{name: "audit key", summary: "the key that signs your audit logs", help: auditKeyHelp,

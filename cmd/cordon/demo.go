@@ -15,7 +15,7 @@ var demoCommand = &command{
 	help:  demoHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
-		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
+		pathVar(fs, &o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
 		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native, landlock or seatbelt", "the demo never runs its shell step unconfined")
 		return o.run
 	},
