@@ -12,24 +12,40 @@ import (
 var secretSockets = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS"}
 
 // secretWords mark a secret anywhere in a variable's name, in any case:
-// ANTHROPIC_API_KEY, GITHUB_TOKEN, PGPASSWORD, npm_config__authToken.
-var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL", "_AUTH"}
+// ANTHROPIC_API_KEY, GITHUB_TOKEN, PGPASSWORD, AZURE_CLIENT_SECRET.
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"}
 
 // SecretEnvName reports whether the variable name marks a secret: it
-// holds KEY, SECRET, TOKEN, PASSWORD, CREDENTIAL or _AUTH, in any case,
-// or starts with AWS_, or is a socket that hands out credentials
-// (SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS).
+// holds KEY, SECRET, TOKEN, PASSWORD, CREDENTIAL or _AUTH (npm's
+// npm_config__auth, HTTP_AUTHORIZATION; not git's GIT_AUTHOR_NAME), in
+// any case, or starts with AWS_, or is a socket that hands out
+// credentials (SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS).
+// git's GIT_CONFIG_KEY_<n> names a configuration key, whose value is in
+// GIT_CONFIG_VALUE_<n>: withholding the one would break git, not keep
+// anything.
 func SecretEnvName(name string) bool {
 	up := strings.ToUpper(name)
 	if strings.HasPrefix(up, "AWS_") || slices.Contains(secretSockets, up) {
 		return true
+	}
+	if n, ok := strings.CutPrefix(up, "GIT_CONFIG_KEY_"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return false
 	}
 	for _, w := range secretWords {
 		if strings.Contains(up, w) {
 			return true
 		}
 	}
-	return false
+	for rest := up; ; {
+		i := strings.Index(rest, "_AUTH")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("_AUTH"):]
+		if author := strings.HasPrefix(rest, "OR") && (len(rest) == 2 || rest[2] == '_' || rest[2] == 'S'); !author {
+			return true
+		}
+	}
 }
 
 // WithholdSecrets is env without the variables whose names mark a secret
