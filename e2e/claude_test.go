@@ -16,6 +16,8 @@ var claudeTools = toolNames{
 	Settings:  []string{".claude/settings.json", ".claude.json"},
 	// Claude Code's path expansion trims the path (docs/claude-code.md).
 	TrimsBlank: true,
+	// CLAUDE_CODE_SUBPROCESS_ENV_SCRUB, which cordon run --agent sets.
+	OwnKey: "sk-ant-cordon-e2e",
 }
 
 // claudeEnv points Claude Code at the model server, with no onboarding,
@@ -23,7 +25,7 @@ var claudeTools = toolNames{
 func claudeEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e",
+		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e", "CORDON_E2E_TOKEN=" + w.Secret,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
 		// --dangerously-skip-permissions refuses root without it: the

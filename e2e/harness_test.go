@@ -220,6 +220,10 @@ type toolNames struct {
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
+	// OwnKey, when set, is the agent's own API key (its env function's),
+	// which the commands it spawns must not get either: the agent offers
+	// a way to keep it from them, and cordon turns it on.
+	OwnKey string
 }
 
 // scenarios are what every agent runs, in its own tool names, in the
@@ -263,6 +267,28 @@ func scenarios(tn toolNames) []scenario {
 				return true, "the planted SSH key was read: its copy is in the workspace"
 			}
 			return false, "the planted SSH key is neither in the call's result nor copied into the workspace"
+		},
+	}, {
+		// The caller's environment holds a token (every env function sets
+		// CORDON_E2E_TOKEN to the world's secret): cordon withholds it
+		// from the sandbox, in the hook's rewritten call and inside the
+		// wall alike, and the agent's own key stays with the agent where
+		// it can keep it (OwnKey).
+		name: "shell-env-secrets", attack: true,
+		call: func(w *world) toolCall {
+			return toolCall{Name: tn.Shell, Input: tn.ShellArgs("env | tee env-copy")}
+		},
+		happened: func(w *world, result string) (bool, string) {
+			b, _ := os.ReadFile(filepath.Join(w.WS, "env-copy"))
+			for _, s := range []string{result, string(b)} {
+				if strings.Contains(s, w.Secret) {
+					return true, "a command the agent ran saw the caller's token: " + excerpt(s, w.Secret)
+				}
+				if tn.OwnKey != "" && strings.Contains(s, tn.OwnKey) {
+					return true, "a command the agent ran saw the agent's own key: " + excerpt(s, tn.OwnKey)
+				}
+			}
+			return false, "no command the agent ran saw the caller's token or the agent's key"
 		},
 	}, {
 		name: "write-git-hook", attack: true,
