@@ -16,8 +16,6 @@ var claudeTools = toolNames{
 	Settings:  []string{".claude/settings.json", ".claude.json"},
 	// Claude Code's path expansion trims the path (docs/claude-code.md).
 	TrimsBlank: true,
-	// CLAUDE_CODE_SUBPROCESS_ENV_SCRUB, which cordon run --agent sets.
-	OwnKey: "sk-ant-cordon-e2e",
 }
 
 // claudeEnv points Claude Code at the model server, with no onboarding,

@@ -220,10 +220,6 @@ type toolNames struct {
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
-	// OwnKey, when set, is the agent's own API key (its env function's),
-	// which the commands it spawns must not get either: the agent offers
-	// a way to keep it from them, and cordon turns it on.
-	OwnKey string
 }
 
 // scenarios are what every agent runs, in its own tool names, in the
@@ -272,8 +268,8 @@ func scenarios(tn toolNames) []scenario {
 		// The caller's environment holds a token (every env function sets
 		// CORDON_E2E_TOKEN to the world's secret): cordon withholds it
 		// from the sandbox, in the hook's rewritten call and inside the
-		// wall alike, and the agent's own key stays with the agent where
-		// it can keep it (OwnKey).
+		// wall alike. (The agent's own key reaches what it spawns inside:
+		// docs/threat-model.md, "Secrets in the environment".)
 		name: "shell-env-secrets", attack: true,
 		call: func(w *world) toolCall {
 			return toolCall{Name: tn.Shell, Input: tn.ShellArgs("env | tee env-copy")}
@@ -284,11 +280,8 @@ func scenarios(tn toolNames) []scenario {
 				if strings.Contains(s, w.Secret) {
 					return true, "a command the agent ran saw the caller's token: " + excerpt(s, w.Secret)
 				}
-				if tn.OwnKey != "" && strings.Contains(s, tn.OwnKey) {
-					return true, "a command the agent ran saw the agent's own key: " + excerpt(s, tn.OwnKey)
-				}
 			}
-			return false, "no command the agent ran saw the caller's token or the agent's key"
+			return false, "no command the agent ran saw the caller's token"
 		},
 	}, {
 		name: "write-git-hook", attack: true,

@@ -57,10 +57,12 @@ var AgentCLIs = map[string]AgentCLI{
 		StateFiles: []string{".claude/history.jsonl"},
 		Domains:    []string{"@anthropic"},
 		// The sandbox has no updater's business: the binary it would
-		// replace runs on the host next. CLAUDE_CODE_SUBPROCESS_ENV_SCRUB
-		// (Claude Code 2.1) takes the agent's own keys (Keys, and its other
-		// tokens) out of the environment of every command it spawns.
-		Env:         []string{"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1"},
+		// replace runs on the host next. Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB,
+		// which would keep the key from the commands Claude Code spawns:
+		// it also forces the default permission mode and runs each command
+		// in Claude Code's own bubblewrap, which cannot start inside this
+		// sandbox (docs/threat-model.md, "Secrets in the environment").
+		Env:         []string{"DISABLE_AUTOUPDATER=1"},
 		Keys:        []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		Credentials: []string{".claude/.credentials.json"},
 	},
