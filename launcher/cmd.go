@@ -79,6 +79,10 @@ type Cmd struct {
 	// InheritEnv, with Env nil, passes the launcher's whole environment,
 	// secrets included, as os/exec does.
 	InheritEnv bool
+	// PassEnv, with Env nil, names variables of the launcher's environment
+	// passed although their names mark a secret (workspace.Composed's
+	// PassEnv: a policy file's "env", an agent CLI's keys).
+	PassEnv []string
 
 	// Policy is the filesystem policy; it is canonicalized at Start.
 	Policy policy.FsSandboxPolicy

@@ -50,6 +50,12 @@ func TestEnvDefaultWithholds(t *testing.T) {
 	require.Equal(t, "t=cordon-test-token p=plain\n", string(out))
 
 	c = Command(workspacePolicy(t, ws), "sh", "-c", show)
+	c.PassEnv = []string{"GITHUB_TOKEN"}
+	out, err = c.Output()
+	require.NoError(t, err)
+	require.Equal(t, "t=cordon-test-token p=plain\n", string(out), "named, it passes")
+
+	c = Command(workspacePolicy(t, ws), "sh", "-c", show)
 	c.Env = []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=given"}
 	out, err = c.Output()
 	require.NoError(t, err)

@@ -111,7 +111,7 @@ func (c *Cmd) environ() []string {
 	if env == nil {
 		env = os.Environ()
 		if !c.InheritEnv {
-			env, _ = WithholdSecrets(env, nil)
+			env, _ = WithholdSecrets(env, c.PassEnv)
 		}
 	}
 	if c.TmpDir != "" {
