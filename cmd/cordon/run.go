@@ -48,6 +48,13 @@ Examples:
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
   cordon run --agent claude-code -- claude     (the agent itself inside; docs/agents.md)
 
+The command gets your environment without the variables whose names mark
+a secret (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*, *_AUTH*,
+AWS_*, SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS); cordon
+names on stderr those it withheld. --env NAME passes one (as does a policy
+file's "env": [...]), --agent NAME its own API key, --inherit-env all.
+An empty path (--workspace "", an unset variable) is a usage error.
+
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
 profile); 126 not executable or denied; 127 not found; 2, before anything
