@@ -46,6 +46,10 @@ type Policy struct {
 	// AllowDomains and DenyDomains are the network allowlist
 	// (--allow-domain, --deny-domain).
 	AllowDomains, DenyDomains []string
+	// Env are variables named with --env (NAME passes one whose name marks
+	// a secret; NAME=VAL sets one): the environment, not the policy, but
+	// given on the same command line.
+	Env []string
 }
 
 // Flags renders p as 'cordon run' flags.
@@ -81,13 +85,16 @@ func (p Policy) Flags() []string {
 	if p.Network {
 		f = append(f, "--network", "on")
 	}
+	for _, e := range p.Env {
+		f = append(f, "--env", e)
+	}
 	return f
 }
 
 // Spec is p as 'cordon run' composes it, for a launch whose environment
 // is env (HOME, PATH) by a cordon binary at exe.
 func (p Policy) Spec(env []string, exe string) workspace.Spec {
-	return workspace.Spec{
+	s := workspace.Spec{
 		Files: files(p.File), Deny: p.Deny, Readonly: p.Readonly, Writable: p.Writable,
 		BaseWritable: p.Base, RestrictWrites: p.Restrict, Workspace: p.Workspace,
 		AllowRead: p.AllowRead, AgentsRoot: p.AgentsRoot, Agent: p.Agent, Parent: p.Parent,
@@ -95,7 +102,13 @@ func (p Policy) Spec(env []string, exe string) workspace.Spec {
 		ScanCache:   launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
+		HostNetwork: p.Network,
 	}
+	if p.AgentsRoot == "" && p.Agent != "" {
+		// --agent without --agents-root names an agent CLI, as in cordon run.
+		s.Agent, s.AgentCLI = "", p.Agent
+	}
+	return s
 }
 
 // files is the policy file, if any, as Spec.Files.
@@ -146,6 +159,12 @@ type Launch struct {
 	// Started, when set, is called with the pid of the process that
 	// launches (the 'cordon run' child) once it has started.
 	Started func(pid int)
+	// Flags are more 'cordon run' flags, given before the policy's as
+	// they are (an empty --workspace); only the binary executor has a
+	// command line to give them on.
+	Flags []string
+	// NoHome leaves HOME out of the launching process's environment.
+	NoHome bool
 }
 
 // LeakFile is a descriptor the harness leaks on purpose.
@@ -212,6 +231,7 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	} else if l.Tty != nil {
 		args = append(args, "--no-tty")
 	}
+	args = append(args, l.Flags...)
 	args = append(args, l.Policy.Flags()...)
 	if l.Audit != "" {
 		args = append(args, "--audit", l.Audit)

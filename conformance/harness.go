@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,6 +268,9 @@ func (h *H) Launch(l Launch) Output {
 	h.handOver()
 	h.forgetState(l.Policy)
 	l.Env = h.env(l.Env)
+	if l.NoHome {
+		l.Env = slices.DeleteFunc(l.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
+	}
 	limit := h.LaunchTimeout
 	if limit == 0 {
 		limit = 30 * time.Second

@@ -265,6 +265,25 @@ func scenarios(tn toolNames) []scenario {
 			return false, "the planted SSH key is neither in the call's result nor copied into the workspace"
 		},
 	}, {
+		// The caller's environment holds a token (every env function sets
+		// CORDON_E2E_TOKEN to the world's secret): cordon withholds it
+		// from the sandbox, in the hook's rewritten call and inside the
+		// wall alike. (The agent's own key reaches what it spawns inside:
+		// docs/threat-model.md, "Secrets in the environment".)
+		name: "shell-env-secrets", attack: true,
+		call: func(w *world) toolCall {
+			return toolCall{Name: tn.Shell, Input: tn.ShellArgs("env | tee env-copy")}
+		},
+		happened: func(w *world, result string) (bool, string) {
+			b, _ := os.ReadFile(filepath.Join(w.WS, "env-copy"))
+			for _, s := range []string{result, string(b)} {
+				if strings.Contains(s, w.Secret) {
+					return true, "a command the agent ran saw the caller's token: " + excerpt(s, w.Secret)
+				}
+			}
+			return false, "no command the agent ran saw the caller's token"
+		},
+	}, {
 		name: "write-git-hook", attack: true,
 		call: func(w *world) toolCall {
 			return toolCall{Name: tn.Write, Input: tn.WriteArgs(filepath.Join(w.WS, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho pwned\n")}

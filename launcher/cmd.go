@@ -42,7 +42,11 @@ var ErrDenied = errors.New("command is in a denied root")
 // Cmd is a command to run inside a sandbox.
 type Cmd struct {
 	// Path, Args, Env, Dir, Stdin, Stdout, Stderr and ExtraFiles mean what
-	// they mean in os/exec. Env nil means the launcher's environment.
+	// they mean in os/exec, but for Env nil: the launcher's environment
+	// without the variables whose names mark a secret (WithholdSecrets;
+	// docs/threat-model.md, "Secrets in the environment"), or all of it
+	// with InheritEnv. An Env given is passed as it is: its caller named
+	// every variable in it.
 	// No other descriptor of the caller reaches the sandbox, but through
 	// bwrap one opened without close-on-exec while Start runs may: open
 	// such descriptors under syscall.ForkLock, as os/exec asks too
@@ -72,6 +76,13 @@ type Cmd struct {
 	Stdout     io.Writer
 	Stderr     io.Writer
 	ExtraFiles []*os.File
+	// InheritEnv, with Env nil, passes the launcher's whole environment,
+	// secrets included, as os/exec does.
+	InheritEnv bool
+	// PassEnv, with Env nil, names variables of the launcher's environment
+	// passed although their names mark a secret (workspace.Composed's
+	// PassEnv: a policy file's "env", an agent CLI's keys).
+	PassEnv []string
 
 	// Policy is the filesystem policy; it is canonicalized at Start.
 	Policy policy.FsSandboxPolicy

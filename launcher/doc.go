@@ -6,7 +6,9 @@
 // Unlike os/exec's defaults, a sandbox passes only what it means to: the
 // child gets stdin, stdout, stderr and ExtraFiles, nothing else (Start marks
 // every other descriptor of the calling process close-on-exec, including
-// ones it inherited), and the environment can be cut down with CleanEnv.
+// ones it inherited), and the environment it inherits by default (Env nil)
+// has the variables whose names mark a secret withheld (WithholdSecrets);
+// CleanEnv cuts it down further, InheritEnv passes it whole.
 //
 // The policy comes from package workspace (Compose) or is written by hand
 // (package policy); the launcher only renders and enforces it.

@@ -105,12 +105,15 @@ func (c *Cmd) canonicalFor(unsandboxed, native bool) (*policy.Canonical, error) 
 }
 
 // environ is the command's environment before the backend adds to it:
-// Env (nil is this process's), with TMPDIR and the tools' cache variables
-// (cacheEnv).
+// Env (nil is this process's, its secrets withheld unless InheritEnv),
+// with TMPDIR and the tools' cache variables (cacheEnv).
 func (c *Cmd) environ(canon *policy.Canonical) []string {
 	env := c.Env
 	if env == nil {
 		env = os.Environ()
+		if !c.InheritEnv {
+			env, _ = WithholdSecrets(env, c.PassEnv)
+		}
 	}
 	if c.TmpDir != "" {
 		env = setEnv(env, "TMPDIR", c.TmpDir)
@@ -210,6 +213,13 @@ func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Can
 	q := p
 	if !testhook.SkipStateDeny {
 		q.DeniedRoots = append(append([]string(nil), p.DeniedRoots...), sd)
+		// Every other place cordon kept this user's state (state.Places):
+		// the home's, when /tmp's is in use, and the other way round.
+		for _, old := range state.Places() {
+			if ro, err := policy.Resolve(old); err == nil {
+				q.DeniedRoots = append(q.DeniedRoots, ro)
+			}
+		}
 	}
 	var c *policy.Canonical
 	if view != nil {

@@ -122,12 +122,51 @@ type Mount struct {
 	Ino  uint64
 }
 
+// specWire is Spec as its JSON carries it: the command and the working
+// directory as base64 of their bytes ([]byte), since a JSON string holds
+// only UTF-8 and encoding/json turns any other byte into U+FFFD: a path
+// "./b\xff/run" would run "./b\xef\xbf\xbd/run". These fields, at the
+// top, hide the embedded Spec's of the same JSON names.
+type specWire struct {
+	*specPlain
+	Chdir []byte   `json:"chdir,omitempty"`
+	Path  []byte   `json:"path"`
+	Argv  [][]byte `json:"argv"`
+}
+
+// specPlain is Spec without its methods, for specWire to embed.
+type specPlain Spec
+
+// bytesOf and stringsOf convert a list of strings byte for byte.
+func bytesOf(l []string) [][]byte {
+	if l == nil {
+		return nil
+	}
+	out := make([][]byte, len(l))
+	for i, a := range l {
+		out[i] = []byte(a)
+	}
+	return out
+}
+
+func stringsOf(l [][]byte) []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, a := range l {
+		out[i] = string(a)
+	}
+	return out
+}
+
 // Encode is s as the init reads it (Decode): the JSON of every field but
-// Mounts, a newline (JSON escapes its own), then each mount as six fields
-// ended by a NUL byte, which no path holds: Path, Src, What, "r" when
-// Readonly, Dev and Ino in decimal.
+// Mounts (specWire: the command and the working directory as base64), a
+// newline (JSON escapes its own), then each mount as six fields ended by
+// a NUL byte, which no path holds: Path, Src, What, "r" when Readonly,
+// Dev and Ino in decimal.
 func (s *Spec) Encode() ([]byte, error) {
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(specWire{specPlain: (*specPlain)(s), Chdir: []byte(s.Chdir), Path: []byte(s.Path), Argv: bytesOf(s.Argv)})
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +209,11 @@ func decode(b []byte) (*Spec, error) {
 		return nil, errors.New("no end to the spec's JSON")
 	}
 	s := &Spec{}
-	if err := json.Unmarshal(b[:i], s); err != nil {
+	w := specWire{specPlain: (*specPlain)(s)}
+	if err := json.Unmarshal(b[:i], &w); err != nil {
 		return nil, err
 	}
+	s.Chdir, s.Path, s.Argv = string(w.Chdir), string(w.Path), stringsOf(w.Argv)
 	// The fields are slices of b: the init starts with an empty heap, and
 	// each new page of it costs a fault.
 	var rest string

@@ -75,3 +75,29 @@ func BenchmarkEncode3000(b *testing.B) {
 		}
 	}
 }
+
+// allBytes is a string holding every byte value 1-255 once: most of them
+// are not UTF-8 on their own.
+func allBytes() string {
+	b := make([]byte, 255)
+	for i := range b {
+		b[i] = byte(i + 1)
+	}
+	return string(b)
+}
+
+// TestSpecBytes: the command, its arguments and the working directory
+// come back byte for byte, every value 1-255 among them: a JSON string
+// would have turned each byte that is not UTF-8 into U+FFFD.
+func TestSpecBytes(t *testing.T) {
+	all := allBytes()
+	s := &Spec{Path: "./b\xff/run", Argv: []string{"x\xff", all, ""}, Chdir: "/w/" + string([]byte(all)[:46]) + string([]byte(all)[47:])}
+	b, err := s.Encode()
+	require.NoError(t, err)
+	got, err := Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, s.Path, got.Path)
+	require.Equal(t, s.Argv, got.Argv)
+	require.Equal(t, s.Chdir, got.Chdir)
+	require.Nil(t, (&Spec{}).Argv)
+}

@@ -134,6 +134,10 @@ type File struct {
 	FsSandboxPolicy
 	// Network is {"allowDomains": [...], "denyDomains": [...]}.
 	Network *netpolicy.File `json:"network,omitempty"`
+	// Env names variables the sandbox gets from the launcher's
+	// environment although their names mark a secret (docs/guide.md,
+	// "The environment"): a policy file's "env": ["NPM_TOKEN"].
+	Env []string `json:"env,omitempty"`
 }
 
 // ParseFile decodes a policy file (docs/design.md, "JSON form"): every

@@ -34,6 +34,13 @@ type AgentCLI struct {
 	Domains []string
 	// Env are variables set inside the sandbox, unless the caller set them.
 	Env []string
+	// Keys are the variables that carry the agent's own API key or sign-in
+	// token: passed in although their names mark a secret (launcher.
+	// WithholdSecrets), the one secret the agent needs.
+	Keys []string
+	// Credentials are its sign-in files under HOME (names as in
+	// CredentialStores): readable by this agent, denied to every other.
+	Credentials []string
 }
 
 // AgentCLIs are the agents cordon run --agent knows. What each needs was
@@ -50,8 +57,14 @@ var AgentCLIs = map[string]AgentCLI{
 		StateFiles: []string{".claude/history.jsonl"},
 		Domains:    []string{"@anthropic"},
 		// The sandbox has no updater's business: the binary it would
-		// replace runs on the host next.
-		Env: []string{"DISABLE_AUTOUPDATER=1"},
+		// replace runs on the host next. Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB,
+		// which would keep the key from the commands Claude Code spawns:
+		// it also forces the default permission mode and runs each command
+		// in Claude Code's own bubblewrap, which cannot start inside this
+		// sandbox (docs/threat-model.md, "Secrets in the environment").
+		Env:         []string{"DISABLE_AUTOUPDATER=1"},
+		Keys:        []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		Credentials: []string{".claude/.credentials.json"},
 	},
 	"codex": {
 		Name: "codex",
@@ -71,6 +84,10 @@ var AgentCLIs = map[string]AgentCLI{
 			".codex/shell_snapshots", ".codex/tmp", ".codex/.tmp",
 		},
 		Domains: []string{"@openai"},
+		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
+		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
+		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+		Credentials: []string{".codex/auth.json"},
 	},
 	"gemini": {
 		Name: "gemini",
@@ -87,7 +104,9 @@ var AgentCLIs = map[string]AgentCLI{
 			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
 			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
 		},
-		Domains: []string{"@gemini"},
+		Domains:     []string{"@gemini"},
+		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
 	},
 }
 

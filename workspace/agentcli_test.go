@@ -16,10 +16,16 @@ func TestComposeAgentCLI(t *testing.T) {
 	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	for _, name := range AgentCLINames() {
+		for _, f := range AgentCLIs[name].Credentials {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(home, f)), 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte("{}"), 0o600))
+		}
+	}
+	for _, name := range AgentCLINames() {
 		a, err := LookupAgentCLI(name)
 		require.NoError(t, err)
 		require.NoError(t, a.PrepareHome(home))
-		c, err := Compose(Spec{Workspace: ws, Home: home, AgentCLI: name})
+		c, err := Compose(Spec{Workspace: ws, Home: home, UserHome: home, AgentCLI: name})
 		require.NoError(t, err, name)
 		k := c.Canonical
 		for _, d := range a.StateDirs {
@@ -34,6 +40,14 @@ func TestComposeAgentCLI(t *testing.T) {
 			require.False(t, k.Access(filepath.Join(home, p), policy.Write), "%s: ~/%s writable", name, p)
 		}
 		require.False(t, k.Access(filepath.Join(home, ".ssh/id_ed25519"), policy.Read))
+		// Its own sign-in is readable, every other agent's denied; its
+		// keys pass, and only its.
+		for _, other := range AgentCLINames() {
+			for _, f := range AgentCLIs[other].Credentials {
+				require.Equal(t, other == name, k.Access(filepath.Join(home, f), policy.Read), "%s: ~/%s", name, f)
+			}
+		}
+		require.Equal(t, a.Keys, c.PassEnv, name)
 		require.True(t, k.Access(filepath.Join(ws, "main.go"), policy.Write))
 		require.NotNil(t, c.Network, name)
 		require.Equal(t, a.Domains, c.Network.AllowText(), name)

@@ -61,6 +61,9 @@ type Spec struct {
 
 	// Home is the user's home directory; "" means os.UserHomeDir.
 	Home string
+	// UserHome is the home the password database names (Options.UserHome);
+	// "" looks it up.
+	UserHome string
 	// ConfigHome and DataHome are the user's XDG_CONFIG_HOME and
 	// XDG_DATA_HOME (Options.ConfigHome); "" means this
 	// process's.
@@ -116,6 +119,13 @@ type Composed struct {
 	// Network is the network allowlist, nil when none was given (the
 	// network is then off or on, as the launch says).
 	Network *netpolicy.Policy
+	// PassEnv are variables to pass in although their names mark a secret
+	// (launcher.WithholdSecrets): those the policy files name ("env") and
+	// the agent CLI's own keys (AgentCLI.Keys).
+	PassEnv []string
+	// SetEnv are variables ("KEY=VAL") the agent CLI's preset sets inside
+	// unless the caller sets them (AgentCLI.Env).
+	SetEnv []string
 }
 
 // HomeAgentConfigs are files and directories under HOME whose contents
@@ -147,13 +157,14 @@ func Compose(s Spec) (*Composed, error) {
 		return nil, &SpecError{err}
 	}
 	var p policy.FsSandboxPolicy
-	var allow, deny []string
+	var allow, deny, passEnv []string
 	for _, file := range s.Files {
 		f, err := policy.LoadFile(file)
 		if err != nil {
 			return nil, err
 		}
 		p.Merge(f.FsSandboxPolicy)
+		passEnv = append(passEnv, f.Env...)
 		if f.Network != nil {
 			allow = append(allow, f.Network.AllowDomains...)
 			deny = append(deny, f.Network.DenyDomains...)
@@ -170,6 +181,7 @@ func Compose(s Spec) (*Composed, error) {
 		if !s.HostNetwork {
 			allow = append(allow, agent.Domains...)
 		}
+		passEnv = append(passEnv, agent.Keys...)
 	}
 	var network *netpolicy.Policy
 	if len(allow)+len(deny) > 0 {
@@ -195,10 +207,10 @@ func Compose(s Spec) (*Composed, error) {
 	r := policy.NewResolver()
 	defer r.Close()
 	home := s.home(r)
-	out := &Composed{Network: network}
+	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
-		ws, err := preset(r, s.Workspace, Options{Home: home, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
+		ws, err := preset(r, s.Workspace, Options{Home: home, UserHome: s.UserHome, OwnCredentials: agent.Credentials, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
 		if err != nil {
 			return nil, fmt.Errorf("--workspace %q: %w", s.Workspace, err)
 		}

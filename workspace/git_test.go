@@ -140,7 +140,7 @@ func TestDerivedRootsOnlyRestrict(t *testing.T) {
 		"dangling/.git":  "-> /nonexistent/gitdir",
 	}))
 	for _, writes := range []bool{false, true} {
-		p, err := Preset(ws, Options{Home: home, GitWrites: writes})
+		p, err := Preset(ws, Options{Home: home, UserHome: home, GitWrites: writes})
 		require.NoError(t, err, "a hostile or dangling nested .git does not stop the launch")
 		c, err := policy.Canonicalize(p)
 		require.NoError(t, err)

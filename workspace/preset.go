@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -82,11 +83,24 @@ var (
 	// the bits of the scan's record (dirRecord.Conf): a change to it goes
 	// with a new scanVersion.
 	NestedNames = slices.DeleteFunc(slices.Clone(AutoExecNames), func(n string) bool { return n == ".gitmodules" })
-	// CredentialStores under HOME are denied by the workspace preset.
+	// CredentialStores under HOME are denied by the workspace preset, in
+	// the home the password database names and in $HOME when it differs
+	// (docs/threat-model.md, "Credential stores", gives each one's source).
 	CredentialStores = []string{
 		".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials",
 		".docker/config.json", ".kube", ".config/gcloud", ".azure",
 		".npmrc", ".pypirc",
+		// GitHub's CLI; the agents' sign-ins (see AgentCLI.Credentials)
+		".config/gh/hosts.yml",
+		".claude/.credentials.json", ".codex/auth.json",
+		".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+		".copilot/config.json", ".config/cursor/auth.json",
+		// cloud and hosting CLIs
+		".oci", ".config/doctl", ".terraform.d/credentials.tfrc.json",
+		".config/hcloud", ".fly",
+		// password managers and their agents
+		".1password", ".config/op", ".password-store", ".local/share/keyrings",
+		".config/Bitwarden CLI",
 	}
 )
 
@@ -96,6 +110,15 @@ type Options struct {
 	Home string
 	// AllowRead lists credential stores to leave readable.
 	AllowRead []string
+	// UserHome is the home the password database names for the user;
+	// its credential stores are denied as Home's are, so that a launch
+	// with HOME unset or elsewhere (HOME=/tmp) still keeps them out. ""
+	// means the password database's, looked up (UserHome).
+	UserHome string
+	// OwnCredentials are credential stores under the homes (names as in
+	// CredentialStores) left readable: the sign-in of the agent CLI that
+	// runs inside (AgentCLI.Credentials).
+	OwnCredentials []string
 	// ScanCache, when set, is a private directory (the caller's, mode 0700)
 	// where the scan for git repositories keeps what it found between
 	// launches; see scancache.go.
@@ -169,27 +192,62 @@ func preset(r *policy.Resolver, dir string, opt Options) (policy.FsSandboxPolicy
 	w, ro := platformRoots(r) // macOS: the user's temp and cache folders (userfolders.go)
 	p.WritableRoots = append(p.WritableRoots, w...)
 	p.ReadonlyRoots = append(p.ReadonlyRoots, ro...)
-	if home != "" {
-		if p.DeniedRoots, err = credentials(r, home, ws, opt.AllowRead); err != nil {
+	homes := storeHomes(r, home, opt.UserHome)
+	for _, h := range homes {
+		denied, err := credentials(r, h, ws, opt.AllowRead, opt.OwnCredentials)
+		if err != nil {
 			return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 		}
-		for _, n := range notStores(r, home, opt.AllowRead) {
-			p.Note("%s", n)
-		}
-		if within(home, ws) {
+		p.DeniedRoots = append(p.DeniedRoots, denied...)
+		if within(h, ws) {
 			// A store reached through a link in a writable HOME is denied
 			// at its target, but the link could be swapped for a real
 			// ~/.ssh (authorized_keys) from inside.
 			var lexical []string
 			for _, n := range CredentialStores {
-				lexical = append(lexical, filepath.Join(home, n))
+				lexical = append(lexical, filepath.Join(h, n))
 			}
 			if err := noLinks(r, lexical); err != nil {
 				return policy.FsSandboxPolicy{}, fmt.Errorf("workspace: %w", err)
 			}
 		}
 	}
+	if len(homes) > 0 {
+		for _, n := range notStores(r, homes, opt.AllowRead) {
+			p.Note("%s", n)
+		}
+	}
 	return p, nil
+}
+
+// storeHomes are the homes whose credential stores the preset denies:
+// home ($HOME, resolved; "" when there is none) and the user's home from
+// the password database (userHome, "" to look it up), each once.
+func storeHomes(r *policy.Resolver, home, userHome string) []string {
+	var out []string
+	if home != "" {
+		out = append(out, home)
+	}
+	if userHome == "" {
+		userHome = UserHome()
+	}
+	if filepath.IsAbs(userHome) {
+		if h, err := r.Resolve(userHome); err == nil && h != "/" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// UserHome is the current user's home directory as the password database
+// names it, "" when it names none: unlike $HOME, nothing the caller's
+// environment says changes it.
+func UserHome() string {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return ""
+	}
+	return filepath.Clean(u.HomeDir)
 }
 
 // Protections compiles what guards writable root root as the workspace
@@ -445,7 +503,7 @@ func PrivateCacheDir(workspace string) string {
 // them. A store that is the workspace itself, or named in allow, stays open.
 // One that cannot be looked up inside the workspace (a directory on its way
 // closed to this user, which a sandbox could open again) fails the launch.
-func credentials(r *policy.Resolver, home, ws string, allow []string) ([]string, error) {
+func credentials(r *policy.Resolver, home, ws string, allow, own []string) ([]string, error) {
 	allowed := map[string]bool{}
 	for _, a := range allow {
 		if ra, err := r.Resolve(a); err == nil {
@@ -454,6 +512,9 @@ func credentials(r *policy.Resolver, home, ws string, allow []string) ([]string,
 	}
 	var out []string
 	for _, n := range CredentialStores {
+		if slices.Contains(own, n) {
+			continue
+		}
 		lexical := filepath.Join(home, n)
 		p, err := r.Resolve(lexical)
 		if err != nil && within(lexical, ws) && !testhook.ClosedUnchecked {
@@ -471,13 +532,16 @@ func credentials(r *policy.Resolver, home, ws string, allow []string) ([]string,
 
 // notStores notes each of allow that names no credential store under
 // home: --allow-read opens only those, so it changes nothing there.
-func notStores(r *policy.Resolver, home string, allow []string) []string {
+func notStores(r *policy.Resolver, homes []string, allow []string) []string {
 	stores := map[string]bool{}
-	for _, n := range CredentialStores {
-		if p, err := r.Resolve(filepath.Join(home, n)); err == nil {
-			stores[p] = true
+	for _, home := range homes {
+		for _, n := range CredentialStores {
+			if p, err := r.Resolve(filepath.Join(home, n)); err == nil {
+				stores[p] = true
+			}
 		}
 	}
+	home := strings.Join(homes, " and ")
 	var notes []string
 	for _, a := range allow {
 		if p, err := r.Resolve(a); err != nil || !stores[p] {

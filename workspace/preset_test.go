@@ -135,3 +135,35 @@ func TestWorkspacePresetSkipsStateDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialStoresOfBothHomes: the stores of the password database's
+// home are denied whatever HOME says (another directory, or none), as are
+// $HOME's; the agents' and gh's token files are among them.
+func TestCredentialStoresOfBothHomes(t *testing.T) {
+	ws, home, real := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, h := range []string{home, real} {
+		for _, f := range []string{".ssh/id_ed25519", ".config/gh/hosts.yml", ".claude/.credentials.json", ".codex/auth.json",
+			".gemini/oauth_creds.json", ".copilot/config.json", ".docker/config.json", ".kube/config", ".netrc", ".config/gh/config.yml"} {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(h, f)), 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(h, f), []byte("x"), 0o600))
+		}
+	}
+	for _, h := range []string{home, "/nonexistent-home", ""} {
+		p, err := Preset(ws, Options{Home: h, UserHome: real})
+		require.NoError(t, err, h)
+		c, err := policy.Canonicalize(p)
+		require.NoError(t, err)
+		homes := []string{real}
+		if h == home {
+			homes = append(homes, home)
+		}
+		for _, hh := range homes {
+			rh, _ := filepath.EvalSymlinks(hh)
+			for _, f := range []string{".ssh/id_ed25519", ".config/gh/hosts.yml", ".claude/.credentials.json", ".codex/auth.json",
+				".gemini/oauth_creds.json", ".copilot/config.json", ".docker/config.json", ".kube/config", ".netrc"} {
+				require.False(t, c.Access(filepath.Join(rh, f), policy.Read), "HOME=%q: %s/%s readable", h, hh, f)
+			}
+			require.True(t, c.Access(filepath.Join(rh, ".config/gh/config.yml"), policy.Read), "beside a store: readable")
+		}
+	}
+}

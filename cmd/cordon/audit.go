@@ -21,7 +21,7 @@ var auditCommand = &command{
 			setup: func(fs *flag.FlagSet) action {
 				var keyFile string
 				var asJSON bool
-				fs.StringVar(&keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
+				pathVar(fs, &keyFile, "key", "", "verify with the key in `FILE` (from 'cordon audit key export') instead of this machine's")
 				fs.BoolVar(&asJSON, "json", false, `print {"path","verdict","records","key","detail"} (verdict: OK, UNKEYED, WRONG KEY or TAMPERED)`)
 				return func(_ context.Context, e *env, args []string) int { return auditVerify(e, keyFile, args, asJSON) }
 			}},

@@ -72,12 +72,9 @@ type decideFlags struct {
 // register registers the flags; workspaceUsage is --workspace's, which
 // decide and the hook take relative paths differently from.
 func (f *decideFlags) register(fs *flag.FlagSet, workspaceUsage string) {
-	fs.StringVar(&f.workspace, "workspace", "", workspaceUsage)
-	fs.Func("allow-read", "as for run: leave credential store `PATH` readable (repeatable)", func(s string) error {
-		f.allowRead = append(f.allowRead, s)
-		return nil
-	})
-	fs.StringVar(&f.agentsRoot, "agents-root", "", "`DIR` holding one directory per agent; others' are off limits")
+	pathVar(fs, &f.workspace, "workspace", "", workspaceUsage)
+	fs.Func("allow-read", "as for run: leave credential store `PATH` readable (repeatable)", appendPath(&f.allowRead))
+	pathVar(fs, &f.agentsRoot, "agents-root", "", "`DIR` holding one directory per agent; others' are off limits")
 	fs.StringVar(&f.agent, "agent", "", "this agent's `ID` (its directory under --agents-root)")
 	fs.StringVar(&f.parent, "parent", "", "the parent agent's `ID`, readable but not writable")
 }

@@ -18,7 +18,7 @@ var demoCommand = &command{
 	help:  demoHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &demoOpts{}
-		fs.StringVar(&o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
+		pathVar(fs, &o.auditPath, "audit", "", "write the audit log to `FILE`, in a directory that exists (default: a temporary file, removed afterwards)")
 		sandboxFlag(fs, &o.backend, "sandbox `BACKEND` for the shell step: auto, bwrap, native, landlock or seatbelt", "the demo never runs its shell step unconfined")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"ok", "steps": [{"title","tool","action","rule_id","reason","approval","outcome","expected","as_scripted"}]}`)
 		return o.run

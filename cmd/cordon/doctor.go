@@ -26,7 +26,7 @@ var doctorCommand = &command{
 	help:  doctorHelp,
 	setup: func(fs *flag.FlagSet) action {
 		o := &doctorOpts{}
-		fs.StringVar(&o.dir, "dir", ".", "the project `DIR` whose agent settings are checked (and the workspace the binary must be outside of)")
+		pathVar(fs, &o.dir, "dir", ".", "the project `DIR` whose agent settings are checked (and the workspace the binary must be outside of)")
 		fs.BoolVar(&o.asJSON, "json", false, `print an array of {"check","status","detail","fix"}`)
 		fs.BoolVar(&o.strict, "strict", false, "exit 1 on a warning too, not only on a failure")
 		return o.run

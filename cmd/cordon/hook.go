@@ -31,7 +31,7 @@ agent's protocol, tools and settings: docs/agents.md.
 			o.df.register(fs, "the agent's workspace `DIR` (default: $CLAUDE_PROJECT_DIR, else the payload's cwd); relative paths are taken from the payload's cwd, as Claude Code's tools take them")
 			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite allowed Bash commands to run inside 'cordon run --workspace DIR'")
 			fs.BoolVar(&o.allowSandboxed, "allow-sandboxed", false, "with --sandbox-bash, allow a Bash command no rule denies (bash.sandboxed) instead of asking; needed headless ('claude -p' denies an ask)")
-			fs.StringVar(&o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE`, in a directory that exists (default: cordon's own, 'cordon audit path')")
+			pathVar(fs, &o.auditPath, "audit", "", "append decisions and PostToolUse results to the audit log `FILE`, in a directory that exists (default: cordon's own, 'cordon audit path')")
 			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
 			return o.run
 		},

@@ -80,7 +80,7 @@ Example (%s)
 			o.df.register(fs, "the agent's workspace `DIR` (default: the project root the agent names, else the payload's cwd)")
 			fs.BoolVar(&o.sandboxBash, "sandbox-bash", false, "rewrite shell commands that are not denied to run inside 'cordon run --workspace DIR'")
 			fs.BoolVar(&o.allowSandboxed, "allow-sandboxed", false, "with --sandbox-bash, allow a shell command no rule denies (bash.sandboxed) instead of asking")
-			fs.StringVar(&o.auditPath, "audit", "", "append decisions to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
+			pathVar(fs, &o.auditPath, "audit", "", "append decisions to the audit log `FILE` (default: cordon's own, 'cordon audit path')")
 			fs.BoolVar(&o.noAudit, "no-audit", false, "keep no audit log")
 			return func(ctx context.Context, e *env, args []string) int { return o.runAgent(e, a) }
 		},

@@ -404,7 +404,7 @@ func TestHookSandboxBashForReal(t *testing.T) {
 		c := exec.Command("/bin/sh", "-c", command)
 		c.Dir = dir
 		out, err := c.CombinedOutput()
-		return string(out), err
+		return withoutWithheld(string(out)), err
 	}
 
 	t.Run("ordinary work", func(t *testing.T) {

@@ -26,12 +26,12 @@ var initCommand = &command{
 		o := &initOpts{}
 		fs.BoolVar(&o.project, "project", false, "the project's settings, in --dir (the default)")
 		fs.BoolVar(&o.user, "user", false, "your settings under HOME, for every project")
-		fs.StringVar(&o.dir, "dir", ".", "the project `DIR` (with --project), and the workspace the binary must be outside of")
+		pathVar(fs, &o.dir, "dir", ".", "the project `DIR` (with --project), and the workspace the binary must be outside of")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
 		fs.BoolVar(&o.remove, "remove", false, "take cordon's entries out instead (only entries whose every command is 'cordon hook')")
 		fs.BoolVar(&o.hook.SandboxBash, "sandbox-bash", true, "the hook runs shell commands inside 'cordon run' (--sandbox-bash=false: decides only)")
 		fs.BoolVar(&o.hook.AllowSandboxed, "allow-sandboxed", false, "the hook allows, without asking, a shell command that runs inside the sandbox and that no hard-deny rule refuses")
-		fs.StringVar(&o.hook.Audit, "audit", "", "the hook's audit log `FILE` (default: cordon's own, 'cordon audit path')")
+		pathVar(fs, &o.hook.Audit, "audit", "", "the hook's audit log `FILE` (default: cordon's own, 'cordon audit path')")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"agent","path","scope","action","command","diff"} (action: written, removed — the file, which held only cordon's hook —, unchanged or dry-run)`)
 		return o.run
 	},

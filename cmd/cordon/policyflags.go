@@ -57,22 +57,19 @@ func composeFailed(e *env, err error) int {
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet) {
-	appendTo := func(dst *[]string) func(string) error {
-		return func(s string) error { *dst = append(*dst, s); return nil }
-	}
-	fs.Func("policy", "read a five-field policy from `FILE` (JSON); repeatable, the files merge in order", appendTo(&pf.files))
-	fs.Func("deny", "deny reading and writing `PATH` (repeatable)", appendTo(&pf.deny))
-	fs.Func("readonly", "make `PATH` read-only (repeatable)", appendTo(&pf.readonly))
-	fs.Func("writable", "make `PATH` writable (repeatable)", appendTo(&pf.writable))
-	fs.Func("base-writable", "grant writes under `PATH` (repeatable)", appendTo(&pf.baseWritabl))
+	fs.Func("policy", "read a five-field policy from `FILE` (JSON); repeatable, the files merge in order", appendPath(&pf.files))
+	fs.Func("deny", "deny reading and writing `PATH` (repeatable)", appendPath(&pf.deny))
+	fs.Func("readonly", "make `PATH` read-only (repeatable)", appendPath(&pf.readonly))
+	fs.Func("writable", "make `PATH` writable (repeatable)", appendPath(&pf.writable))
+	fs.Func("base-writable", "grant writes under `PATH` (repeatable)", appendPath(&pf.baseWritabl))
 	fs.BoolVar(&pf.restrict, "restrict-writes", false, "deny writes outside writable roots")
-	fs.StringVar(&pf.workspace, "workspace", "", "preset: `DIR` writable, private TMPDIR, restrictWrites, auto-run files protected, credentials denied")
-	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendTo(&pf.allowRead))
+	pathVar(fs, &pf.workspace, "workspace", "", "preset: `DIR` writable, private TMPDIR, restrictWrites, auto-run files protected, credentials denied")
+	fs.Func("allow-read", "with --workspace: leave credential store `PATH` readable (repeatable)", appendPath(&pf.allowRead))
 	fs.BoolVar(&pf.allowGitWrites, "allow-git-writes", false, "with --workspace: let the sandbox git add/commit; git config, hooks, modules/ and info/ stay read-only")
-	fs.StringVar(&pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
+	pathVar(fs, &pf.agentsRoot, "agents-root", "", "preset: deny `DIR` except the agent's own and its parent's directories")
 	fs.StringVar(&pf.agent, "agent", "", "an agent CLI's preset `NAME` (claude-code, codex, gemini): its state writable, its API reachable; with --agents-root: this agent's ID (DIR/ID writable)")
 	fs.StringVar(&pf.parent, "parent", "", "with --agents-root: the parent agent's `ID` (DIR/ID read-only)")
-	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendTo(&pf.writablePathDirs))
+	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendPath(&pf.writablePathDirs))
 	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendPattern(&pf.allowDomains))
 	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendPattern(&pf.denyDomains))
 }
@@ -126,6 +123,20 @@ invoked by), every directory on PATH (not relative entries; opt one out with
 func (pf *policyFlags) empty() bool {
 	return len(pf.files)+len(pf.deny)+len(pf.readonly)+len(pf.writable)+len(pf.baseWritabl) == 0 &&
 		!pf.restrict && pf.workspace == "" && pf.agentsRoot == "" && pf.agent == ""
+}
+
+// writesWarning is what to say when comp leaves writes unrestricted,
+// "" when it restricts them: with no policy at all, or with one (a
+// policy file without restrictWrites) that denies and protects some
+// paths but lets the command write everywhere else.
+func (pf *policyFlags) writesWarning(comp *workspace.Composed) string {
+	switch {
+	case comp.Policy.RestrictWrites:
+		return ""
+	case pf.empty():
+		return "no policy given, so the command may write anywhere you can; try --workspace DIR"
+	}
+	return "the policy leaves writes unrestricted (no restrictWrites), so the command may write anywhere you can outside its denied and read-only roots; add --restrict-writes or --workspace DIR"
 }
 
 // spec turns the flags into the composition's input, with what the

@@ -23,7 +23,7 @@ var profileCommand = &command{
 		o.pf.register(fs)
 		sandboxFlag(fs, &o.backend, "`BACKEND` to render for: auto, bwrap, native, landlock or seatbelt", "none is no sandbox, so there is nothing to render")
 		fs.Var(&o.network, "network", "network access: `on|off`")
-		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"command"][,"sbpl","params"][,"network"]}`)
+		fs.BoolVar(&o.asJSON, "json", false, `print {"policy","backend","argv"[,"command"][,"sbpl","params"][,"network"][,"warnings"]}`)
 		return o.run
 	},
 }
@@ -66,10 +66,21 @@ func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
+	warning := o.pf.writesWarning(comp)
+	if warning != "" {
+		errorf(e, 0, "warning: %s", warning)
+	}
 	if o.asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		var warnings []string
+		if warning != "" {
+			warnings = []string{warning}
+		}
+		enc.Encode(struct {
+			*launcher.Rendered
+			Warnings []string `json:"warnings,omitempty"`
+		}{r, warnings})
 		return exitOK
 	}
 	// Escaped line by line as a whole: paths in it (derived roots, mounts,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,13 @@ Examples:
   cordon run --workspace . --allow-domain @npm -- npm install
   cordon run --deny $HOME/.ssh --restrict-writes --writable $PWD -- ./agent
   cordon run --agent claude-code -- claude     (the agent itself inside; docs/agents.md)
+
+The command gets your environment without the variables whose names mark
+a secret (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*, *_AUTH*,
+AWS_*, SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS); cordon
+names on stderr those it withheld. --env NAME passes one (as does a policy
+file's "env": [...]), --agent NAME its own API key, --inherit-env all.
+An empty path (--workspace "", an unset variable) is a usage error.
 
 Exit status: the command's; 128+N if it died of signal N; 125 for a cordon
 error (bad policy, no backend, macOS: sandbox-exec could not apply the
@@ -106,6 +114,7 @@ type runOpts struct {
 	backend              launcher.Backend
 	network              onOff
 	tty, noTty, cleanEnv bool
+	inheritEnv           bool
 	auditPath            string
 	envs                 []string
 }
@@ -116,9 +125,10 @@ func (o *runOpts) register(fs *flag.FlagSet) {
 	fs.Var(&o.network, "network", "network access: `on|off`, on being the host's whole network; see --allow-domain for a list of hosts")
 	fs.BoolVar(&o.tty, "tty", false, "give the command a terminal of its own even when stdin and stdout are not terminals")
 	fs.BoolVar(&o.noTty, "no-tty", false, "never give the command a terminal of its own: it gets cordon's stdin, stdout and stderr as they are")
-	fs.StringVar(&o.auditPath, "audit", "", "record the launch in the audit log `FILE` (in a directory that exists), read-only inside the sandbox")
+	pathVar(fs, &o.auditPath, "audit", "", "record the launch in the audit log `FILE` (in a directory that exists), read-only inside the sandbox")
 	fs.BoolVar(&o.cleanEnv, "clean-env", false, "pass only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR, SHELL and --env")
-	fs.Func("env", "with --clean-env, also pass `KEY[=VAL]`; without it, set KEY=VAL (repeatable)", func(s string) error {
+	fs.BoolVar(&o.inheritEnv, "inherit-env", false, "pass the whole environment, secrets included (by default variables whose names mark a secret are withheld)")
+	fs.Func("env", "pass `KEY` from the environment although its name marks a secret, or set KEY=VAL (repeatable)", func(s string) error {
 		if s == "" || s[0] == '=' {
 			return errors.New("want KEY or KEY=VAL")
 		}
@@ -130,6 +140,9 @@ func (o *runOpts) register(fs *flag.FlagSet) {
 func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	if o.tty && o.noTty {
 		return usageError(e, "--tty and --no-tty: pick one")
+	}
+	if o.cleanEnv && o.inheritEnv {
+		return usageError(e, "--clean-env and --inherit-env: pick one")
 	}
 	if args[0] == "" {
 		return usageError(e, "the command is empty: name the program to run after --")
@@ -227,8 +240,8 @@ func (o *runOpts) compose(e *env, args []string) (*workspace.Composed, *audit.Lo
 			return nil, nil, errorf(e, exitCordonError, "--audit: %v", err)
 		}
 	}
-	if o.pf.empty() && o.backend != launcher.BackendNone {
-		fmt.Fprintln(e.stderr, "cordon run: warning: no policy given, so the command may write anywhere you can; try --workspace DIR")
+	if w := o.pf.writesWarning(comp); w != "" && o.backend != launcher.BackendNone {
+		fmt.Fprintf(e.stderr, "cordon run: warning: %s\n", w)
 	}
 	return comp, log, 0
 }
@@ -251,18 +264,59 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
-	if o.cleanEnv {
-		cmd.Env = launcher.CleanEnv(os.Environ(), o.envs)
-	} else if len(o.envs) > 0 {
-		// KEY alone is inherited anyway; KEY=VAL overrides.
-		cmd.Env = os.Environ()
-		for _, kv := range o.envs {
-			if strings.Contains(kv, "=") {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
+	var withheld []string
+	cmd.Env, withheld = o.environ(os.Environ(), comp)
+	if len(withheld) > 0 {
+		fmt.Fprintf(e.stderr, "cordon run: withheld from the sandbox, as their names mark a secret: %s (pass one with --env NAME, all with --inherit-env)\n", shown.String(strings.Join(withheld, " ")))
 	}
 	return cmd, done
+}
+
+// environ is the sandbox's environment from env, the caller's, and the
+// variables it withheld (names only), for the line that says so. By
+// default every variable whose name marks a secret is withheld
+// (launcher.WithholdSecrets) but those --env, the policy files and the
+// agent CLI's preset name (comp.PassEnv); --clean-env keeps only the
+// basics and --env, --inherit-env everything. KEY=VAL from --env sets a
+// value, and comp.SetEnv what the caller has not set. What cordon adds
+// itself later (TMPDIR, CORDON_SANDBOX, the proxy's, the caches') is no
+// part of this.
+func (o *runOpts) environ(env []string, comp *workspace.Composed) (out, withheld []string) {
+	pass := append([]string(nil), comp.PassEnv...)
+	var set []string
+	for _, kv := range o.envs {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			set = append(set, kv)
+			pass = append(pass, name)
+		} else {
+			pass = append(pass, kv)
+		}
+	}
+	switch {
+	case o.inheritEnv:
+		out = env
+	case o.cleanEnv:
+		out = launcher.CleanEnv(env, o.envs)
+	default:
+		out, withheld = launcher.WithholdSecrets(env, pass)
+	}
+	out = slices.Clone(out)
+	for _, kv := range comp.SetEnv {
+		if name, _, _ := strings.Cut(kv, "="); !hasEnv(out, name) {
+			out = append(out, kv)
+		}
+	}
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		out = slices.DeleteFunc(out, func(o string) bool { return strings.HasPrefix(o, name+"=") })
+		out = append(out, kv)
+	}
+	return out, withheld
+}
+
+// hasEnv reports whether env sets name.
+func hasEnv(env []string, name string) bool {
+	return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }
 
 // auditLaunch records the launch, and the policy p it runs, in log; the

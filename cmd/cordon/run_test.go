@@ -77,7 +77,11 @@ func TestRunBadInput(t *testing.T) {
 		want string // the input the message must name
 	}{
 		{"relative deny", []string{"--deny", "rel/x"}, exitUsage, `"rel/x"`},
-		{"empty deny", []string{"--deny", ""}, exitUsage, `--deny ""`},
+		{"empty deny", []string{"--deny", ""}, 2, `--deny "": the path is empty`},
+		{"empty workspace", []string{"--workspace", ""}, 2, `--workspace "": the path is empty`},
+		{"empty policy", []string{"--policy", ""}, 2, `--policy "": the path is empty`},
+		{"empty audit", []string{"--audit", ""}, 2, `--audit "": the path is empty`},
+		{"policy not UTF-8", []string{"--policy", writeFile(t, "{\"deniedRoots\":[\"/tmp/a\xffb\"]}")}, 125, `: not valid UTF-8 at byte offset 23 (0xff)`},
 		{"NUL in policy file", []string{"--policy", writeFile(t, `{"deniedRoots":["/a\u0000b"]}`)}, 125, "NUL"},
 		{"relative in policy file", []string{"--policy", writeFile(t, `{"writableRoots":["x/y"]}`)}, 125, `"x/y"`},
 		{"symlink loop", []string{"--deny", filepath.Join(loops, "a", "x")}, 125, filepath.Join(loops, "a", "x")},

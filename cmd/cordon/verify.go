@@ -36,7 +36,7 @@ var verifyCommand = &command{
 		sandboxFlag(fs, &o.backend, "sandbox `BACKEND`: auto, bwrap, native, landlock or seatbelt", "none is no sandbox, so there is nothing to verify")
 		fs.StringVar(&o.runRE, "run", "", "run only cases whose name matches `REGEXP`")
 		fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON on stdout instead of the table")
-		fs.StringVar(&o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")
+		pathVar(fs, &o.junit, "junit", "", "also write the report as JUnit XML to `FILE`")
 		fs.IntVar(&o.workers, "workers", 4, "run `N` cases in parallel")
 		fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
 		return o.run

@@ -30,6 +30,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -60,6 +61,38 @@ func PathFor(uid int) string {
 		return filepath.Join(home, ".local", "state", "cordon")
 	}
 	return filepath.Join("/tmp", "cordon-"+strconv.Itoa(uid))
+}
+
+// Places are the state directories of the current user other than the
+// one in use (Path) that exist as directories of the user's: the two
+// defaults (<home>/.local/state/cordon and /tmp/cordon-<uid>), which one
+// is in use changing when the home appears or goes. What an earlier
+// launch kept in one (an audit key, another workspace's TMPDIR) is no
+// less private for being left behind, so the launcher denies each of
+// them as it denies Path. One that holds Path, or lies in it, is left
+// out: the deny of Path covers it, and a deny above Path would hide it.
+func Places() []string {
+	cur := Path()
+	uid := os.Getuid()
+	cand := []string{filepath.Join("/tmp", "cordon-"+strconv.Itoa(uid))}
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && filepath.IsAbs(u.HomeDir) && u.HomeDir != "/" {
+		cand = append(cand, filepath.Join(filepath.Clean(u.HomeDir), ".local", "state", "cordon"))
+	}
+	var out []string
+	for _, d := range cand {
+		if d == cur || strings.HasPrefix(cur, d+"/") || strings.HasPrefix(d, cur+"/") {
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+			continue // another user's: not this user's state to keep
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // homeOf returns uid's home from the password database when it is a real

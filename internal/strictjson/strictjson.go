@@ -34,6 +34,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Options change what Decode accepts.
@@ -65,11 +66,17 @@ func (e *Error) Unwrap() error { return e.Err }
 // Decode decodes data, one JSON object and nothing after it, into v, a
 // non-nil pointer to a struct. A null value of a field leaves it as it was,
 // as with encoding/json; null is refused as the whole input and as an item
-// of an array.
+// of an array. Input that is not valid UTF-8 is refused, naming the offset
+// of the first byte at fault.
 func Decode(data []byte, v any, o Options) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		panic(fmt.Sprintf("strictjson.Decode: want a pointer to a struct, got %T", v))
+	}
+	if off := invalidUTF8(data); off >= 0 {
+		// encoding/json would decode the byte as U+FFFD: a path in the
+		// input would name another file than the one written.
+		return &Error{Msg: fmt.Sprintf("not valid UTF-8 at byte offset %d (0x%02x): a JSON text is UTF-8, and a byte that is not would be read as another character", off, data[off])}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var raw json.RawMessage
@@ -96,6 +103,23 @@ func Decode(data []byte, v any, o Options) error {
 		return &Error{Msg: err.Error(), Err: err}
 	}
 	return nil
+}
+
+// invalidUTF8 is the offset of the first byte of data that does not
+// begin a valid UTF-8 sequence, -1 when there is none.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // syntaxError says where data stops being JSON, by line and column.

@@ -3,6 +3,7 @@ package strictjson
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,4 +106,21 @@ func FuzzDecode(f *testing.F) {
 		require.NoError(t, json.Unmarshal(data, &want))
 		require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(doc{}, base{})))
 	})
+}
+
+// TestInvalidUTF8: a byte that is not UTF-8, anywhere, is refused with its
+// offset, never decoded as U+FFFD; valid multi-byte characters pass.
+func TestInvalidUTF8(t *testing.T) {
+	var v struct {
+		A string `json:"a"`
+	}
+	require.NoError(t, Decode([]byte(`{"a":"é€😀"}`), &v, Options{}))
+	require.Equal(t, "é€😀", v.A)
+	for _, tt := range []struct {
+		in  string
+		off int
+	}{{"{\"a\":\"x\xffy\"}", 7}, {"{\"a\":\"\xc3\"}", 6}, {"{\"a\":\"\xed\xa0\x80\"}", 6}, {"{\"a\":\"ok\"}\xfe", 10}, {"{\"\xc0\xaf\":1}", 2}} {
+		err := Decode([]byte(tt.in), &v, Options{IgnoreUnknown: true})
+		require.ErrorContains(t, err, fmt.Sprintf("not valid UTF-8 at byte offset %d ", tt.off), "%q", tt.in)
+	}
 }
