@@ -23,12 +23,16 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 		Chdir:     c.Dir,
 		Stat:      reg.stat(canon.Stat),
 	}
-	if tmp := filepath.Clean(c.TmpDir); c.TmpDir != "" {
-		// Made by this launch (makeTmpDir) after the policy was
-		// resolved: a directory, whatever its spelling in the policy.
-		stat := opts.Stat
+	for _, made := range []string{c.TmpDir, c.CacheDir} {
+		if made == "" {
+			continue
+		}
+		// Made by this launch (makeTmpDir, the private cache) after the
+		// policy was resolved: a directory, whatever its spelling in
+		// the policy.
+		dir, stat := filepath.Clean(made), opts.Stat
 		opts.Stat = func(p string) (bool, bool) {
-			if p == tmp {
+			if p == dir {
 				return true, true
 			}
 			return stat(p)
