@@ -302,3 +302,42 @@ func TestCmdLiteralWithoutArgs(t *testing.T) {
 	c := &Cmd{Path: "/bin/true", Policy: p, StubLinger: -1}
 	require.NoError(t, c.Run())
 }
+
+// TestSwappableLinkAppearsBeforeLaunch: a directory above a read-only
+// root, swapped for a symbolic link after the policy was built and
+// before the launch, makes the launcher's own resolution refuse the
+// launch (the name could be swapped again from inside), through bwrap
+// and landlock, and nothing is written through the link.
+func TestSwappableLinkAppearsBeforeLaunch(t *testing.T) {
+	for _, backend := range []string{BackendBwrap, BackendLandlock} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == BackendBwrap {
+				testenv.RequireBwrap(t)
+			} else {
+				testenv.RequireLandlock(t)
+			}
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			r := filepath.Join(dir, "R")
+			for _, d := range []string{"d", "decoy", "src"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(r, d), 0o755))
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(r, "d", "secret"), []byte("original\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(r, "decoy", "secret"), []byte("decoy\n"), 0o644))
+			p := policy.FsSandboxPolicy{RestrictWrites: true, WritableRoots: []string{r}, ReadonlyRoots: []string{filepath.Join(r, "d", "secret")}}
+			c, err := policy.Canonicalize(p)
+			require.NoError(t, err)
+			require.NoError(t, os.Rename(filepath.Join(r, "d"), filepath.Join(r, "d.real")))
+			require.NoError(t, os.Symlink("decoy", filepath.Join(r, "d")))
+			cmd := Command(p, "sh", "-c", "echo x > "+filepath.Join(r, "src", "out"))
+			cmd.Backend, cmd.IDs, cmd.StubLinger = backend, c.IDs(), -1
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, string(out))
+			require.Contains(t, err.Error(), filepath.Join(r, "d")+" is a symlink: ")
+			require.NoFileExists(t, filepath.Join(r, "src", "out"))
+			b, err := os.ReadFile(filepath.Join(r, "d.real", "secret"))
+			require.NoError(t, err)
+			require.Equal(t, "original\n", string(b))
+		})
+	}
+}

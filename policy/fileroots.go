@@ -36,10 +36,12 @@ func (c *Canonical) FileRoot(p string) bool {
 // exist, where there is nothing to protect: a file has no entries.
 func (c *Canonical) underFileRoot(p string) bool {
 	for _, a := range Ancestors(p) {
-		if _, ok := c.kinds[a]; !ok || !c.FileRoot(a) {
+		if _, ok := c.kinds[a]; !ok {
 			continue
 		}
-		if exists, _ := c.Stat(a); !exists {
+		// Existence first: it is a map lookup, FileRoot a walk of the
+		// roots, and most writable roots exist.
+		if exists, _ := c.Stat(a); !exists && c.FileRoot(a) {
 			return true
 		}
 	}
