@@ -104,6 +104,12 @@ type Case struct {
 	// applicable with this reason.
 	OneBackend string
 	Users      Users
+	// RootHarness, when set, says why the case's fixture needs the suite
+	// itself run as root (a setuid-root copy, a mount on the host, a
+	// directory owned by another user): run by a normal user, the case is
+	// not applicable with this reason, never failed. (As root, it still
+	// runs as every user of the run.)
+	RootHarness string
 	// Needs lists programs that must be on PATH for the attempt; when one
 	// is missing the case is not applicable (another case covers the same
 	// attack with other tools).

@@ -81,10 +81,8 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 				}
 			}},
 		{Name: "dos-squat-tmp", Class: DoS, Summary: "another local user creates /tmp/cordon-<uid> first (where cordon once kept its state); launches must still work",
+			RootHarness: "only root can make a directory owned by another user",
 			Run: func(h *H) {
-				if os.Getuid() != 0 {
-					h.NotApplicable("making a directory owned by another user needs a root harness")
-				}
 				squat := filepath.Join("/tmp", "cordon-"+strconv.Itoa(h.User.Uid))
 				if state.PathFor(h.User.Uid) == squat {
 					h.NotApplicable("%s's state directory is %s, right in /tmp (no home directory, or CORDON_STATE_DIR says so), where a squat is refused with the fix (docs/threat-model.md)", h.User.Name, squat)

@@ -276,6 +276,9 @@ func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string
 	if why := c.notApplicable(x.Backend()); why != "" {
 		return na(why)
 	}
+	if c.RootHarness != "" && os.Geteuid() != 0 {
+		return na("needs the suite run as root: " + c.RootHarness)
+	}
 	switch {
 	case c.Users == RootOnly && !u.root():
 		return na("about a launcher running as root")
