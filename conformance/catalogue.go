@@ -9,7 +9,7 @@ func Catalogue() []Case {
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(),
-		metaCases(), metaFdCases(),
+		metaCases(), metaFdCases(), lifetimeCases(),
 	} {
 		all = append(all, part...)
 	}
