@@ -186,7 +186,11 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
-		if err := confine(s); err != nil {
+		err := confine(s)
+		if err == nil && !s.weakened("seccomp") && !s.weakened("keeper-filter") {
+			err = guardKeeper(unix.Getpid(), unix.Gettid())
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
 			done <- result{0, exitSetup}
 			return
