@@ -15,7 +15,7 @@ import (
 func lifetimeCases() []Case {
 	return []Case{
 		{Name: "process-outlive-killed-launcher", Class: Process, Backends: linuxOnly,
-			Summary: "outlive a launcher killed with SIGKILL: a background job and a daemon that forked twice and called setsid keep running",
+			Summary: "outlive a launcher killed with SIGKILL: a background job, a daemon that forked twice and called setsid, a process in a group of its own keep running",
 			Run:     func(h *H) { h.launcherKilled() }},
 	}
 }
@@ -26,8 +26,9 @@ func lifetimeCases() []Case {
 // speed.
 const launcherGoneBound = 15 * time.Second
 
-// launcherKilled starts a command that leaves a background job and a
-// double-forked setsid daemon running and says so in a file; once the
+// launcherKilled starts a command that leaves a background job, a
+// double-forked setsid daemon and a process that moved to a process group
+// of its own running, and says so in a file; once the
 // host sees that file it kills the launcher with SIGKILL, then judges by
 // the host's process table that every process of the sandbox ends, that
 // the project is as it was, and that the next launch works.
@@ -47,9 +48,10 @@ func (h *H) launcherKilled() {
 	script := fmt.Sprintf(`T=%[1]s
 sleep %[1]s </dev/null >/dev/null 2>&1 &
 ( setsid sh -c 'echo $$ > "$M/daemon"; exec sleep %[1]s' </dev/null >/dev/null 2>&1 & )
+"$ATTACK" __attack own-group /bin/sh -c 'echo $$ > "$M/group"; exec sleep %[1]s' </dev/null >/dev/null 2>&1 &
 i=0
-while [ ! -s "$M/daemon" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done
-[ -s "$M/daemon" ] && touch "$M/ready"
+while { [ ! -s "$M/daemon" ] || [ ! -s "$M/group" ]; } && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done
+[ -s "$M/daemon" ] && [ -s "$M/group" ] && touch "$M/ready"
 exec sleep %[1]s`, token)
 	l := h.Script(p, script, "M="+marks)
 	started := make(chan int, 1)
@@ -79,7 +81,7 @@ exec sleep %[1]s`, token)
 		h.Fatalf("host: no 'cordon run' process below pid %d", top)
 	}
 	running := withToken(token)
-	if len(running) < 3 {
+	if len(running) < 4 {
 		h.Fatalf("host: the sandbox's processes are not all running before the kill (%d with %s: %v)", len(running), token, running)
 	}
 	if err := syscall.Kill(launcher, syscall.SIGKILL); err != nil {
