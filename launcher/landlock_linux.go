@@ -31,7 +31,8 @@ var errLandlockAllowlist = errors.New("network: a domain allowlist cannot be enf
 
 // landlockCmd starts this program as the landlock backend's init
 // (package landlock), which confines itself with the plan rendered from
-// the policy and execs the command in its own place: no mounts, no stub
+// the policy, starts the command and stays above it as the sandbox's
+// keeper (landlock/keeper_linux.go): no mounts, no stub
 // registry, no namespaces.
 func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
 	if c.NetPolicy != nil {
