@@ -171,3 +171,21 @@ func init() {
 		}
 	}
 }
+
+func init() {
+	// A process that leaves its process group for one of its own (not
+	// its session), then runs PROGRAM: a kill of the command's group
+	// misses it (process-outlive-killed-launcher).
+	attacks["own-group"] = func(a []string, out, errw io.Writer) int {
+		if len(a) == 0 {
+			return usage(errw, "own-group PROGRAM [ARG]...")
+		}
+		if err := unix.Setpgid(0, 0); err != nil {
+			fmt.Fprintln(errw, "setpgid:", err)
+			return 1
+		}
+		err := syscall.Exec(a[0], a, os.Environ())
+		fmt.Fprintln(errw, "exec:", err)
+		return 1
+	}
+}

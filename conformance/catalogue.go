@@ -9,7 +9,7 @@ func Catalogue() []Case {
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(),
-		metaCases(), metaFdCases(), edgeCases(),
+		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(),
 	} {
 		all = append(all, part...)
 	}

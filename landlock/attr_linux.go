@@ -53,10 +53,12 @@ func ABIError(abi int) error {
 
 // Command is the init of a sandbox for spec: this program, started from
 // the running executable whatever has happened to its path since, with
-// the spec on the descriptor after extraFiles. It execs the command in
-// its own place: the process is the command's, in a session of its own,
-// killed when the thread that starts it ends (as the native init is).
-// The caller closes specFile once the process has started.
+// the spec on the descriptor after extraFiles. It starts the command
+// confined and stays above it (the keeper, keeper_linux.go), in a session
+// of its own, killed when the thread that starts it ends until it watches
+// its parent, and then ending the whole sandbox when its parent ends. Its
+// exit status is the command's. The caller closes specFile once the
+// process has started.
 func Command(ctx context.Context, spec *Spec, extraFiles int) (cmd *exec.Cmd, specFile *os.File, err error) {
 	data, err := spec.Encode()
 	if err != nil {

@@ -19,7 +19,8 @@ import (
 
 // The init runs in any program that links this package (cordon, and the
 // test binaries that launch through it), before that program's main: it
-// confines itself and execs the command in its own place, or exits.
+// starts the command confined and stays above it as its keeper (see
+// keep), or exits.
 func init() {
 	if len(os.Args) >= 3 && os.Args[1] == InitArg {
 		os.Exit(initMain(os.Args[2]))
@@ -74,6 +75,11 @@ func initMain(fdArg string) int {
 		if fd >= 3 && fd < 3+s.Files {
 			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
 		}
+	}
+	if !s.weakened("keeper") {
+		// The init stays above the command, for the sandbox to end
+		// with the launcher (keeper_linux.go).
+		return keep(s, path)
 	}
 	if err := confine(s); err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)

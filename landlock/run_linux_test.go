@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		fmt.Print(doAct(act))
 		os.Exit(0)
 	}
+	if arg := os.Getenv(envLaunch); arg != "" {
+		fmt.Fprintln(os.Stderr, launchMain(arg))
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -59,6 +63,17 @@ func doAct(act string) string {
 	case "kill":
 		pid, _ := strconv.Atoi(arg)
 		err = unix.Kill(pid, unix.SIGKILL)
+	case "keeper":
+		// Signal 0 to the keeper, this process's parent, by arg's call.
+		k := os.Getppid()
+		switch arg {
+		case "kill":
+			err = unix.Kill(k, 0)
+		case "kill-group":
+			err = unix.Kill(-k, 0)
+		case "tgkill":
+			err = unix.Tgkill(k, k, 0)
+		}
 	case "caps":
 		b, _ := os.ReadFile("/proc/self/status")
 		var out []string
@@ -96,6 +111,15 @@ func newSandbox(t *testing.T) *sandbox {
 	require.NoError(t, os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755))
 	require.NoError(t, os.MkdirAll(s.outside, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(s.outside, "secret"), []byte("s"), 0o644))
+	plan, err := testPlan(s.ws)
+	require.NoError(t, err)
+	s.plan = plan
+	return s
+}
+
+// testPlan grants ws, and reads what the test binary and sh need.
+func testPlan(ws string) (*landlock.Plan, error) {
+	abi := landlock.ABI()
 	read := landlock.Execute | landlock.ReadFile | landlock.ReadDir
 	write := landlock.WriteFile | landlock.RemoveDir | landlock.RemoveFile | landlock.MakeDir | landlock.MakeReg |
 		landlock.MakeSym | landlock.Refer | landlock.Truncate
@@ -105,22 +129,24 @@ func newSandbox(t *testing.T) *sandbox {
 		write &^= landlock.Truncate
 	}
 	exe, err := os.Executable()
-	require.NoError(t, err)
-	s.plan = &landlock.Plan{ABI: abi, HandledFS: handled}
+	if err != nil {
+		return nil, err
+	}
+	plan := &landlock.Plan{ABI: abi, HandledFS: handled}
 	for _, d := range []string{"/usr", "/lib", "/lib64", "/bin", "/etc", "/proc"} {
 		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
-			s.plan.Rules = append(s.plan.Rules, landlock.Rule{Path: d, Access: read, Dir: true})
+			plan.Rules = append(plan.Rules, landlock.Rule{Path: d, Access: read, Dir: true})
 		}
 	}
-	s.plan.Rules = append(s.plan.Rules,
+	plan.Rules = append(plan.Rules,
 		landlock.Rule{Path: exe, Access: landlock.Execute | landlock.ReadFile},
 		landlock.Rule{Path: "/dev/null", Access: landlock.ReadFile | landlock.WriteFile},
-		landlock.Rule{Path: s.ws, Access: read | write, Dir: true},
+		landlock.Rule{Path: ws, Access: read | write, Dir: true},
 		// A rule on an object below another (the kernel unions them: a
 		// real plan splits the workspace instead, landlock.Render), here
 		// for TestLandlockRefusesAChangedObject to change.
-		landlock.Rule{Path: filepath.Join(s.ws, ".git"), Access: read, Dir: true})
-	return s
+		landlock.Rule{Path: filepath.Join(ws, ".git"), Access: read, Dir: true})
+	return plan, nil
 }
 
 // run execs the test binary with act inside the sandbox.

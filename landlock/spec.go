@@ -38,7 +38,9 @@ type Spec struct {
 	Closed []int `json:"closed,omitempty"`
 	// Weaken names the hardening steps the init leaves out, separated by
 	// commas ("landlock", "seccomp", "cap-drop", "new-session",
-	// "check-paths"); only the conformance suite's mutation check sets it
+	// "check-paths", "keeper": the init execs the command in its own
+	// place, and the sandbox outlives a killed launcher; "keeper-filter":
+	// no filter of the keeper's own); only the conformance suite's mutation check sets it
 	// (internal/testhook.LandlockWeaken).
 	Weaken string `json:"weaken,omitempty"`
 	// Probe, when set, is a directory holding a file "granted": the init

@@ -169,9 +169,13 @@ type Cmd struct {
 	// namespace to end everything inside with the sandbox), makes this
 	// process a child subreaper (PR_SET_CHILD_SUBREAPER, for the rest of
 	// its life) from Start on, and has Wait kill every process that was
-	// reparented to it once the command has ended: what the command
-	// started and left running (a daemon, a background job) ends with it.
-	// Wait kills and reaps every child of this process then, so set it
+	// reparented to it once the sandbox has ended. The sandbox's keeper
+	// (package landlock) already ends what the command started and left
+	// running (a daemon, a background job) when the command exits, and
+	// the whole sandbox when this process ends, whether or not this is
+	// set; this is for a keeper killed before it could (see
+	// docs/threat-model.md). Wait kills and reaps every child of this
+	// process then, so set it
 	// only in a program whose children are all its sandboxes' (cordon run
 	// does); off, this process's handling of children is left alone.
 	KillLeftovers bool
@@ -221,10 +225,9 @@ type Cmd struct {
 	// see reported).
 	exiting         bool
 	status, statusW *os.File
-	// leftovers, when set, is /proc, opened before the start: Wait kills
-	// what the command left behind (KillLeftovers) by scanning it, which
-	// needs no new descriptor once the command has run (it may have
-	// lowered this process's limits or exhausted the system's files).
+	// leftovers, when set, is /proc/self/task, opened before the start:
+	// Wait kills what the command left behind (KillLeftovers) by listing
+	// this process's children below it.
 	leftovers *os.File
 	// afterStart, when set, runs once the sandbox process has started
 	// (the landlock backend's metadata gate); stopGate ends that gate

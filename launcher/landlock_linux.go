@@ -31,7 +31,8 @@ var errLandlockAllowlist = errors.New("network: a domain allowlist cannot be enf
 
 // landlockCmd starts this program as the landlock backend's init
 // (package landlock), which confines itself with the plan rendered from
-// the policy and execs the command in its own place: no mounts, no stub
+// the policy, starts the command and stays above it as the sandbox's
+// keeper (landlock/keeper_linux.go): no mounts, no stub
 // registry, no namespaces.
 func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
 	if c.NetPolicy != nil {
@@ -86,22 +87,18 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		c.afterStart = func() { gate.serve(c.stderrFor()) }
 		c.stopGate = gate.stop
 	}
-	// The command is this process's child (the init execs it): this
-	// process stays, to reap what the command leaves behind.
+	// The init stays above the command as its keeper, which ends the
+	// sandbox when this process ends: this process stays too (the
+	// keeper watches it), and reaps what a killed keeper left behind.
 	c.handoff = false
 	if c.KillLeftovers {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			specFile.Close()
-			gate.close()
-			return nil, nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
-		}
-		proc, err := os.OpenFile("/proc", os.O_RDONLY|unix.O_DIRECTORY, 0)
+		tasks, err := openLeftovers()
 		if err != nil {
 			specFile.Close()
 			gate.close()
-			return nil, nil, fmt.Errorf("open /proc to find the command's leftovers: %w", err)
+			return nil, nil, err
 		}
-		c.leftovers = proc
+		c.leftovers = tasks
 	}
 	return cmd, func() { specFile.Close(); gate.close() }, nil
 }

@@ -1,0 +1,4 @@
+//go:build !linux
+
+// Package reap is Linux only: other systems have no child subreaper.
+package reap
