@@ -58,6 +58,14 @@ type Options struct {
 	Chdir string
 	// Stat answers questions about the host. Required.
 	Stat StatFunc
+	// AbsentFile, when set, says which absent read-only or denied roots
+	// the programs that read them take for files (an agent's
+	// settings.json, a config.toml), and the content that reads there as
+	// empty (an empty JSON object for JSON): such a root's stub is a file
+	// holding it, not a directory, so that the program inside reads an
+	// empty document where a directory would stop it (EISDIR). Every
+	// other absent root's stub is a directory (see plan).
+	AbsentFile func(path string) (content []byte, ok bool)
 	// MountsOnly leaves Plan.Args empty: cordon's native backend builds
 	// the sandbox from Plan.Mounts and needs no bwrap command line.
 	MountsOnly bool
@@ -76,6 +84,8 @@ type Options struct {
 type Stub struct {
 	Path string
 	Dir  bool
+	// Content is what a file stub holds (Options.AbsentFile).
+	Content []byte
 }
 
 // Plan is a rendered sandbox.
@@ -338,12 +348,20 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 		}
 		exists, dir := opt.Stat(r.Path)
 		if !exists {
-			// Always a directory: git ignores empty directories, so a stub
-			// never shows up in 'git status' or gets committed by 'git add
-			// -A' inside the sandbox, and a directory takes a mask as well
-			// as a file would.
-			dir = true
-			pl.Stubs = append(pl.Stubs, Stub{Path: r.Path, Dir: true})
+			// A directory unless AbsentFile names the root a file: git
+			// ignores empty directories, so a stub in a project never
+			// shows up in 'git status' or gets committed by 'git add -A'
+			// inside the sandbox, and a directory takes a mask as well as
+			// a file would. A file only for a read-only or denied root:
+			// a writable one is a place to work in.
+			st := Stub{Path: r.Path, Dir: true}
+			if opt.AbsentFile != nil && (r.Kind == policy.Readonly || r.Kind == policy.Denied) {
+				if content, ok := opt.AbsentFile(r.Path); ok {
+					st = Stub{Path: r.Path, Content: content}
+				}
+			}
+			dir = st.Dir
+			pl.Stubs = append(pl.Stubs, st)
 		}
 		switch r.Kind {
 		case policy.Writable, policy.BaseWritable:

@@ -392,12 +392,17 @@ func (h *H) newStubs(ctx context.Context, l Launch) []string {
 }
 
 // waitGone waits, up to 5 seconds, while any of stubs is an empty
-// directory (a stub the sandbox left; anything else is a case's business).
+// directory or a file stub (a stub the sandbox left; anything else is a
+// case's business).
 func waitGone(stubs []string) {
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		left := false
 		for _, p := range stubs {
 			if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {
+				left = true
+				break
+			}
+			if fi, err := os.Lstat(p); err == nil && isFileStub(p, fi) {
 				left = true
 				break
 			}
