@@ -221,8 +221,9 @@ func (r *registry) adopt(s bwrap.Stub) bool {
 	return true
 }
 
-// release ends this launch's hold. With a reaper the holder file is only
-// marked done and the reaper removes the stubs after their linger time;
+// release ends this launch's hold. File stubs with content are removed
+// now (removeNow); with a reaper the holder file of the rest is only marked
+// done and the reaper removes those stubs after their linger time;
 // without one, the stubs no other live launch holds are removed now. The
 // caller holds the lock.
 func (r *registry) release() {
@@ -236,7 +237,12 @@ func (r *registry) release() {
 		return
 	}
 	me := filepath.Join(r.dir, r.me)
-	r.removeFileStubs()
+	r.removeNow()
+	if len(r.mine) == 0 {
+		os.Remove(me)
+		r.masks = nil
+		return
+	}
 	if r.reaped && ensureReaper(r.dir) == nil && os.Rename(me, filepath.Join(r.dir, donePrefix+r.me)) == nil {
 		r.mine = map[string]stubRecord{}
 		return
@@ -246,18 +252,30 @@ func (r *registry) release() {
 	r.removeMine()
 }
 
-// removeFileStubs removes now, without a linger, this launch's file stubs
-// that hold content and that no live launch holds. A running reaper may
-// be an older cordon's, which knows no stub size (stubRecord.Size) and
-// would take the file for the user's and leave it in the home.
-func (r *registry) removeFileStubs() {
+// removeNow removes, at the launch's end, this launch's file stubs that
+// hold content and that no live launch holds, rather than leave them to
+// the reaper: a running reaper may be an older cordon's, which knows no
+// stub size (stubRecord.Size) and would take such a file for the user's
+// and leave it in the home. What is still mounted elsewhere stays for
+// the reaper.
+func (r *registry) removeNow() {
 	r.load(r.me)
+	now := map[string]stubRecord{}
 	for p, s := range r.mine {
 		if _, held := r.live[p]; !held && !s.Dir && s.Size > 0 {
-			removeStub(s)
+			now[p] = s
+		}
+	}
+	if len(now) == 0 {
+		return
+	}
+	busy := removeStubs(now)
+	for p := range now {
+		if !busy[p] {
 			delete(r.mine, p)
 		}
 	}
+	r.stubsRemoved()
 }
 
 // removeMine removes this launch's stubs that no live launch holds.

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+)
+
+// freshAgent is one agent CLI as a user who never ran it starts it: one
+// prompt, no tool call, the model server's answer expected back.
+type freshAgent struct {
+	agent, install, prog, proto string
+	env                         func(w *world, m *modelServer) []string
+	args                        func(bin string, m *modelServer) []string
+}
+
+var freshAgents = []freshAgent{{
+	agent: "claude-code", install: "claude", prog: "claude", proto: "anthropic",
+	env:  claudeEnv,
+	args: func(bin string, _ *modelServer) []string { return claudeArgs(bin, 0) },
+}, {
+	agent: "codex", install: "codex", prog: "codex", proto: "openai",
+	env:  func(w *world, _ *modelServer) []string { return codexEnv(w) },
+	args: codexArgs,
+}, {
+	agent: "gemini", install: "gemini", prog: "gemini", proto: "gemini",
+	env: func(w *world, m *modelServer) []string {
+		// With its base URL moved, Gemini CLI takes the sign-in for a
+		// gateway it refuses ("Invalid auth method selected") unless a
+		// settings file picks the API key: the system's, outside HOME
+		// (Gemini CLI reads it only from a directory no other user can
+		// write), so that HOME stays a home that never saw Gemini CLI.
+		return append(geminiEnv(w, m), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+geminiSystemSettings)
+	},
+	args: func(bin string, _ *modelServer) []string { return geminiArgs(bin) },
+}}
+
+// geminiSystemSettings is the system settings file freshAgents' Gemini CLI
+// reads, in this package's testdata.
+var geminiSystemSettings, _ = filepath.Abs(filepath.Join("testdata", "gemini-system-settings.json"))
+
+// TestFreshHome: each agent CLI, for a user who never ran it (no
+// ~/.claude, ~/.claude.json, ~/.codex or ~/.gemini at all), started by
+// 'cordon run --agent NAME' on each Linux backend, answers one prompt
+// with the model server's answer; the host's home and workspace are
+// afterwards as before but for what the agent keeps in its own state
+// directories (none of the absent protected files, no mount stub).
+func TestFreshHome(t *testing.T) {
+	for _, a := range freshAgents {
+		t.Run(a.agent, func(t *testing.T) {
+			bin := testenv.AgentCLI(t, a.install, a.prog)
+			// The control: without cordon the same session answers, so
+			// a run below that does not is cordon's doing.
+			t.Run("unguarded", func(t *testing.T) { freshSession(t, a, bin, "") })
+			for _, backend := range []string{"native", "bwrap", "landlock"} {
+				t.Run(backend, func(t *testing.T) {
+					testenv.RequireBackend(t, backend)
+					freshSession(t, a, bin, backend)
+				})
+			}
+		})
+	}
+}
+
+func freshSession(t *testing.T, a freshAgent, bin, backend string) {
+	root := t.TempDir()
+	w := &world{Home: filepath.Join(root, "home"), WS: filepath.Join(root, "ws")}
+	for _, d := range []string{w.Home, w.WS} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(w.WS, "notes.txt"), "a project\n")
+	b := make([]byte, 8)
+	rand.Read(b)
+	answer := "fresh-answer-" + hex.EncodeToString(b)
+	m := newModelServerAnswer(t, a.proto, nil, answer)
+	before := listing(t, root)
+	argv := a.args(bin, m)
+	if backend != "" {
+		argv = append([]string{cordonBin, "run", "--backend", backend, "--agent", a.agent, "--no-tty",
+			"--allow-domain", "127.0.0.1:" + strconv.Itoa(m.Port),
+			"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"}, argv...)
+	}
+	// No linger: the stubs go when the launch ends, before the listing.
+	out := runCLI(t, w.WS, append(a.env(w, m), "CORDON_STUB_LINGER=0"), argv...)
+	if !strings.Contains(out, answer) {
+		t.Errorf("the model server's answer %q is not in what %s printed (%d requests reached the model server)", answer, a.prog, len(m.Bodies()))
+	}
+	if backend == "" {
+		return
+	}
+	// What the agent keeps is its own; anything else new is cordon's.
+	keeps := agentKeeps(a.agent)
+	extra := func() []string {
+		var out []string
+		for p := range listing(t, root) {
+			if !before[p] && !kept(p, keeps) {
+				out = append(out, p)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	// cordon's stub reaper removes the directory stubs just after the
+	// launch: while all that is new is empty directories, give it time,
+	// as the conformance suite's host checks do.
+	left := extra()
+	for end := time.Now().Add(10 * time.Second); onlyEmptyDirs(root, left) && time.Now().Before(end); left = extra() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("new on the host after the run, outside what %s keeps (%s): %s", a.agent, strings.Join(keeps, ", "), strings.Join(left, ", "))
+	}
+}
+
+// agentKeeps are the paths under the fresh root where agent keeps its
+// state (workspace.AgentCLIs' state directories and files), which the
+// run may leave.
+func agentKeeps(agent string) []string {
+	switch agent {
+	case "claude-code":
+		return []string{"home/.claude", "home/.cache/claude-cli-nodejs"}
+	case "codex":
+		return []string{"home/.codex"}
+	case "gemini":
+		return []string{"home/.gemini"}
+	}
+	return nil
+}
+
+// kept reports whether p is one of keeps or below one; a protected
+// file in them is not kept (an absent one must stay absent).
+func kept(p string, keeps []string) bool {
+	for _, k := range keeps {
+		if p == k || strings.HasPrefix(p, k+"/") {
+			return !protectedFile(p)
+		}
+	}
+	return false
+}
+
+// protectedFile reports whether p is one of the agents' protected files
+// that a fresh home does not have (workspace.AgentCLIs' Protected).
+func protectedFile(p string) bool {
+	for _, f := range []string{".gemini/settings.json", ".gemini/trustedFolders.json", ".gemini/GEMINI.md", ".gemini/.env",
+		".codex/config.toml", ".codex/hooks.json", ".codex/auth.json", ".codex/AGENTS.md", ".codex/.env"} {
+		if strings.HasSuffix(p, "home/"+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyEmptyDirs reports whether every one of rels (under root) is a
+// directory holding only directories, as mount stubs are (a stub's
+// missing parents are stubs too).
+func onlyEmptyDirs(root string, rels []string) bool {
+	for _, r := range rels {
+		only := true
+		err := filepath.WalkDir(filepath.Join(root, r), func(_ string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				only = false
+			}
+			return nil
+		})
+		if err != nil || !only {
+			return false
+		}
+	}
+	return len(rels) > 0
+}
+
+// listing is every path under root, relative to it.
+func listing(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if rel, _ := filepath.Rel(root, p); rel != "." && err == nil {
+			out[rel] = true
+		}
+		return nil
+	})
+	return out
+}
