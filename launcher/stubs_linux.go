@@ -221,8 +221,8 @@ func (r *registry) adopt(s bwrap.Stub) bool {
 	return true
 }
 
-// release ends this launch's hold. File stubs with content are removed
-// now (removeNow); with a reaper the holder file of the rest is only marked
+// release ends this launch's hold. File stubs are removed now
+// (removeNow); with a reaper the holder file of the rest is only marked
 // done and the reaper removes those stubs after their linger time;
 // without one, the stubs no other live launch holds are removed now. The
 // caller holds the lock.
@@ -253,16 +253,17 @@ func (r *registry) release() {
 }
 
 // removeNow removes, at the launch's end, this launch's file stubs that
-// hold content and that no live launch holds, rather than leave them to
-// the reaper: a running reaper may be an older cordon's, which knows no
-// stub size (stubRecord.Size) and would take such a file for the user's
-// and leave it in the home. What is still mounted elsewhere stays for
-// the reaper.
+// no live launch holds, rather than leave them to the reaper. They stand
+// only in agents' homes, where the agent's next start outside cordon
+// reads them, so they go at once; and a running reaper may be an older
+// cordon's, which knows no stub size (stubRecord.Size) and would take a
+// file that holds content for the user's and leave it. What is still
+// mounted elsewhere stays for the reaper.
 func (r *registry) removeNow() {
 	r.load(r.me)
 	now := map[string]stubRecord{}
 	for p, s := range r.mine {
-		if _, held := r.live[p]; !held && !s.Dir && s.Size > 0 {
+		if _, held := r.live[p]; !held && !s.Dir {
 			now[p] = s
 		}
 	}
