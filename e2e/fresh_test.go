@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // freshAgent is one agent CLI as a user who never ran it starts it: one
@@ -116,12 +117,13 @@ func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 		return
 	}
 	// What the agent keeps is its own; anything else new is cordon's.
-	// Under HOME, nothing is left when cordon returns: its file stubs go
-	// with the launch. The project's directory stubs go through cordon's
-	// stub reaper just after (until the creation gate replaces them,
-	// docs/design.md): while all that is new there is such directories,
-	// give it time, as the conformance suite's host checks do; what
-	// still lingers then is logged, anything else fails.
+	// Mount stubs go when the launch ends (file stubs) or just after, by
+	// cordon's stub reaper (directory stubs, and a file stub a dying
+	// sandbox process still mounted): while all that is new looks like
+	// stubs, give it time, as the conformance suite's host checks do.
+	// Then nothing may be left in HOME; in the project, directory stubs
+	// that still linger are logged (the reaper's, until the creation gate
+	// replaces them, docs/design.md), anything else fails.
 	keeps := agentKeeps(a.agent)
 	extra := func() []string {
 		var out []string
@@ -133,28 +135,28 @@ func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 		slices.Sort(out)
 		return out
 	}
-	var home []string
 	left := extra()
-	for _, p := range left {
-		if strings.HasPrefix(p, "home/") {
-			home = append(home, p)
-		}
-	}
-	if len(home) > 0 {
-		t.Errorf("new in HOME after the run, outside what %s keeps (%s): %s", a.agent, strings.Join(keeps, ", "), strings.Join(home, ", "))
-	}
-	for end := time.Now().Add(10 * time.Second); onlyDirStubs(root, left) && time.Now().Before(end); left = extra() {
+	for end := time.Now().Add(10 * time.Second); onlyStubs(root, left) && time.Now().Before(end); left = extra() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if len(left) == 0 {
 		return
 	}
 	rl, _ := os.ReadFile(reaperLog)
-	if onlyDirStubs(root, left) {
-		t.Logf("directory stubs still in the project 10s after the run (the reaper's to remove): %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
-		return
+	var home []string
+	for _, p := range left {
+		if strings.HasPrefix(p, "home/") {
+			home = append(home, p)
+		}
 	}
-	t.Errorf("new in the project after the run: %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
+	switch {
+	case len(home) > 0:
+		t.Errorf("new in HOME after the run, outside what %s keeps (%s): %s\nthe stub reaper's log:\n%s", a.agent, strings.Join(keeps, ", "), strings.Join(home, ", "), tail(string(rl), 3000))
+	case onlyStubs(root, left):
+		t.Logf("directory stubs still in the project 10s after the run (the reaper's to remove): %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
+	default:
+		t.Errorf("new in the project after the run: %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
+	}
 }
 
 // agentKeeps are the paths under the fresh root where agent keeps its
@@ -198,16 +200,22 @@ func protectedFile(p string) bool {
 	return false
 }
 
-// onlyDirStubs reports whether every one of rels (under root) is a
-// directory holding only directories, as mount stubs are (a stub's
-// missing parents are stubs too).
-func onlyDirStubs(root string, rels []string) bool {
+// onlyStubs reports whether every one of rels (under root) looks like a
+// mount stub: a directory holding only directories (a stub's missing
+// parents are stubs too), or an agent's file stub (workspace.AbsentFile:
+// empty, or an empty JSON object).
+func onlyStubs(root string, rels []string) bool {
 	for _, r := range rels {
 		only := true
 		// The reaper may remove a stub while this walks it: gone is fine.
-		filepath.WalkDir(filepath.Join(root, r), func(_ string, d os.DirEntry, err error) error {
-			if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !d.IsDir() {
-				only = false
+		filepath.WalkDir(filepath.Join(root, r), func(p string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				only = only && errors.Is(err, fs.ErrNotExist)
+			case !d.IsDir():
+				content, ok := workspace.AbsentFile(p)
+				b, err := os.ReadFile(p)
+				only = only && ok && (errors.Is(err, fs.ErrNotExist) || err == nil && string(b) == string(content))
 			}
 			return nil
 		})
