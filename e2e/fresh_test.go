@@ -85,6 +85,24 @@ func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 			t.Fatal(err)
 		}
 	}
+	// cordon's masks in the state directory are mode 0111, which only
+	// root removes as they are.
+	t.Cleanup(func() {
+		filepath.WalkDir(w.State, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	})
+	if a.agent == "gemini" && os.Getuid() != 0 {
+		// Gemini CLI reads system settings only from a file and
+		// directories owned by uid 0, and inside a user namespace a
+		// normal user's sandbox sees root's files as the overflow
+		// uid's: there the sign-in is the user's own settings.json, the
+		// one file of ~/.gemini.
+		write(t, filepath.Join(w.Home, ".gemini", "settings.json"), `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+	}
 	write(t, filepath.Join(w.WS, "notes.txt"), "a project\n")
 	b := make([]byte, 8)
 	rand.Read(b)
