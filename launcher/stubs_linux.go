@@ -258,7 +258,7 @@ func (r *registry) release() {
 // reads them, so they go at once; and a running reaper may be an older
 // cordon's, which knows no stub size (stubRecord.Size) and would take a
 // file that holds content for the user's and leave it. What is still
-// mounted elsewhere stays for the reaper.
+// mounted elsewhere after a short wait stays for the reaper.
 func (r *registry) removeNow() {
 	r.load(r.me)
 	now := map[string]stubRecord{}
@@ -270,14 +270,32 @@ func (r *registry) removeNow() {
 	if len(now) == 0 {
 		return
 	}
-	busy := removeStubs(now)
-	for p := range now {
-		if !busy[p] {
-			delete(r.mine, p)
+	// The sandbox's mount namespace can outlive the process this launch
+	// waited for by a moment (bwrap's own init ends after the command):
+	// look again, a bounded number of times, before leaving the rest to
+	// the reaper.
+	for try := 0; ; try++ {
+		busy := removeStubs(now)
+		for p := range now {
+			if !busy[p] {
+				delete(r.mine, p)
+				delete(now, p)
+			}
 		}
+		if len(now) == 0 || try == fileStubTries {
+			break
+		}
+		time.Sleep(fileStubRetry)
 	}
 	r.stubsRemoved()
 }
+
+// fileStubTries and fileStubRetry bound removeNow's wait for a sandbox's
+// mount namespace to go: 20 × 25ms.
+const (
+	fileStubTries = 20
+	fileStubRetry = 25 * time.Millisecond
+)
 
 // removeMine removes this launch's stubs that no live launch holds.
 func (r *registry) removeMine() {
