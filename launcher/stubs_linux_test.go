@@ -118,3 +118,29 @@ func TestMissingParentsNotThroughALink(t *testing.T) {
 	chain = r.missingParents(filepath.Join(outside, "x/a/b"), map[string]bool{}, []string{ws})
 	require.Equal(t, []string{filepath.Join(outside, "x/a")}, chain)
 }
+
+// A file stub holds its content, counts as cordon's only at the inode
+// and size it was made with, and is removed only then.
+func TestFileStubContent(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "settings.json")
+	ino, parent, err := createStub(dir, p, false, []byte("{}\n"))
+	require.NoError(t, err)
+	parent.Close()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "{}\n", string(b))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	rec := stubRecord{Path: p, Ino: ino, Root: dir, Size: 3}
+	require.True(t, stubIntact(rec))
+	require.False(t, stubIntact(stubRecord{Path: p, Ino: ino, Root: dir}), "a record of an empty file is not this one")
+	// Rewritten in place by the user's own agent: theirs now.
+	require.NoError(t, os.WriteFile(p, []byte(`{"theme":"x"}`), 0o600))
+	removeStub(rec)
+	require.FileExists(t, p)
+	require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o600))
+	removeStub(rec)
+	require.NoFileExists(t, p)
+}
