@@ -291,9 +291,9 @@ func (r *registry) removeNow() {
 }
 
 // fileStubTries and fileStubRetry bound removeNow's wait for a sandbox's
-// mount namespace to go: 20 × 25ms.
+// mount namespace to go: 80 × 25ms.
 const (
-	fileStubTries = 20
+	fileStubTries = 80
 	fileStubRetry = 25 * time.Millisecond
 )
 
