@@ -58,6 +58,14 @@ type Options struct {
 	Chdir string
 	// Stat answers questions about the host. Required.
 	Stat StatFunc
+	// AbsentFile, when set, says which absent read-only or denied roots
+	// the programs that read them take for files (an agent's
+	// settings.json, a config.toml), and the content that reads there as
+	// empty (an empty JSON object for JSON): such a root's stub is a file
+	// holding it, not a directory, so that the program inside reads an
+	// empty document where a directory would stop it (EISDIR). Every
+	// other absent root's stub is a directory (see plan).
+	AbsentFile func(path string) (content []byte, ok bool)
 	// MountsOnly leaves Plan.Args empty: cordon's native backend builds
 	// the sandbox from Plan.Mounts and needs no bwrap command line.
 	MountsOnly bool
@@ -76,6 +84,8 @@ type Options struct {
 type Stub struct {
 	Path string
 	Dir  bool
+	// Content is what a file stub holds (Options.AbsentFile).
+	Content []byte
 }
 
 // Plan is a rendered sandbox.
@@ -339,16 +349,24 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 		exists, dir := opt.Stat(r.Path)
 		if !exists {
 			// A directory, but for a writable file that does not exist
-			// yet (policy.Canonical.FileRoot): git ignores empty
-			// directories, so a stub never shows up in 'git status' or
-			// gets committed by 'git add -A' inside the sandbox, and a
-			// directory takes a mask as well as a file would. A file root
-			// is an empty file bound writable: exactly that file can be
-			// written, nothing beside it created.
-			// A stub the launcher holds already keeps its type (Stat
-			// reports it).
-			dir = dir || !c.FileRoot(r.Path)
-			pl.Stubs = append(pl.Stubs, Stub{Path: r.Path, Dir: dir})
+			// yet (policy.Canonical.FileRoot), or a read-only or denied
+			// root that AbsentFile names a file: git ignores empty
+			// directories, so a stub in a project never shows up in 'git
+			// status' or gets committed by 'git add -A' inside the
+			// sandbox, and a directory takes a mask as well as a file
+			// would. A file root is an empty file bound writable: exactly
+			// that file can be written, nothing beside it created. An
+			// agent's file that does not exist yet holds what the agent
+			// reads as empty. A stub the launcher holds already keeps its
+			// type (Stat reports it).
+			st := Stub{Path: r.Path, Dir: dir || !c.FileRoot(r.Path)}
+			if opt.AbsentFile != nil && (r.Kind == policy.Readonly || r.Kind == policy.Denied) {
+				if content, ok := opt.AbsentFile(r.Path); ok {
+					st = Stub{Path: r.Path, Content: content}
+				}
+			}
+			dir = st.Dir
+			pl.Stubs = append(pl.Stubs, st)
 		}
 		switch r.Kind {
 		case policy.Writable, policy.BaseWritable:

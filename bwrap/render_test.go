@@ -259,3 +259,37 @@ func TestMissingWritableFile(t *testing.T) {
 	require.Contains(t, c.Policy().WritableRoots, r("/w/cache/"), "a missing directory keeps its spelling for the launcher")
 	require.Contains(t, c.Policy().WritableRoots, r("/w/out.log"))
 }
+
+// An absent read-only or denied root that Options.AbsentFile names a file
+// gets a file stub holding its content, bound as a file (a mask file when
+// denied); every other absent root, a writable one too, a directory.
+func TestRenderAbsentFile(t *testing.T) {
+	c := canon(t, policy.FsSandboxPolicy{
+		WritableRoots: []string{root + "/w"},
+		ReadonlyRoots: []string{root + "/w/settings.json", root + "/w/commands", root + "/w/new.json"},
+		DeniedRoots:   []string{root + "/w/creds.json"},
+	})
+	files := map[string]string{root + "/w/settings.json": "{}\n", root + "/w/creds.json": "{}\n", root + "/w/new.json": ""}
+	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m", AbsentFile: func(p string) ([]byte, bool) {
+		s, ok := files[p]
+		return []byte(s), ok
+	}})
+	require.NoError(t, err)
+	stubs := map[string]Stub{}
+	for _, s := range pl.Stubs {
+		stubs[s.Path] = s
+	}
+	require.Equal(t, Stub{Path: root + "/w/settings.json", Content: []byte("{}\n")}, stubs[root+"/w/settings.json"])
+	require.Equal(t, Stub{Path: root + "/w/creds.json", Content: []byte("{}\n")}, stubs[root+"/w/creds.json"])
+	require.Equal(t, Stub{Path: root + "/w/new.json", Content: []byte{}}, stubs[root+"/w/new.json"])
+	require.True(t, stubs[root+"/w/commands"].Dir, "a root AbsentFile does not name stays a directory")
+	require.True(t, stubs[root+"/w"].Dir, "a writable root stays a directory")
+	a := strings.Join(pl.Args, " ")
+	require.Contains(t, a, "--ro-bind "+root+"/w/settings.json "+root+"/w/settings.json")
+	require.Contains(t, a, "--ro-bind /e "+root+"/w/creds.json", "a denied file stub gets the empty mask file")
+	for _, m := range pl.Mounts {
+		if m.Path == root+"/w/settings.json" || m.Path == root+"/w/creds.json" {
+			require.False(t, m.Dir, "%s is mounted as a file", m.Path)
+		}
+	}
+}

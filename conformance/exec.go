@@ -356,6 +356,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd.Network = l.Policy.Network
 	cmd.NetPolicy = comp.Network
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
+	cmd.AbsentFile = workspace.AbsentFile
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir

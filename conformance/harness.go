@@ -400,8 +400,8 @@ func (h *H) newStubs(ctx context.Context, l Launch) []string {
 }
 
 // waitGone waits, up to 5 seconds or until ctx ends, while any of stubs
-// is an empty directory or an empty file (a stub the sandbox left;
-// anything else is a case's business).
+// is an empty directory, an empty file or a file stub (a stub the sandbox
+// left; anything else is a case's business).
 func waitGone(ctx context.Context, stubs []string) {
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
 		left := false
@@ -410,7 +410,7 @@ func waitGone(ctx context.Context, stubs []string) {
 				left = true
 				break
 			}
-			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			if fi, err := os.Lstat(p); err == nil && (isFileStub(p, fi) || fi.Mode().IsRegular() && fi.Size() == 0) {
 				left = true
 				break
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/workspace"
 	"io/fs"
 	"net"
 	"os"
@@ -113,7 +114,7 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 
 // onlyEmptyDirs reports whether a non-empty diff only creates
 // directories, as lingering mount stubs are (a stub's missing parents are
-// stubs too).
+// stubs too), or files as a file stub is (isFileStub).
 func onlyEmptyDirs(d []string) bool {
 	for _, e := range d {
 		p, ok := strings.CutPrefix(e, "created ")
@@ -121,11 +122,18 @@ func onlyEmptyDirs(d []string) bool {
 			return false
 		}
 		fi, err := os.Lstat(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() && !isFileStub(p, fi) {
 			return false // (a stub may be gone by now)
 		}
 	}
 	return len(d) > 0
+}
+
+// isFileStub reports whether p, a regular file, is what the native and
+// bwrap backends stand at an absent agent file (workspace.AbsentFile).
+func isFileStub(p string, fi fs.FileInfo) bool {
+	content, ok := workspace.AbsentFile(p)
+	return ok && fi.Mode().IsRegular() && fi.Size() == int64(len(content))
 }
 
 // HostProc is a process outside the sandbox, run as the case's user.

@@ -34,6 +34,8 @@ type modelServer struct {
 	// proto answers one request: "anthropic", "openai" or "gemini".
 	proto string
 	limit int
+	// answer is the final text ("done" unless newModelServerAnswer).
+	answer string
 
 	mu     sync.Mutex
 	bodies []string
@@ -42,11 +44,17 @@ type modelServer struct {
 
 func newModelServer(t *testing.T, proto string, calls []toolCall) *modelServer {
 	t.Helper()
+	return newModelServerAnswer(t, proto, calls, "done")
+}
+
+// newModelServerAnswer is newModelServer with answer as its final text.
+func newModelServerAnswer(t *testing.T, proto string, calls []toolCall, answer string) *modelServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("model server: %v", err)
 	}
-	m := &modelServer{proto: proto, calls: calls, sent: make([]int, len(calls)),
+	m := &modelServer{proto: proto, calls: calls, sent: make([]int, len(calls)), answer: answer,
 		// A turn per call, a few side requests per turn (titles, quota
 		// and loop checks), and room for retries.
 		limit: 20 + 4*len(calls),
@@ -255,7 +263,7 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 		block = map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": call.Input}
 		stop = "tool_use"
 	} else {
-		block = map[string]any{"type": "text", "text": "done"}
+		block = map[string]any{"type": "text", "text": m.answer}
 	}
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	if !req.Stream {
@@ -275,7 +283,7 @@ func (m *modelServer) anthropic(w http.ResponseWriter, r *http.Request, body []b
 		delta = map[string]any{"type": "input_json_delta", "partial_json": mustJSON(call.Input)}
 	} else {
 		startBlock = map[string]any{"type": "text", "text": ""}
-		delta = map[string]any{"type": "text_delta", "text": "done"}
+		delta = map[string]any{"type": "text_delta", "text": m.answer}
 	}
 	sse(w,
 		[2]string{"message_start", mustJSON(start)},
@@ -304,7 +312,7 @@ func (m *modelServer) openai(w http.ResponseWriter, r *http.Request, body []byte
 		item = map[string]any{"type": "function_call", "id": "fc_" + call.ID, "call_id": call.ID, "name": call.Name, "arguments": mustJSON(call.Input), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+			"content": []any{map[string]any{"type": "output_text", "text": m.answer, "annotations": []any{}}}}
 	}
 	resp := map[string]any{"id": "resp_scripted", "object": "response", "status": "completed", "output": []any{item},
 		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
@@ -337,7 +345,7 @@ func (m *modelServer) gemini(w http.ResponseWriter, r *http.Request, body []byte
 	} else if call, ok := m.next(body); ok {
 		part = map[string]any{"functionCall": map[string]any{"id": call.ID, "name": call.Name, "args": call.Input}}
 	} else {
-		part = map[string]any{"text": "done"}
+		part = map[string]any{"text": m.answer}
 	}
 	resp := mustJSON(map[string]any{
 		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",

@@ -136,6 +136,12 @@ type Cmd struct {
 	// it ends, for the next launch in the same place to reuse (Linux): 0
 	// means $CORDON_STUB_LINGER, else DefaultStubLinger; negative, none.
 	StubLinger time.Duration
+	// AbsentFile says which absent protected paths are files to the
+	// programs that read them, and what reads as empty there (package
+	// workspace's AbsentFile): the native and bwrap backends make such a
+	// path's mount stub that file, not a directory. Nil: every stub is a
+	// directory. Under landlock an absent path stays absent.
+	AbsentFile func(path string) (content []byte, ok bool)
 
 	// Tty gives the command a pseudo-terminal of its own, as ssh -t and
 	// docker run -t do (Linux and macOS). Each of Stdin, Stdout and Stderr

@@ -17,11 +17,12 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 		return bwrap.Options{}, err
 	}
 	opts := bwrap.Options{
-		Network:   c.Network,
-		EmptyFile: empty,
-		MaskRoot:  maskRootPath(),
-		Chdir:     c.Dir,
-		Stat:      reg.stat(canon.Stat),
+		Network:    c.Network,
+		EmptyFile:  empty,
+		MaskRoot:   maskRootPath(),
+		Chdir:      c.Dir,
+		Stat:       reg.stat(canon.Stat),
+		AbsentFile: c.AbsentFile,
 	}
 	for _, made := range []string{c.TmpDir, c.CacheDir} {
 		if made == "" {

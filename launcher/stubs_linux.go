@@ -48,6 +48,10 @@ type stubRecord struct {
 	// checked and removed relative to it opened, one component at a time,
 	// never through a link (internal/safefs). "" means "/".
 	Root string `json:"root,omitempty"`
+	// Size is a file stub's size as made (its content, an empty document
+	// of the file's format: bwrap.Options.AbsentFile); a file of another
+	// size was written since, by someone else, and is theirs.
+	Size int64 `json:"size,omitempty"`
 }
 
 // stubLinger is Cmd.StubLinger's meaning: d when set, else
@@ -115,14 +119,20 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 		return err
 	}
 	for _, s := range stubs {
-		if r.adopt(s.Path) {
+		if r.adopt(s) {
 			continue
 		}
 		chain := append(r.missingParents(s.Path, seen, writable), s.Path)
 		for i, p := range chain {
 			isDir := s.Dir || i < len(chain)-1
+			var content []byte
+			if !isDir {
+				content = s.Content
+			}
 			if rec, ok := r.held(p); ok {
-				if r.intact(rec) {
+				// Only a stub of the kind wanted: a directory where this
+				// launch binds a file fails its mount (ENOTDIR), as it must.
+				if r.intact(rec) && rec.Dir == isDir {
 					r.mine[p] = rec
 					continue
 				}
@@ -130,14 +140,14 @@ func (r *registry) acquire(stubs []bwrap.Stub, linger time.Duration, writable []
 				// someone: then it is theirs, and bwrap mounts onto it.
 			}
 			root := stubRoot(p, writable)
-			ino, parent, err := createStub(root, p, isDir)
+			ino, parent, err := createStub(root, p, isDir, content)
 			if errors.Is(err, fs.ErrExist) {
 				continue // made by someone else meanwhile: not ours
 			}
 			if err != nil {
 				return fail(err)
 			}
-			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino, Root: root}
+			r.mine[p] = stubRecord{Path: p, Dir: isDir, Ino: ino, Root: root, Size: int64(len(content))}
 			if parent != nil {
 				made[p] = madeStub{parent: parent, base: filepath.Base(p)}
 			}
@@ -194,9 +204,10 @@ func (r *registry) undo(made map[string]madeStub) {
 // adopt takes over a stub the registry has, intact, with the parents that
 // are stubs too (the common case: the last launch in this workspace made
 // them), without looking at anything else.
-func (r *registry) adopt(p string) bool {
+func (r *registry) adopt(s bwrap.Stub) bool {
+	p := s.Path
 	rec, ok := r.held(p)
-	if !ok || !r.intact(rec) {
+	if !ok || !r.intact(rec) || rec.Dir != s.Dir {
 		return false
 	}
 	r.mine[p] = rec
@@ -210,8 +221,9 @@ func (r *registry) adopt(p string) bool {
 	return true
 }
 
-// release ends this launch's hold. With a reaper the holder file is only
-// marked done and the reaper removes the stubs after their linger time;
+// release ends this launch's hold. File stubs are removed now
+// (removeNow); with a reaper the holder file of the rest is only marked
+// done and the reaper removes those stubs after their linger time;
 // without one, the stubs no other live launch holds are removed now. The
 // caller holds the lock.
 func (r *registry) release() {
@@ -225,6 +237,12 @@ func (r *registry) release() {
 		return
 	}
 	me := filepath.Join(r.dir, r.me)
+	r.removeNow()
+	if len(r.mine) == 0 {
+		os.Remove(me)
+		r.masks = nil
+		return
+	}
 	if r.reaped && ensureReaper(r.dir) == nil && os.Rename(me, filepath.Join(r.dir, donePrefix+r.me)) == nil {
 		r.mine = map[string]stubRecord{}
 		return
@@ -233,6 +251,51 @@ func (r *registry) release() {
 	r.load(r.me)
 	r.removeMine()
 }
+
+// removeNow removes, at the launch's end, this launch's file stubs that
+// no live launch holds, rather than leave them to the reaper. They stand
+// only in agents' homes, where the agent's next start outside cordon
+// reads them, so they go at once; and a running reaper may be an older
+// cordon's, which knows no stub size (stubRecord.Size) and would take a
+// file that holds content for the user's and leave it. What is still
+// mounted elsewhere after a short wait stays for the reaper.
+func (r *registry) removeNow() {
+	r.load(r.me)
+	now := map[string]stubRecord{}
+	for p, s := range r.mine {
+		if _, held := r.live[p]; !held && !s.Dir {
+			now[p] = s
+		}
+	}
+	if len(now) == 0 {
+		return
+	}
+	// The sandbox's mount namespace can outlive the process this launch
+	// waited for by a moment (bwrap's own init ends after the command):
+	// look again, a bounded number of times, before leaving the rest to
+	// the reaper.
+	for try := 0; ; try++ {
+		busy := removeStubs(now)
+		for p := range now {
+			if !busy[p] {
+				delete(r.mine, p)
+				delete(now, p)
+			}
+		}
+		if len(now) == 0 || try == fileStubTries {
+			break
+		}
+		time.Sleep(fileStubRetry)
+	}
+	r.stubsRemoved()
+}
+
+// fileStubTries and fileStubRetry bound removeNow's wait for a sandbox's
+// mount namespace to go: 80 × 25ms.
+const (
+	fileStubTries = 80
+	fileStubRetry = 25 * time.Millisecond
+)
 
 // removeMine removes this launch's stubs that no live launch holds.
 func (r *registry) removeMine() {
@@ -359,15 +422,15 @@ func relBeneath(root, p string) (string, string, error) {
 	return root, rel, nil
 }
 
-// createStub makes an empty directory (or file) at p, in its parent
-// opened beneath root without following a link, and returns its inode
+// createStub makes an empty directory, or a file holding content, at p,
+// in its parent opened beneath root without following a link, and returns its inode
 // and the parent, open (nil under the StubsByPath mutation). A link
 // anywhere on the way fails the launch: the policy's paths were resolved,
 // so one found now was swapped in since, and the stub would land wherever
 // it points. fs.ErrExist means something is there already.
-func createStub(root, p string, dir bool) (uint64, *safefs.Root, error) {
+func createStub(root, p string, dir bool, content []byte) (uint64, *safefs.Root, error) {
 	if testhook.StubsByPath {
-		ino, err := createStubByPath(p, dir)
+		ino, err := createStubByPath(p, dir, content)
 		return ino, nil, err
 	}
 	r, rel, err := beneath(root, p)
@@ -383,9 +446,12 @@ func createStub(root, p string, dir bool) (uint64, *safefs.Root, error) {
 	if dir {
 		err = parent.Mkdir(base, 0o755)
 	} else {
+		// 0600, as the agents make their own files there.
 		var f *os.File
-		if f, err = parent.CreateExcl(base, 0o644); err == nil {
-			f.Close()
+		if f, err = parent.CreateExcl(base, 0o600); err == nil {
+			if err = writeStub(f, content); err != nil {
+				parent.RemoveIf(base, func(in safefs.Info) bool { return in.Mode.IsRegular() && in.Size <= int64(len(content)) })
+			}
 		}
 	}
 	var in safefs.Info
@@ -400,7 +466,7 @@ func createStub(root, p string, dir bool) (uint64, *safefs.Root, error) {
 }
 
 // createStubByPath is the mutation check's weakened createStub.
-func createStubByPath(p string, dir bool) (uint64, error) {
+func createStubByPath(p string, dir bool, content []byte) (uint64, error) {
 	if _, err := os.Lstat(p); err == nil {
 		return 0, fs.ErrExist
 	}
@@ -409,11 +475,13 @@ func createStubByPath(p string, dir bool) (uint64, error) {
 			return 0, fmt.Errorf("create mount stub: %w", err)
 		}
 	} else {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			err = writeStub(f, content)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("create mount stub: %w", err)
 		}
-		f.Close()
 	}
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -422,13 +490,25 @@ func createStubByPath(p string, dir bool) (uint64, error) {
 	return inode(fi), nil
 }
 
+// writeStub writes a file stub's content and closes it.
+func writeStub(f *os.File, content []byte) error {
+	_, err := f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // isStub reports whether in is still what cordon made for s: the same
-// inode, an empty directory or an empty regular file.
+// inode, an empty directory or a regular file of the size it was made
+// with. The sandbox cannot write a file stub (it is bound read-only);
+// a host program that rewrote it in place to the same size is not told
+// apart.
 func isStub(s stubRecord, in safefs.Info) bool {
 	if s.Ino == 0 || in.Ino != s.Ino {
 		return false
 	}
-	return (s.Dir && in.IsDir()) || (!s.Dir && in.Mode.IsRegular() && in.Size == 0)
+	return (s.Dir && in.IsDir()) || (!s.Dir && in.Mode.IsRegular() && in.Size == s.Size)
 }
 
 // intact is stubIntact with the stub's root opened once per acquire.

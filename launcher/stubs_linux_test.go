@@ -25,7 +25,7 @@ func TestStubNotRemovedWhenNoLongerEmpty(t *testing.T) {
 	// An empty directory that replaced a stub (another inode) stays too.
 	// (The stub is moved, not removed, so its inode is not reused.)
 	q := filepath.Join(dir, "replaced")
-	ino, _, err := createStub(dir, q, true)
+	ino, _, err := createStub(dir, q, true, nil)
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(q, q+".old"))
 	require.NoError(t, os.Mkdir(q, 0o755))
@@ -45,7 +45,7 @@ func TestStubsNeverThroughALink(t *testing.T) {
 	require.Equal(t, ws, stubRoot(filepath.Join(ws, "d/x"), []string{"/", base, ws, ws + "x"}))
 	require.Equal(t, "/", stubRoot("/etc/x", []string{ws}))
 
-	ino, parent, err := createStub(ws, filepath.Join(ws, "d/x"), true)
+	ino, parent, err := createStub(ws, filepath.Join(ws, "d/x"), true, nil)
 	require.NoError(t, err)
 	rec := stubRecord{Path: filepath.Join(ws, "d/x"), Dir: true, Ino: ino, Root: ws}
 	defer parent.Close()
@@ -58,9 +58,9 @@ func TestStubsNeverThroughALink(t *testing.T) {
 	require.False(t, stubIntact(rec))
 	removeStub(rec)
 	require.DirExists(t, filepath.Join(outside, "x"))
-	_, _, err = createStub(ws, filepath.Join(ws, "d/y"), true)
+	_, _, err = createStub(ws, filepath.Join(ws, "d/y"), true, nil)
 	require.ErrorIs(t, err, safefs.ErrSymlink)
-	_, _, err = createStub(ws, filepath.Join(ws, "d/f"), false)
+	_, _, err = createStub(ws, filepath.Join(ws, "d/f"), false, nil)
 	require.ErrorIs(t, err, safefs.ErrSymlink)
 	ents, _ := os.ReadDir(outside)
 	require.Len(t, ents, 1, "nothing made outside")
@@ -74,7 +74,7 @@ func TestStubsNeverThroughALink(t *testing.T) {
 	p2.Close()
 	require.NoDirExists(t, filepath.Join(ws, "d.real/x"))
 	require.DirExists(t, filepath.Join(outside, "x"))
-	ino, parent2, err := createStub(ws, filepath.Join(ws, "d.real/x"), true)
+	ino, parent2, err := createStub(ws, filepath.Join(ws, "d.real/x"), true, nil)
 	require.NoError(t, err)
 	parent2.Close()
 	rec = stubRecord{Path: filepath.Join(ws, "d/x"), Dir: true, Ino: ino, Root: ws}
@@ -106,7 +106,7 @@ func TestMissingParentsNotThroughALink(t *testing.T) {
 	r := &registry{}
 	chain := r.missingParents(filepath.Join(ws, "d/x/a/b/c"), map[string]bool{}, []string{ws})
 	require.Equal(t, []string{filepath.Join(ws, "d/x"), filepath.Join(ws, "d/x/a"), filepath.Join(ws, "d/x/a/b")}, chain)
-	_, _, err = createStub(ws, chain[0], true)
+	_, _, err = createStub(ws, chain[0], true, nil)
 	require.ErrorIs(t, err, safefs.ErrSymlink)
 
 	// Without the link, the existing directory ends the chain.
@@ -117,4 +117,30 @@ func TestMissingParentsNotThroughALink(t *testing.T) {
 	// Outside every writable root, from "/".
 	chain = r.missingParents(filepath.Join(outside, "x/a/b"), map[string]bool{}, []string{ws})
 	require.Equal(t, []string{filepath.Join(outside, "x/a")}, chain)
+}
+
+// A file stub holds its content, counts as cordon's only at the inode
+// and size it was made with, and is removed only then.
+func TestFileStubContent(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "settings.json")
+	ino, parent, err := createStub(dir, p, false, []byte("{}\n"))
+	require.NoError(t, err)
+	parent.Close()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "{}\n", string(b))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	rec := stubRecord{Path: p, Ino: ino, Root: dir, Size: 3}
+	require.True(t, stubIntact(rec))
+	require.False(t, stubIntact(stubRecord{Path: p, Ino: ino, Root: dir}), "a record of an empty file is not this one")
+	// Rewritten in place by the user's own agent: theirs now.
+	require.NoError(t, os.WriteFile(p, []byte(`{"theme":"x"}`), 0o600))
+	removeStub(rec)
+	require.FileExists(t, p)
+	require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o600))
+	removeStub(rec)
+	require.NoFileExists(t, p)
 }

@@ -132,6 +132,39 @@ func AgentConfigPaths() []string {
 	return out
 }
 
+// agentFiles are the paths of AgentConfigPaths that are files in the
+// agents' own code (read with a JSON, TOML, dotenv or Markdown reader);
+// the rest are directories. A test holds the two lists together.
+var agentFiles = []string{
+	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
+	".claude/keybindings.json", ".claude/.credentials.json",
+	".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
+	".codex/AGENTS.md", ".codex/AGENTS.override.md",
+	".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
+	".gemini/GEMINI.md", ".gemini/AGENTS.md",
+	".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+}
+
+// AbsentFile reports whether p, an absolute path, is one of the agents'
+// protected files (agentFiles, below any home), and the content its agent
+// reads as empty: an empty JSON object for JSON (Gemini CLI stops on an
+// empty settings.json or trustedFolders.json, "Unexpected end of JSON
+// input"), nothing for the others. The native and bwrap backends stand
+// such a file, read-only, where the path does not exist yet
+// (launcher.Cmd.AbsentFile), where a directory would stop the agent with
+// EISDIR or "not a file" (docs/agents.md, "An agent that never ran").
+func AbsentFile(p string) ([]byte, bool) {
+	for _, f := range agentFiles {
+		if strings.HasSuffix(p, "/"+f) {
+			if strings.HasSuffix(f, ".json") {
+				return []byte("{}\n"), true
+			}
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
 // AgentCLINames are the names AgentCLIs knows, sorted.
 func AgentCLINames() []string {
 	var n []string

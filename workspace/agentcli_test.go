@@ -99,3 +99,26 @@ func TestComposeAgentDirWritableByHand(t *testing.T) {
 		require.False(t, k.Access(filepath.Join(home, p), policy.Write), "~/%s writable", p)
 	}
 }
+
+// Every agent file AbsentFile knows is one of the protected paths, and
+// reads as an empty document of its format.
+func TestAbsentFile(t *testing.T) {
+	protected := map[string]bool{}
+	for _, p := range AgentConfigPaths() {
+		protected[p] = true
+	}
+	for _, f := range agentFiles {
+		require.True(t, protected[f], "%s is no protected path", f)
+		content, ok := AbsentFile("/home/u/" + f)
+		require.True(t, ok, f)
+		if filepath.Ext(f) == ".json" {
+			require.Equal(t, "{}\n", string(content), f)
+		} else {
+			require.Empty(t, content, f)
+		}
+	}
+	for _, p := range []string{"/home/u/.gemini/commands", "/home/u/.codex/rules", "/w/.mcp.json", "/w/.envrc", "/home/u/.gemini/settings.json.bak"} {
+		_, ok := AbsentFile(p)
+		require.False(t, ok, "%s is a directory or no agent's file", p)
+	}
+}

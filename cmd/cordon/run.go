@@ -261,6 +261,7 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 		cmd.NetEvent, done = netEvents(e, log, netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate))
 	}
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
+	cmd.AbsentFile = workspace.AbsentFile
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
