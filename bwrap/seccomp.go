@@ -74,6 +74,7 @@ const (
 	enotty          = 25
 	enosys          = 38
 	eprotonosupport = 93
+	eopnotsupp      = 95
 	eafnosupport    = 97
 )
 
@@ -113,6 +114,7 @@ const (
 	afMax       = 46 // the first family Linux does not know
 
 	netlinkRoute         = 0
+	ipprotoTCP           = 6 // IPPROTO_TCP (linux/in.h)
 	netlinkSockDiag      = 4
 	netlinkAudit         = 9
 	netlinkKobjectUevent = 15
@@ -138,6 +140,14 @@ type Sockets struct {
 	// third argument), when AF_NETLINK is in Families; any other fails
 	// with EPROTONOSUPPORT.
 	Netlink []uint32
+	// TCPOnly: AF_INET and AF_INET6 make TCP sockets only (SOCK_STREAM,
+	// protocol 0 or IPPROTO_TCP); UDP, raw, SCTP and the rest fail with
+	// EACCES, a refusal by policy, not a kernel without them. A sandbox
+	// on the host's network whose one way out is a proxy (the landlock
+	// backend with an allowlist) needs it: the supervisor judges each
+	// TCP connect, Landlock's TCP rights back it, and nothing covers a
+	// datagram.
+	TCPOnly bool
 }
 
 var (
@@ -272,6 +282,25 @@ type Rules struct {
 	// fgetxattr, flistxattr and the inode ioctls. openat2 is already
 	// ENOSYS.
 	NoAccessOpens bool
+	// NoFastOpen refuses (EOPNOTSUPP, what a kernel with client TCP
+	// Fast Open off answers, so clients fall back to connect) sendto,
+	// sendmsg and sendmmsg with MSG_FASTOPEN, which connect a TCP socket
+	// to the address they carry without a connect(2) a supervisor would
+	// see.
+	NoFastOpen bool
+}
+
+// msgFastopen is MSG_FASTOPEN (linux/socket.h).
+const msgFastopen = 0x20000000
+
+// SocketsTCPNoNamespace is the allowlist of a sandbox whose network is
+// a proxy on the host's loopback, without a network namespace of its
+// own (the landlock backend with an allowlist): TCP sockets, each
+// connect decided by the supervisor, and NETLINK_ROUTE as with the
+// network off; no AF_UNIX, no datagrams.
+func SocketsTCPNoNamespace() Sockets {
+	return Sockets{Mode: "network proxy, no network namespace",
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, TCPOnly: true}
 }
 
 // SocketsNoNamespace is the allowlist of a sandbox with the network off
@@ -399,6 +428,11 @@ func (a *asm) arch(ar arch, r Rules) {
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
+	if r.NoFastOpen {
+		a.emit(insn{code: bpfJeqK, k: nr("sendto"), t: l("fastopen3")})
+		a.emit(insn{code: bpfJeqK, k: nr("sendmsg"), t: l("fastopen2")})
+		a.emit(insn{code: bpfJeqK, k: nr("sendmmsg"), t: l("fastopen3")})
+	}
 	// openat2's mode is behind a pointer the filter cannot read: ENOSYS,
 	// and callers fall back to openat.
 	a.emit(insn{code: bpfJeqK, k: nr("openat2"), jf: 1})
@@ -504,7 +538,34 @@ func (a *asm) arch(ar arch, r Rules) {
 		ret(retErrno | eacces)
 	}
 	a.label(l("family"))
+	if r.Sockets.TCPOnly {
+		// The type's low four bits are SOCK_STREAM (1); the rest are
+		// SOCK_NONBLOCK and SOCK_CLOEXEC, or the kernel refuses them.
+		a.emit(insn{code: bpfLdWAbs, k: offArg1})
+		a.emit(insn{code: bpfJsetK, k: 0xe, t: l("socketeacces")})
+		a.emit(insn{code: bpfJsetK, k: 0x1, f: l("socketeacces")})
+		a.emit(insn{code: bpfLdWAbs, k: offArg2})
+		a.emit(insn{code: bpfJeqK, k: 0, t: l("socketallow")})
+		a.emit(insn{code: bpfJeqK, k: ipprotoTCP, t: l("socketallow")})
+		a.label(l("socketeacces"))
+		ret(retErrno | eacces)
+		a.label(l("socketallow"))
+	}
 	ret(retAllow)
+	if r.NoFastOpen {
+		// sendto's and sendmmsg's flags are their fourth argument,
+		// sendmsg's its third.
+		a.label(l("fastopen3"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg3})
+		a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen"), f: l("fastopenallow")})
+		a.label(l("fastopen2"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg2})
+		a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen")})
+		a.label(l("fastopenallow"))
+		ret(retAllow)
+		a.label(l("fastopen"))
+		ret(retErrno | eopnotsupp)
+	}
 	if netlink {
 		a.label(l("netlink"))
 		a.emit(insn{code: bpfLdWAbs, k: offArg2})
@@ -587,6 +648,12 @@ func Describe(r Rules) string {
 	}
 	if r.NoAccessOpens {
 		userns += ", opens with access mode 3"
+	}
+	if r.NoFastOpen {
+		userns += ", TCP Fast Open (MSG_FASTOPEN)"
+	}
+	if r.Sockets.TCPOnly {
+		userns += ", IPv4 and IPv6 sockets other than TCP"
 	}
 	if len(fams) == 0 {
 		fams = []string{"none"}

@@ -34,6 +34,9 @@ var archs = []arch{
 		"msgctl": 71, "semget": 64, "semop": 65, "semtimedop": 220, "semctl": 66,
 		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
 		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
+		// The network allowlist without a namespace (Rules.NoFastOpen,
+		// Rules.NoListen, package metagate's connect).
+		"connect": 42, "listen": 50, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -52,5 +55,7 @@ var archs = []arch{
 		"msgctl": 187, "semget": 190, "semop": 193, "semtimedop": 192, "semctl": 191,
 		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
 		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
+		// The network allowlist without a namespace.
+		"connect": 203, "listen": 201, "sendto": 206, "sendmsg": 211, "sendmmsg": 269,
 	}},
 }

@@ -36,6 +36,8 @@ func TestSyscallNumbers(t *testing.T) {
 		"prlimit64": unix.SYS_PRLIMIT64, "setpriority": unix.SYS_SETPRIORITY, "ioprio_set": unix.SYS_IOPRIO_SET,
 		"sched_setscheduler": unix.SYS_SCHED_SETSCHEDULER, "sched_setparam": unix.SYS_SCHED_SETPARAM,
 		"sched_setaffinity": unix.SYS_SCHED_SETAFFINITY, "sched_setattr": unix.SYS_SCHED_SETATTR,
+		"connect": unix.SYS_CONNECT, "listen": unix.SYS_LISTEN, "sendto": unix.SYS_SENDTO,
+		"sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.

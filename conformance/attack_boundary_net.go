@@ -3,6 +3,7 @@ package conformance
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,17 @@ func proxyAddr() (string, error) {
 		return "", fmt.Errorf("no proxy in HTTP_PROXY (%q)", os.Getenv("HTTP_PROXY"))
 	}
 	return u.Host, nil
+}
+
+// proxyAuth is the Proxy-Authorization line of HTTP_PROXY's credential
+// (a proxy on the host's loopback, macOS and the landlock backend, asks
+// for one), "" when it has none.
+func proxyAuth() string {
+	u, err := url.Parse(os.Getenv("HTTP_PROXY"))
+	if err != nil || u.User == nil {
+		return ""
+	}
+	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.String())) + "\r\n"
 }
 
 func init() {
@@ -52,11 +64,12 @@ func proxyFlood(a []string, out, errw io.Writer) int {
 	}
 	defer c.Close()
 	t := a[1]
+	auth := proxyAuth()
 	heads := map[string]string{
-		"chunk-size":    "POST http://" + t + "/ HTTP/1.1\r\nHost: " + t + "\r\nTransfer-Encoding: chunked\r\n\r\n1",
-		"trailer":       "POST http://" + t + "/ HTTP/1.1\r\nHost: " + t + "\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: ",
-		"header":        "GET http://" + t + "/ HTTP/1.1\r\nHost: " + t + "\r\nX-H: ",
-		"response-head": "GET http://" + t + "/flood-head HTTP/1.1\r\nHost: " + t + "\r\n\r\n",
+		"chunk-size":    "POST http://" + t + "/ HTTP/1.1\r\n" + auth + "Host: " + t + "\r\nTransfer-Encoding: chunked\r\n\r\n1",
+		"trailer":       "POST http://" + t + "/ HTTP/1.1\r\n" + auth + "Host: " + t + "\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: ",
+		"header":        "GET http://" + t + "/ HTTP/1.1\r\n" + auth + "Host: " + t + "\r\nX-H: ",
+		"response-head": "GET http://" + t + "/flood-head HTTP/1.1\r\n" + auth + "Host: " + t + "\r\n\r\n",
 	}
 	head, ok := heads[a[0]]
 	if !ok {
@@ -117,7 +130,7 @@ func proxyNames(a []string, out, errw io.Writer) int {
 			return 1
 		}
 		name := "\x1bc\x07\x00" + strconv.Itoa(i) + pad[:size-8]
-		fmt.Fprintf(c, "CONNECT %s.example:443 HTTP/1.1\r\n\r\n", name)
+		fmt.Fprintf(c, "CONNECT %s.example:443 HTTP/1.1\r\n%s\r\n", name, proxyAuth())
 		c.SetReadDeadline(time.Now().Add(20 * time.Second))
 		st, _ := bufio.NewReader(c).ReadString('\n')
 		if strings.Contains(st, " 403 ") {
@@ -160,10 +173,10 @@ func proxyHold(a []string, out, errw io.Writer) int {
 		}
 		held = append(held, c)
 		if i%2 == 1 {
-			io.WriteString(c, "GET http://"+a[1]+"/ HTTP/1.1\r\nX-Partial: "+strings.Repeat("p", 32<<10))
+			io.WriteString(c, "GET http://"+a[1]+"/ HTTP/1.1\r\n"+proxyAuth()+"X-Partial: "+strings.Repeat("p", 32<<10))
 			continue
 		}
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", a[1])
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n%s\r\n", a[1], proxyAuth())
 		c.SetReadDeadline(time.Now().Add(20 * time.Second))
 		br := bufio.NewReaderSize(c, 64)
 		st, _ := br.ReadString('\n')

@@ -98,7 +98,10 @@ func boundaryNetCases() []Case {
 			Run: func(h *H) {
 				needRusage(h)
 				s := h.NetServer("127.0.0.1:0")
-				w, p := h.ws()
+				_, p := h.ws()
+				// Not the workspace's top, where the landlock backend
+				// makes nothing.
+				w := h.Mkdir("ws/run")
 				p.AllowDomains = []string{local(s)}
 				o := h.Sandbox(p, `"$ATTACK" __attack proxy-hold 200 localhost:$P "$W/held" &
 i=0
@@ -152,7 +155,8 @@ func needRusage(h *H) {
 // signal, SIGTERM sent to cordon once the command has ended must end it.
 func dialAtExit(h *H, signal bool) {
 	port := h.stuckListener()
-	w, p := h.ws()
+	_, p := h.ws()
+	w := h.Mkdir("ws/run") // not the workspace's top, where the landlock backend makes nothing
 	p.AllowDomains = []string{"localhost:" + strconv.Itoa(port)}
 	stop := make(chan struct{})
 	defer close(stop)

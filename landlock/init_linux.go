@@ -257,11 +257,39 @@ func ruleset(s *Spec) (int, error) {
 			return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
 		}
 	}
+	if err := proxyRule(rfd, s); err != nil {
+		unix.Close(rfd)
+		return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
+	}
 	if err := inheritedRules(rfd, s); err != nil {
 		unix.Close(rfd)
 		return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
 	}
 	return rfd, nil
+}
+
+// netPortAttr is struct landlock_net_port_attr, and ruleNetPort
+// LANDLOCK_RULE_NET_PORT (linux/landlock.h; x/sys/unix has neither).
+type netPortAttr struct{ access, port uint64 }
+
+const ruleNetPort = 2
+
+// proxyRule grants a TCP connect to the proxy's port (Spec.ProxyPort),
+// where the ABI handles TCP (4 and later); before it the supervisor is
+// the only wall.
+func proxyRule(rfd int, s *Spec) error {
+	if s.ProxyPort <= 0 || s.Network || s.Plan.ABI < 4 {
+		return nil
+	}
+	if s.ProxyPort > 65535 {
+		return fmt.Errorf("proxy port %d out of range", s.ProxyPort)
+	}
+	attr := netPortAttr{access: ConnectTCP, port: uint64(s.ProxyPort)}
+	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), ruleNetPort,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0); errno != 0 {
+		return fmt.Errorf("rule on TCP port %d (the proxy): %w", s.ProxyPort, errno)
+	}
+	return nil
 }
 
 // inheritedRules grant, on each file the command inherits on 0-2 and the

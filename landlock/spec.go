@@ -20,6 +20,13 @@ type Spec struct {
 	// are handled with no rule (ABI 4) and the filter refuses AF_INET,
 	// AF_INET6 and AF_UNIX sockets.
 	Network bool `json:"network,omitempty"`
+	// ProxyPort, with the network off (Network false) and an allowlist,
+	// is the port of cordon's proxy on the host's loopback: the one TCP
+	// port Landlock lets the command connect to (ABI 4), the second wall
+	// behind the supervisor, which connects each TCP socket itself and
+	// only to the proxy (metagate.ConnectRules). A port rule names no
+	// host: alone it would admit that port of any host.
+	ProxyPort int `json:"proxyPort,omitempty"`
 	// Seccomp is the filter program (bwrap.Program); empty installs none.
 	Seccomp []byte `json:"seccomp,omitempty"`
 	// Gate, when not 0, is the descriptor of a Unix socket to the

@@ -2,9 +2,9 @@ package launcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"slices"
@@ -21,23 +21,12 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// errLandlockAllowlist refuses a network allowlist under the landlock
-// backend: without a network namespace the proxy cannot be the only way
-// out, and a Landlock connect rule names a port, not a host (a rule for
-// 443 reaches every host on 443).
-var errLandlockAllowlist = errors.New("network: a domain allowlist cannot be enforced by the landlock backend " +
-	"(it has no network namespace to make the proxy the only way out, and a Landlock connect rule names a port, not a host); " +
-	"use --network off, or --network on for the host's whole network, or a host where user namespaces work (--backend native or bwrap)")
-
 // landlockCmd starts this program as the landlock backend's init
 // (package landlock), which confines itself with the plan rendered from
 // the policy, starts the command and stays above it as the sandbox's
 // keeper (landlock/keeper_linux.go): no mounts, no stub
 // registry, no namespaces.
 func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
-	if c.NetPolicy != nil {
-		return nil, nil, errLandlockAllowlist
-	}
 	if err := landlock.ABIError(landlockABI()); err != nil {
 		return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, err)
 	}
@@ -55,17 +44,36 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		Closed:  nilFiles(c.ExtraFiles),
 		Weaken:  testhook.LandlockWeaken,
 	}
+	// A network allowlist: the proxy on a free port of the host's
+	// loopback (net_tcp.go), the only TCP port Landlock lets the command
+	// connect to, and the gate connects each socket there itself.
+	var proxy netip.AddrPort
+	if c.NetPolicy != nil {
+		var port int
+		if c.net, port, env, err = c.newNetSessionTCP(canon, env, c.stderrFor()); err != nil {
+			return nil, nil, err
+		}
+		proxy = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port))
+		spec.ProxyPort = port
+	}
 	// The metadata gate: Landlock does not cover chmod, chown, extended
 	// attributes or file times, so the filter hands those calls to this
 	// process, which decides them by the plan (internal/metagate).
 	var gate *metaGate
 	if !testhook.SkipSeccomp {
 		rules := landlockRules(c.Network)
+		if c.NetPolicy != nil {
+			rules = landlockProxyRules()
+		}
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
-			if gate, err = newMetaGate(plan); err != nil {
+			if gate, err = newMetaGate(plan, proxy); err != nil {
+				c.stopNet()
 				return nil, nil, err
 			}
 			rules = metagate.Rules(rules)
+			if c.NetPolicy != nil {
+				rules = metagate.ConnectRules(rules)
+			}
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
 		spec.Seccomp = bwrap.Program(rules)
@@ -76,6 +84,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	cmd, specFile, err := landlock.Command(ctx, &spec, len(c.ExtraFiles))
 	if err != nil {
 		gate.close()
+		c.stopNet()
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
@@ -96,6 +105,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		if err != nil {
 			specFile.Close()
 			gate.close()
+			c.stopNet()
 			return nil, nil, err
 		}
 		c.leftovers = tasks
@@ -111,6 +121,7 @@ func weakened(steps, step string) bool {
 // metaGate is the launcher's end of a landlock sandbox's metadata gate.
 type metaGate struct {
 	plan          *landlock.Plan
+	proxy         netip.AddrPort // with an allowlist: where connects may go
 	id            metagate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
 	cancel        context.CancelFunc
@@ -118,7 +129,7 @@ type metaGate struct {
 	started, done bool
 }
 
-func newMetaGate(plan *landlock.Plan) (*metaGate, error) {
+func newMetaGate(plan *landlock.Plan, proxy netip.AddrPort) (*metaGate, error) {
 	id, err := metagate.Self()
 	if err != nil {
 		return nil, err
@@ -127,7 +138,7 @@ func newMetaGate(plan *landlock.Plan) (*metaGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
 	}
-	return &metaGate{plan: plan, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+	return &metaGate{plan: plan, proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
 		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
 }
 
@@ -146,7 +157,10 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	d := metagate.Funcs{Change: g.plan.MayChangeMeta, Read: g.plan.MayReadMeta}
+	var d metagate.Decider = metagate.Funcs{Change: g.plan.MayChangeMeta, Read: g.plan.MayReadMeta}
+	if g.proxy.IsValid() {
+		d = metagate.Proxy{Decider: d, Addr: g.proxy}
+	}
 	go func() {
 		defer sock.Close()
 		l, err := metagate.RecvFd(int(sock.Fd()))
@@ -154,7 +168,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 			return
 		}
 		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
-			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes and inotify_add_watch calls now fail\n", err)
+			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls now fail\n", err)
 		}
 	}()
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/netpolicy"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -140,20 +143,115 @@ true`)
 	require.NoFileExists(t, filepath.Join(base, "other"))
 }
 
-// A network allowlist is refused under landlock, naming why.
-func TestLandlockRefusesAllowlist(t *testing.T) {
+// TestLandlockAllowlist: under landlock an allowed host answers through
+// the proxy, with its event, and a direct connect to the same server,
+// past the proxy, reaches nothing (judged by the server's count).
+func TestLandlockAllowlist(t *testing.T) {
 	needLandlock(t)
+	_, err := exec.LookPath("curl")
+	testenv.Need(t, "curl", err)
+	var hits atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 4096))
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			}()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	np, err := netpolicy.New([]string{"localhost:" + port}, nil)
+	require.NoError(t, err)
 	ws := t.TempDir()
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
-	c := Command(p, "true")
+
+	var mu sync.Mutex
+	var evs []netproxy.Event
+	c := Command(p, "sh", "-c", `curl -sS --noproxy '' "http://localhost:$0/"; echo " $?"`, port)
 	c.Backend = BackendLandlock
-	np, err := netpolicy.New([]string{"example.com"}, nil)
-	require.NoError(t, err)
 	c.NetPolicy = np
-	err = c.Run()
-	require.ErrorIs(t, err, errLandlockAllowlist)
-	require.ErrorContains(t, err, "a Landlock connect rule names a port, not a host")
+	c.NetEvent = func(e netproxy.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }
+	var eb strings.Builder
+	c.Stderr = &eb
+	out, err := c.Output()
+	require.NoError(t, err, "%s%s", out, eb.String())
+	require.Equal(t, "ok 0\n", string(out), eb.String())
+	require.Equal(t, int32(1), hits.Load())
+	mu.Lock()
+	require.Len(t, evs, 1)
+	require.True(t, evs[0].Allowed)
+	require.Equal(t, "localhost", evs[0].Host)
+	mu.Unlock()
+
+	c = Command(p, "sh", "-c", `curl -sS -m 10 --noproxy '*' "http://127.0.0.1:$0/"; echo " $?"`, port)
+	c.Backend = BackendLandlock
+	c.NetPolicy = np
+	eb.Reset()
+	c.Stderr = &eb
+	out, err = c.Output()
+	require.NoError(t, err, "%s%s", out, eb.String())
+	require.Equal(t, " 7\n", string(out), eb.String()) // curl: couldn't connect
+	require.Contains(t, eb.String(), "Couldn't connect")
+	require.Equal(t, int32(1), hits.Load(), "the direct connect reached the server")
+}
+
+// TestLandlockAllowlistSecondWall: with the connect gate left out (the
+// mutation check's "metagate"), Landlock's TCP rule alone still admits
+// the proxy's port only: a request through the proxy is served, a
+// direct connect to another port is refused (EACCES, curl's exit 7),
+// and the server behind it sees nothing.
+func TestLandlockAllowlistSecondWall(t *testing.T) {
+	needLandlock(t)
+	if landlock.ABI() < 4 {
+		testenv.NotApplicable(t, "Landlock before ABI 4 has no TCP rights: the gate is the only wall there")
+	}
+	_, err := exec.LookPath("curl")
+	testenv.Need(t, "curl", err)
+	testhook.LandlockWeaken = "metagate"
+	t.Cleanup(func() { testhook.LandlockWeaken = "" })
+	var hits atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 4096))
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			}()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	np, err := netpolicy.New([]string{"localhost:" + port}, nil)
+	require.NoError(t, err)
+	p, err := workspace.Preset(t.TempDir(), workspace.Options{Home: t.TempDir()})
+	require.NoError(t, err)
+	c := Command(p, "sh", "-c", `curl -sS --noproxy '' "http://localhost:$0/"; echo " $?"
+curl -sS -m 10 --noproxy '*' "http://127.0.0.1:$0/"; echo " $?"`, port)
+	c.Backend = BackendLandlock
+	c.NetPolicy = np
+	var eb strings.Builder
+	c.Stderr = &eb
+	out, err := c.Output()
+	require.NoError(t, err, "%s%s", out, eb.String())
+	require.Equal(t, "ok 0\n 7\n", string(out), eb.String())
+	require.Equal(t, int32(1), hits.Load(), "the direct connect reached the server")
 }
 
 // TestLandlockKillsLeftovers: with KillLeftovers, what the command leaves

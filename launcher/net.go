@@ -17,10 +17,11 @@ import (
 // allowlist"): the sandbox has no network of its own, and its one way out
 // is cordon's proxy (package netproxy), run in this process for the
 // sandbox's lifetime. How the sandbox reaches the proxy differs by
-// backend: on Linux the proxy accepts on a listener inside the sandbox's
-// own network namespace (net_linux.go); on macOS on a loopback port that
-// only the profile lets the sandbox reach, behind a credential
-// (net_darwin.go).
+// backend: under native and bwrap the proxy accepts on a listener inside
+// the sandbox's own network namespace (net_linux.go); on macOS and under
+// landlock on a loopback port of the host that only the profile, or the
+// connect gate and Landlock, let the sandbox reach, behind a credential
+// (net_tcp.go).
 
 // ProxyPort is the port of the proxy on the sandbox's loopback (Linux),
 // where HTTP_PROXY points.

@@ -59,7 +59,9 @@ func landlockPlan(canon *policy.Canonical) (*landlock.Plan, error) {
 // the plan's rules and differences from the model.
 func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	if np != nil {
-		return nil, fmt.Errorf("backend landlock: a domain allowlist cannot be enforced without a network namespace (a Landlock connect rule names a port, not a host); use --network off or on, or another backend")
+		out.Network = &RenderedNet{AllowDomains: np.AllowText(), DenyDomains: append([]string{}, np.DenyText()...),
+			Proxy:       "http://cordon:CREDENTIAL@127.0.0.1:PORT",
+			Enforcement: landlockNetEnforcement}
 	}
 	pl, err := landlockPlan(canon)
 	if err != nil {
@@ -76,7 +78,11 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	out.LandlockPlan = pl
 	// As a launch installs it: the metadata calls go to the launcher,
 	// which decides them by the plan (landlock.Plan.MayChangeMeta).
-	out.Seccomp = bwrap.Describe(metagate.Rules(landlockRules(network)))
+	rules := metagate.Rules(landlockRules(network))
+	if np != nil {
+		rules = metagate.ConnectRules(metagate.Rules(landlockProxyRules()))
+	}
+	out.Seccomp = bwrap.Describe(rules)
 	return out, nil
 }
 
@@ -106,6 +112,24 @@ func landlockRules(network bool) bwrap.Rules {
 	r.RefuseIoctls = append(r.RefuseIoctls, lastingInodeIoctls...)
 	return r
 }
+
+// landlockProxyRules are landlockRules with a network allowlist: the
+// sandbox is on the host's network, so only TCP sockets are made
+// (bwrap.SocketsTCPNoNamespace), and with the metadata gate each
+// connect goes to the launcher (metagate.ConnectRules), which connects
+// it to the proxy only.
+func landlockProxyRules() bwrap.Rules {
+	r := landlockRules(false)
+	r.Sockets = bwrap.SocketsTCPNoNamespace()
+	return r
+}
+
+// landlockNetEnforcement is how the landlock backend keeps a sandbox to
+// its proxy.
+const landlockNetEnforcement = "no network namespace: cordon's proxy listens on a free port of the host's loopback behind a per-launch credential; " +
+	"the seccomp filter lets the sandbox make TCP sockets only (no UDP, raw or Unix sockets, no listen, no TCP Fast Open) and hands every connect to cordon, " +
+	"which takes the socket and connects it itself, from its own copy of the address, when that address is the proxy's, and refuses every other (EACCES); " +
+	"Landlock's TCP connect right admits only the proxy's port and no bind, as a second wall (ABI 4)"
 
 // lastingInodeIoctls change a file or directory for good on a descriptor
 // a read opens, checked by ownership or the mode's bits alone, which

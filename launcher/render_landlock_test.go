@@ -43,8 +43,13 @@ func TestRenderLandlock(t *testing.T) {
 
 	np, err := netpolicy.New([]string{"example.com"}, nil)
 	require.NoError(t, err)
-	_, err = Render(context.Background(), p, BackendLandlock, false, np, nil)
-	require.ErrorContains(t, err, "a domain allowlist cannot be enforced")
+	r, err = Render(context.Background(), p, BackendLandlock, false, np, nil)
+	require.NoError(t, err)
+	require.NotNil(t, r.Network)
+	require.Contains(t, r.Network.Enforcement, "connects it itself")
+	require.Contains(t, r.Seccomp, "decided by the launcher: chmod")
+	require.True(t, strings.HasSuffix(r.Seccomp, ", connect"), r.Seccomp)
+	require.Contains(t, r.Seccomp, "IPv4 and IPv6 sockets other than TCP")
 
 	landlockABI = func() int { return 0 }
 	_, err = Render(context.Background(), p, BackendLandlock, false, nil, nil)

@@ -37,6 +37,11 @@ import (
 // empty NO_PROXY first: it names localhost, and a name under it would
 // otherwise bypass the proxy (and reach only the sandbox's own loopback).
 
+// envToolsBackend names the backend the tools run through ("": auto):
+// CORDON_TOOLS_BACKEND=landlock runs them where each connect is decided
+// by cordon's connect gate.
+const envToolsBackend = "CORDON_TOOLS_BACKEND"
+
 // needTool skips, saying why, when program is not installed.
 func needTool(t *testing.T, program string) string {
 	t.Helper()
@@ -67,8 +72,12 @@ func runProxied(t *testing.T, ws, allow, script string) (string, string) {
 // host on purpose.
 func runProxiedRefusing(t *testing.T, ws, allow, script string) (string, string) {
 	t.Helper()
-	code, out, stderr := runCLI(t, "", "run", "--workspace", ws, "--allow-domain", allow, "--", "sh", "-c",
-		"export NO_PROXY= no_proxy=\ncd \"$0\"\n"+script, ws)
+	args := []string{"run", "--workspace", ws, "--allow-domain", allow}
+	if b := os.Getenv(envToolsBackend); b != "" {
+		args = append(args, "--backend", b)
+	}
+	code, out, stderr := runCLI(t, "", append(args, "--", "sh", "-c",
+		"export NO_PROXY= no_proxy=\ncd \"$0\"\n"+script, ws)...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	return out, stderr
 }

@@ -39,8 +39,9 @@ const runHelp = `Runs CMD inside a kernel sandbox built from POLICY: on Linux co
 (native) where it is usable, else bubblewrap, else (no user namespaces
 here: a container, a CI runner) Landlock, with a note saying so; Seatbelt
 on macOS. With no usable backend it refuses to run (exit 125) unless you
-pass --backend none. Under landlock a domain allowlist is refused, and
-what CMD leaves running is killed when it ends.
+pass --backend none. Under landlock, with an allowlist, cordon decides
+every connect (to its proxy only), and what CMD leaves running is killed
+when it ends.
 
 Examples:
   cordon run --workspace . -- sh -c 'make test'

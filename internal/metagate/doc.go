@@ -64,4 +64,13 @@
 // written (touch, user.* attributes) by its owner only; objects without a
 // name (deleted files, pipes, memfds) and paths through magic links
 // (/proc/self/fd/N) are refused.
+//
+// # Connect (a network allowlist)
+//
+// With a Proxy as the Decider and ConnectRules in the filter, connect(2)
+// is decided too: the supervisor takes the caller's socket (pidfd_getfd),
+// reads the address once, and connects a TCP socket itself, from its own
+// copy of the address, when that address is the proxy's; every other
+// destination, and a connect on a socket that is not TCP, is EACCES
+// (connect_linux.go).
 package metagate

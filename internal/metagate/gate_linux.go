@@ -260,6 +260,9 @@ func (g *gate) valid() bool {
 // handle decides one call and performs it; ok false when there is
 // nobody to answer.
 func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
+	if g.n.arch == auditArch && g.n.nr == unix.SYS_CONNECT {
+		return g.connect() // a second kind of request: connect_linux.go
+	}
 	f, known := forms[g.n.nr]
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else

@@ -191,6 +191,13 @@ var SkipTermModeReset bool
 // swaps the path, or signals the caller, there.
 var MetagateAct func(tid int, path string)
 
+// MetagateConnect, when non-nil, is called by package metagate's
+// supervisor with the calling thread's id and the address of the
+// connect(2) argument in its memory, once it has read that address and
+// decided it names the proxy, just before it connects the socket: a test
+// rewrites the caller's address there.
+var MetagateConnect func(tid int, addr uintptr)
+
 // LandlockWeaken is NativeWeaken for the landlock backend: the steps its
 // init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
 // "check-paths"; and "metagate", which the launcher leaves out: the

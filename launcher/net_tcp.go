@@ -11,9 +11,11 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// On macOS there is no network namespace: the proxy listens on a free
-// loopback port of the host, which the profile alone lets the sandbox
-// reach (seatbelt.Options.ProxyPort). Every local user can reach that port
+// Without a network namespace (macOS, and the landlock backend on Linux)
+// the proxy listens on a free loopback port of the host, which alone the
+// sandbox may reach: on macOS by the profile (seatbelt.Options.ProxyPort),
+// under landlock by the launcher's connect gate and Landlock's TCP port
+// rule (landlock.Spec.ProxyPort). Every local user can reach that port
 // too, so the proxy answers only clients that present this launch's
 // random credential, which only the sandbox's proxy variables carry.
 func (c *Cmd) newNetSessionTCP(canon *policy.Canonical, env []string, stderr io.Writer) (*netSession, int, []string, error) {
