@@ -254,6 +254,14 @@ type Rules struct {
 	// fgetxattr, flistxattr and the inode ioctls. openat2 is already
 	// ENOSYS.
 	NoAccessOpens bool
+	// NotifyWriteOpens hands to the supervisor, besides the opens that
+	// make a file (O_CREAT, O_TMPFILE: Notify naming open, openat or
+	// creat), those that write or truncate one without making it (access
+	// mode O_WRONLY or O_RDWR, or O_TRUNC); reading opens stay the
+	// kernel's alone. The landlock backend's entry gate needs it: a file
+	// made where Landlock froze the directory gets only that directory's
+	// rights (package metagate, EntryRules).
+	NotifyWriteOpens bool
 }
 
 // SocketsNoNamespace is the allowlist of a sandbox with the network off
@@ -309,6 +317,7 @@ const openCreates = 0o100 | 0o20000000
 const (
 	openWronly = 0o1
 	openRdwr   = 0o2
+	openTrunc  = 0o1000
 	openPath   = 0o10000000
 )
 
@@ -409,7 +418,12 @@ func (a *asm) arch(ar arch, r Rules) {
 			}
 			if mc.flags != 0 {
 				a.emit(insn{code: bpfLdWAbs, k: mc.flags})
-				a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
+				if r.NotifyWriteOpens && slices.Contains(r.Notify, mc.name) {
+					a.emit(insn{code: bpfJsetK, k: openCreates, jt: 2})
+					a.emit(insn{code: bpfJsetK, k: openWronly | openRdwr | openTrunc, t: l("notify")})
+				} else {
+					a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
+				}
 				ret(retAllow)
 			}
 			a.emit(insn{code: bpfLdWAbs, k: mc.mode})
@@ -448,6 +462,10 @@ func (a *asm) arch(ar arch, r Rules) {
 	}
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
+	if r.NotifyWriteOpens {
+		a.label(l("notify"))
+		ret(retNotify)
+	}
 	if r.NoAccessOpens {
 		a.label(l("eacces"))
 		ret(retErrno | eacces)

@@ -34,6 +34,8 @@ var archs = []arch{
 		"msgctl": 71, "semget": 64, "semop": 65, "semtimedop": 220, "semctl": 66,
 		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
 		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
+		"mkdir": 83, "mkdirat": 258, "unlink": 87, "unlinkat": 263, "rmdir": 84, "rename": 82,
+		"renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266, "truncate": 76,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -52,5 +54,6 @@ var archs = []arch{
 		"msgctl": 187, "semget": 190, "semop": 193, "semtimedop": 192, "semctl": 191,
 		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
 		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
+		"mkdirat": 34, "unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38, "renameat2": 276, "truncate": 45,
 	}},
 }

@@ -61,10 +61,13 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	if !testhook.SkipSeccomp {
 		rules := landlockRules(c.Network)
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
-			if gate, err = newMetaGate(plan); err != nil {
+			if gate, err = newMetaGate(plan, canon); err != nil {
 				return nil, nil, err
 			}
 			rules = metagate.Rules(rules)
+			// The entry gate: names made, removed, renamed or linked
+			// where the plan froze a directory (internal/metagate).
+			rules = metagate.EntryRules(rules)
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
 		spec.Seccomp = bwrap.Program(rules)
@@ -114,6 +117,7 @@ func weakened(steps, step string) bool {
 // metaGate is the launcher's end of a landlock sandbox's metadata gate.
 type metaGate struct {
 	plan          *landlock.Plan
+	entries       landlockEntries
 	id            metagate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
 	cancel        context.CancelFunc
@@ -121,7 +125,7 @@ type metaGate struct {
 	started, done bool
 }
 
-func newMetaGate(plan *landlock.Plan) (*metaGate, error) {
+func newMetaGate(plan *landlock.Plan, canon *policy.Canonical) (*metaGate, error) {
 	id, err := metagate.Self()
 	if err != nil {
 		return nil, err
@@ -130,7 +134,7 @@ func newMetaGate(plan *landlock.Plan) (*metaGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
 	}
-	return &metaGate{plan: plan, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+	return &metaGate{plan: plan, entries: landlockEntries{plan, canon}, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
 		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
 }
 
@@ -149,7 +153,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	d := metagate.Funcs{Change: g.plan.MayChangeMeta, Read: g.plan.MayReadMeta}
+	d := gateDecider{metagate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries}
 	go func() {
 		defer sock.Close()
 		l, err := metagate.RecvFd(int(sock.Fd()))
@@ -157,7 +161,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 			return
 		}
 		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
-			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes and inotify_add_watch calls now fail\n", err)
+			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes and inotify_add_watch calls, and what it makes, removes or renames where the plan froze a directory, now fail\n", err)
 		}
 	}()
 }

@@ -212,6 +212,7 @@ type gate struct {
 	value    [xattrSizeMax]byte
 	times    [32]byte
 	link     [pathMax]byte
+	ent      entryState // the entry gate's (entry_linux.go)
 }
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
@@ -230,12 +231,16 @@ func (g *gate) one() error {
 		}
 		return fmt.Errorf("metagate: receive notification: %w", err)
 	}
+	g.ent.cont, g.ent.sent = false, false
 	val, errno, ok := g.handle()
-	if !ok {
+	if !ok || g.ent.sent {
 		return nil
 	}
 	r := resp{id: g.n.id, val: val}
-	if errno != 0 {
+	switch {
+	case g.ent.cont:
+		r = resp{id: g.n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	case errno != 0:
 		r = resp{id: g.n.id, error: -int32(errno)}
 	}
 	// ENOENT: the caller was interrupted (a signal) or is gone meanwhile.
@@ -260,6 +265,9 @@ func (g *gate) valid() bool {
 // handle decides one call and performs it; ok false when there is
 // nobody to answer.
 func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
+	if ef, ok := entryForms[g.n.nr]; ok && g.n.arch == auditArch {
+		return g.entry(ef)
+	}
 	f, known := forms[g.n.nr]
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else
