@@ -55,6 +55,12 @@ func (e landlockEntries) mayChangeMeta(p string, dir bool) bool {
 	return !dir || e.canon.WritableBeneath(p)
 }
 
+// Private is /dev/shm: the host's, shared with its processes, where
+// shm_open and sem_open make their objects. The sandbox reaches there
+// only what it made in this launch (metagate.EntryDecider.Private).
+// /tmp may later be one too.
+func (e landlockEntries) Private(dir string) bool { return dir == "/dev/shm" }
+
 func hostOnly(p string) bool {
 	for _, d := range []string{"/dev", "/proc"} {
 		if p == d || strings.HasPrefix(p, d+"/") {
@@ -69,3 +75,6 @@ type gateDecider struct {
 	metagate.Funcs
 	landlockEntries
 }
+
+// Without every method the gate would answer the entry calls ENOSYS.
+var _ metagate.EntryDecider = gateDecider{}

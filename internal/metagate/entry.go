@@ -29,7 +29,19 @@ type EntryDecider interface {
 	// existing file at path, or bring it into a place it may write (a
 	// hard link).
 	MayWrite(path string) bool
+	// Private says whether dir (absolute, clean, links resolved) is a
+	// private creation directory: one the host shares (/dev/shm under
+	// the landlock backend), where the sandbox may make new files and
+	// reach, write, link, rename and remove only those it made in this
+	// launch (the gate records them, MaxMade at most), which the gate
+	// removes when the sandbox is gone. Nothing else of it is opened
+	// up: the host's own objects there stay out of reach.
+	Private(dir string) bool
 }
+
+// MaxMade bounds the gate's record of what the sandbox made in private
+// creation directories: past it, making another fails with ENOSPC.
+const MaxMade = 4096
 
 // Need is what a call needs of the kernel's wall at a path.
 type Need int

@@ -56,7 +56,7 @@ func (g *gate) find(base int, rel string, link []byte) (named, unix.Errno) {
 		unix.Close(fd)
 		return n, unix.ENOENT
 	}
-	n.dir = fd
+	n.dir, n.dirPath = fd, p
 	if p == "/" {
 		n.path = "/" + n.name
 	} else {
@@ -112,6 +112,25 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 		var st unix.Stat_t
 		err := unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
+		case err == unix.ENOENT && ed.Private(n.dirPath):
+			if len(g.ent.made) >= MaxMade {
+				return 0, unix.ENOSPC, true
+			}
+			g.acting(n.path)
+			fd, err := unix.Openat(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+				continue
+			}
+			if err != nil {
+				return 0, errnoOf(err), true
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				unix.Close(fd)
+				return 0, errnoOf(err), true
+			}
+			g.ent.record(n.dirPath, n.name, &st)
+			return g.addFd(fd, flags&unix.O_CLOEXEC != 0)
 		case err == unix.ENOENT:
 			if ed.KernelAllows(n.path, NeedEntry) {
 				// Continuing is safe: Landlock lets the sandbox make
@@ -192,12 +211,16 @@ func (g *gate) openExisting(ed EntryDecider, obj, flags int) (int64, unix.Errno,
 	}
 	write := flags&unix.O_ACCMODE != unix.O_RDONLY
 	trunc := flags&unix.O_TRUNC != 0
-	if (!write || ed.KernelAllows(p, NeedWrite)) && (!trunc || ed.KernelAllows(p, NeedTruncate)) {
+	if dir := parentOf(p); ed.Private(dir) {
+		// Only what the sandbox made there is its own.
+		if !g.ent.isMade(dir, &st) {
+			return 0, unix.EACCES, true
+		}
+	} else if (!write || ed.KernelAllows(p, NeedWrite)) && (!trunc || ed.KernelAllows(p, NeedTruncate)) {
 		// Continuing is safe: Landlock lets the sandbox write (and
 		// truncate) this file, and checks again what the kernel opens.
 		return g.cont()
-	}
-	if !ed.MayWrite(p) {
+	} else if !ed.MayWrite(p) {
 		return 0, unix.EACCES, true
 	}
 	g.acting(p)
@@ -250,6 +273,9 @@ func (g *gate) make(ed EntryDecider, op entOp, base int, rel string, mode uint32
 	if unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return 0, unix.EEXIST, true // what the kernel answers first (mkdir -p needs it)
 	}
+	if ed.Private(n.dirPath) {
+		return 0, unix.EACCES, true // files only, so the record stays flat
+	}
 	if ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox make entries
 		// in this directory and checks again where the kernel makes it.
@@ -295,6 +321,18 @@ func (g *gate) remove(ed EntryDecider, base int, rel string, flags int) (int64, 
 	if err := unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, errnoOf(err), true
 	}
+	if ed.Private(n.dirPath) {
+		i := g.ent.madeAt(n.dirPath, n.name, &st)
+		if i < 0 {
+			return 0, unix.EACCES, true
+		}
+		g.acting(n.path)
+		if err := unix.Unlinkat(n.dir, n.name, flags); err != nil {
+			return 0, errnoOf(err), true
+		}
+		g.ent.forget(i)
+		return 0, 0, true
+	}
 	if ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox remove entries
 		// here and checks again what the kernel removes.
@@ -336,6 +374,9 @@ func (g *gate) rename(ed EntryDecider, base int, rel string, base2 int, rel2 str
 	var st unix.Stat_t
 	if err := unix.Fstatat(o.dir, o.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, errnoOf(err), true
+	}
+	if po, pn := ed.Private(o.dirPath), ed.Private(n.dirPath); po || pn {
+		return g.renamePrivate(o, n, &st, po && pn, flags)
 	}
 	if ed.KernelAllows(o.path, NeedEntry) && ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox change both
@@ -396,6 +437,9 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return 0, unix.EPERM, true // no hard links to directories
 	}
+	if ed.Private(n.dirPath) {
+		return g.linkPrivate(ed, obj, n, &st)
+	}
 	if ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox make entries
 		// here and checks the link again, with what it brings in (its
@@ -404,7 +448,9 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 	}
 	fdPath := "/proc/self/fd/" + strconv.Itoa(obj)
 	p, ok := g.pathOf(fdPath, &st)
-	if !ok || st.Mode&unix.S_IFMT == unix.S_IFLNK || !ed.MayWrite(p) || !ed.MayEntry(n.path) {
+	// What the sandbox made in a private creation directory stays
+	// there, for the gate to remove.
+	if !ok || st.Mode&unix.S_IFMT == unix.S_IFLNK || ed.Private(parentOf(p)) || !ed.MayWrite(p) || !ed.MayEntry(n.path) {
 		// A deleted file, or a link itself (which /proc/self/fd would
 		// follow), is not linked by the gate.
 		return 0, unix.EACCES, true
@@ -440,12 +486,15 @@ func (g *gate) truncate(ed EntryDecider, base int, rel string, size int64) (int6
 	if !ok {
 		return 0, unix.EACCES, true
 	}
-	if ed.KernelAllows(p, NeedTruncate) {
+	if dir := parentOf(p); ed.Private(dir) {
+		if !g.ent.isMade(dir, &st) {
+			return 0, unix.EACCES, true
+		}
+	} else if ed.KernelAllows(p, NeedTruncate) {
 		// Continuing is safe: Landlock lets the sandbox truncate this
 		// file and checks again what the kernel resolves.
 		return g.cont()
-	}
-	if !ed.MayWrite(p) {
+	} else if !ed.MayWrite(p) {
 		return 0, unix.EACCES, true
 	}
 	g.acting(p)
@@ -458,4 +507,58 @@ func (g *gate) truncate(ed EntryDecider, base int, rel string, size int64) (int6
 		return 0, errnoOf(err), true
 	}
 	return 0, 0, true
+}
+
+// renamePrivate decides a rename from or to a private creation
+// directory: only within them, of a name the sandbox made, onto nothing
+// or onto another it made.
+func (g *gate) renamePrivate(o, n named, st *unix.Stat_t, both bool, flags int) (int64, unix.Errno, bool) {
+	i := g.ent.madeAt(o.dirPath, o.name, st)
+	if !both || i < 0 || flags&(unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 {
+		return 0, unix.EACCES, true
+	}
+	var nst unix.Stat_t
+	j := -1
+	if unix.Fstatat(n.dir, n.name, &nst, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if j = g.ent.madeAt(n.dirPath, n.name, &nst); j < 0 {
+			return 0, unix.EACCES, true
+		}
+	}
+	g.acting(o.path)
+	if err := unix.Renameat2(o.dir, o.name, n.dir, n.name, uint(flags)); err != nil {
+		return 0, errnoOf(err), true
+	}
+	g.ent.made[i].dir, g.ent.made[i].name = n.dirPath, n.name
+	if j >= 0 {
+		g.ent.forget(j)
+	}
+	return 0, 0, true
+}
+
+// linkPrivate decides a hard link made in a private creation directory:
+// of a file the sandbox made there (sem_open links its new semaphore
+// into place).
+func (g *gate) linkPrivate(ed EntryDecider, obj int, n named, st *unix.Stat_t) (int64, unix.Errno, bool) {
+	fdPath := "/proc/self/fd/" + strconv.Itoa(obj)
+	p, ok := g.pathOf(fdPath, st)
+	if !ok || st.Mode&unix.S_IFMT != unix.S_IFREG || !ed.Private(parentOf(p)) || !g.ent.isMade(parentOf(p), st) {
+		return 0, unix.EACCES, true
+	}
+	if len(g.ent.made) >= MaxMade {
+		return 0, unix.ENOSPC, true
+	}
+	g.acting(n.path)
+	if err := unix.Linkat(unix.AT_FDCWD, fdPath, n.dir, n.name, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return 0, errnoOf(err), true
+	}
+	g.ent.record(n.dirPath, n.name, st)
+	return 0, 0, true
+}
+
+// parentOf is the directory of a clean absolute path ("/" for "/").
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
 }

@@ -48,6 +48,62 @@ type entryState struct {
 	hdr        unix.CapUserHeader
 	caps       [2]unix.CapUserData
 	dropped    bool
+	// made is what the sandbox made in private creation directories
+	// (EntryDecider.Private), at most MaxMade.
+	made []madeEntry
+}
+
+// madeEntry is a name the gate made, or linked, in a private creation
+// directory, and the file it names.
+type madeEntry struct {
+	dir, name string
+	dev, ino  uint64
+}
+
+// madeAt is the record of name in dir naming the file st is, or -1.
+func (s *entryState) madeAt(dir, name string, st *unix.Stat_t) int {
+	for i, m := range s.made {
+		if m.dir == dir && m.name == name && m.dev == st.Dev && m.ino == st.Ino {
+			return i
+		}
+	}
+	return -1
+}
+
+// isMade says whether the file st is was made by the sandbox in dir.
+func (s *entryState) isMade(dir string, st *unix.Stat_t) bool {
+	for _, m := range s.made {
+		if m.dir == dir && m.dev == st.Dev && m.ino == st.Ino {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *entryState) record(dir, name string, st *unix.Stat_t) {
+	s.made = append(s.made, madeEntry{dir: dir, name: name, dev: st.Dev, ino: st.Ino})
+}
+
+func (s *entryState) forget(i int) {
+	s.made = append(s.made[:i], s.made[i+1:]...)
+}
+
+// cleanMade removes, once the sandbox is gone, the names it made in
+// private creation directories that still name what it made. Nothing
+// but the gate makes names there for the sandbox, and the gate is done.
+func (s *entryState) cleanMade() {
+	for _, m := range s.made {
+		dir, err := unix.Open(m.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(dir, m.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == m.dev && st.Ino == m.ino {
+			unix.Unlinkat(dir, m.name, 0)
+		}
+		unix.Close(dir)
+	}
+	s.made = nil
 }
 
 const (
@@ -69,9 +125,10 @@ type addfd struct {
 // named is a name as the gate found it: the directory it is in, opened
 // once, and the name in it.
 type named struct {
-	dir  int
-	name string
-	path string // the directory's path (links resolved) and the name
+	dir     int
+	name    string
+	path    string // the directory's path (links resolved) and the name
+	dirPath string // the directory's path
 	// slash: the caller's path ended in "/"; special: the name is "",
 	// "." or "..", which makes no new name (the kernel answers).
 	slash, special bool

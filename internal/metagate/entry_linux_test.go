@@ -38,6 +38,8 @@ func (e entries) MayEntry(p string) bool {
 
 func (e entries) MayWrite(p string) bool { return e.in(p) && !strings.Contains(p, "/protected") }
 
+func (e entries) Private(dir string) bool { return dir == e.allowed+"/shm" }
+
 type entryDecider struct {
 	metagate.Funcs
 	entries
@@ -56,6 +58,8 @@ func TestEntryGate(t *testing.T) {
 	require.NoError(t, os.Mkdir(in("keep"), 0o755)) // stands for a directory holding a protected name
 	require.NoError(t, os.Mkdir(in("free"), 0o755))
 	require.NoError(t, os.Mkdir(in("d"), 0o755))
+	require.NoError(t, os.Mkdir(in("shm"), 0o777))
+	require.NoError(t, os.WriteFile(in("shm/host"), []byte("host\n"), 0o666))
 	root := os.Geteuid() == 0
 	if root {
 		require.NoError(t, os.Mkdir(in("theirs"), 0o755))
@@ -171,6 +175,25 @@ func TestEntryGate(t *testing.T) {
 		absent(filepath.Join(outside, "made"))
 		want(t, "create-swapped-name", unix.EACCES)
 		require.Equal(t, "secret\n", content(secret))
+	})
+	t.Run("private creation directory", func(t *testing.T) {
+		tt = t
+		want(t, "shm-create", 0)
+		want(t, "shm-reopen-own", 0)
+		want(t, "shm-link-own", 0)
+		want(t, "shm-rename-own", 0)
+		want(t, "shm-unlink-own", 0)
+		want(t, "shm-write-host", unix.EACCES)
+		want(t, "shm-unlink-host", unix.EACCES)
+		want(t, "shm-rename-host", unix.EACCES)
+		want(t, "shm-link-host", unix.EACCES)
+		want(t, "shm-link-out", unix.EACCES)
+		want(t, "shm-mkdir", unix.EACCES)
+		require.Equal(t, "host\n", content(in("shm/host")))
+		es, err := os.ReadDir(in("shm"))
+		require.NoError(t, err)
+		require.Len(t, es, 1, "what the sandbox made there is removed when it is gone: %v", es)
+		absent(in("shm-out"))
 	})
 	t.Run("the sandbox's identity", func(t *testing.T) {
 		tt = t
@@ -302,6 +325,20 @@ func TestHelperEntryGateChild(t *testing.T) {
 
 	report("mkdir-swapped-parent", unix.Mkdir(in("d/made"), 0o755))
 	report("create-swapped-name", write(in("swapped"), unix.O_WRONLY|unix.O_CREAT, "x"))
+
+	shm := func(n string) string { return in("shm/" + n) }
+	report("shm-create", write(shm("mine"), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, "mine"))
+	report("shm-reopen-own", write(shm("mine"), unix.O_RDWR, "again"))
+	report("shm-link-own", unix.Link(shm("mine"), shm("sem.x")))
+	report("shm-rename-own", unix.Rename(shm("sem.x"), shm("sem.y")))
+	write(shm("gone"), unix.O_RDWR|unix.O_CREAT, "x")
+	report("shm-unlink-own", unix.Unlink(shm("gone")))
+	report("shm-write-host", write(shm("host"), unix.O_WRONLY|unix.O_APPEND, "x"))
+	report("shm-unlink-host", unix.Unlink(shm("host")))
+	report("shm-rename-host", unix.Rename(shm("host"), shm("taken")))
+	report("shm-link-host", unix.Link(shm("host"), shm("taken")))
+	report("shm-link-out", unix.Link(shm("mine"), in("shm-out")))
+	report("shm-mkdir", unix.Mkdir(shm("d"), 0o755))
 
 	report("write-readonly", write(in("ro"), unix.O_WRONLY, "x"))
 	report("create-in-theirs", write(in("theirs/x"), unix.O_WRONLY|unix.O_CREAT, "x"))

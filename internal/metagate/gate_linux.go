@@ -175,6 +175,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		unix.Close(p[1])
 	}()
 	g := &gate{d: d, id: id, listener: listener}
+	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
