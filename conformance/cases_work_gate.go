@@ -95,5 +95,97 @@ npm init -y >/dev/null && ok INIT; npm install --offline --install-links "$FIX/l
 					h.Errorf("host: no ws/package-lock.json or ws/node_modules/lib/index.js")
 				}
 			}},
+		{Name: "work-python-multiprocessing", Class: Work, Backends: linuxOnly, Needs: []string{"python3"}, Summary: "Python's multiprocessing: a Lock, shared_memory, a Pool and a Queue (POSIX semaphores and shared memory in /dev/shm); what they made there is gone after the launch",
+			Run: func(h *H) {
+				_, p := h.ws()
+				o := h.Sandbox(p, `python3 -c '
+import multiprocessing as mp
+from multiprocessing import shared_memory
+l = mp.Lock(); l.acquire(); l.release(); print("@@LOCK@@")
+s = shared_memory.SharedMemory(create=True, size=4096); s.buf[0] = 7
+t = shared_memory.SharedMemory(name=s.name); assert t.buf[0] == 7
+t.close(); s.close(); s.unlink(); print("@@SHARED_MEMORY@@")
+with mp.Pool(2) as pool: assert pool.map(abs, [-1, -2]) == [1, 2]
+print("@@POOL@@")
+q = mp.Queue(); q.put(3); assert q.get() == 3; print("@@QUEUE@@")
+'`)
+				h.Expect(o, "LOCK", "SHARED_MEMORY", "POOL", "QUEUE")
+			}},
+	}
+}
+
+// gateEscapeCases are the attempts the entry gate must still refuse
+// under landlock, beside its work (and every backend refuses them).
+func gateEscapeCases() []Case {
+	return []Case{
+		{Name: "create-protected-names-top", Class: NotYet, Summary: "make each protected name the workspace does not hold yet (.vscode, .mcp.json, .envrc, .git/hooks/x), as a file, a directory, a link and by rename; none appears on the host",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Write("ws/payload", "x\n")
+				o := h.Sandbox(p, `for n in .vscode .mcp.json .envrc .git; do
+  touch $n 2>/dev/null && ok FILE$n; mkdir $n 2>/dev/null && ok DIR$n; ln -s payload $n 2>/dev/null && ok LINK$n
+  cp payload tmp.$n && mv tmp.$n $n 2>/dev/null && ok MV$n; rm -f tmp.$n; ln payload $n 2>/dev/null && ok HARD$n
+done; mkdir -p .git/hooks 2>/dev/null && ok HOOKS; true`)
+				for _, n := range []string{".vscode", ".mcp.json", ".envrc", ".git"} {
+					h.Refuse(o, "FILE"+n, "DIR"+n, "LINK"+n, "MV"+n, "HARD"+n)
+					h.Absent("ws/" + n)
+				}
+				h.Refuse(o, "HOOKS")
+			}},
+		{Name: "gate-rename-holder-away", Class: Move, Summary: "rename a directory holding a read-only root, and the read-only root itself, away at the workspace's top, then write the freed name",
+			Run: func(h *H) {
+				_, p := h.ws()
+				ro := h.Write("ws/lib/conf/ro.txt", "original\n")
+				p.Readonly = []string{ro}
+				o := h.Sandbox(p, `mv lib lib.away 2>/dev/null && ok MOVED_LIB; mv lib/conf conf.away 2>/dev/null && ok MOVED_CONF; mv lib/conf/ro.txt x 2>/dev/null && ok MOVED_RO
+mkdir -p lib/conf 2>/dev/null; echo planted > lib/conf/ro.txt 2>/dev/null && ok PLANTED; true`)
+				h.Refuse(o, "MOVED_LIB", "MOVED_CONF", "MOVED_RO", "PLANTED")
+				h.Want("ws/lib/conf/ro.txt", "original\n")
+				h.Absent("ws/lib.away")
+				h.Absent("ws/conf.away")
+			}},
+		{Name: "gate-hardlink-readonly-top", Class: Hardlink, Summary: "hard-link a read-only file (outside and inside the workspace) to a new name at the workspace's top, then write through the link",
+			Run: func(h *H) {
+				_, p := h.ws()
+				out := h.Write("outside/ro.txt", "original\n")
+				in := h.Write("ws/sub/ro.txt", "original\n")
+				p.Readonly = []string{out, in}
+				// A write makes a new file where no link was made: only a
+				// write through a link made counts.
+				o := h.Sandbox(p, `ln "$FIX/outside/ro.txt" top 2>/dev/null && { ok LINKED_OUT; echo pwned >> top && ok WROTE_OUT; }
+ln sub/ro.txt top2 2>/dev/null && { ok LINKED_IN; echo pwned >> top2 && ok WROTE_IN; }
+ln -s "$FIX/outside/ro.txt" sym && ok SYMLINK; echo pwned >> sym 2>/dev/null && ok WROTE_SYM; true`)
+				h.Refuse(o, "LINKED_OUT", "WROTE_OUT", "LINKED_IN", "WROTE_IN", "WROTE_SYM")
+				h.Expect(o, "SYMLINK") // a link is decided at its target
+				h.Want("outside/ro.txt", "original\n")
+				h.Want("ws/sub/ro.txt", "original\n")
+				h.Absent("ws/top")
+				h.Absent("ws/top2")
+			}},
+		{Name: "shm-host-objects", Class: Kernel, Backends: linuxOnly, Summary: "open, append to, remove, link and rename an object another process keeps in the host's /dev/shm; it stays as it was, and the sandbox's own /dev/shm work succeeds",
+			Run: func(h *H) {
+				name := "cordon-conformance-" + filepath.Base(h.Dir)
+				obj := filepath.Join("/dev/shm", name)
+				if err := os.WriteFile(obj, []byte(h.Secret), 0o666); err != nil {
+					h.NotApplicable("no /dev/shm to place an object in: %v", err)
+				}
+				os.Chmod(obj, 0o666)
+				h.Cleanup(func() { os.Remove(obj) })
+				_, p := h.ws()
+				o := h.Sandbox(p, `o=/dev/shm/$NAME; cat $o 2>/dev/null; echo x >> $o 2>/dev/null && ok APPENDED; true > $o 2>/dev/null && ok EMPTIED; rm -f $o 2>/dev/null; [ -e $o ] || ok REMOVED
+ln $o /dev/shm/$NAME.l 2>/dev/null && ok LINKED; mv $o /dev/shm/$NAME.m 2>/dev/null && ok MOVED
+echo mine > /dev/shm/$NAME.own && rm /dev/shm/$NAME.own && ok OWN; true`, "NAME="+name)
+				h.NoSecret(o)
+				h.Refuse(o, "APPENDED", "EMPTIED", "REMOVED", "LINKED", "MOVED")
+				h.Expect(o, "OWN")
+				if b, err := os.ReadFile(obj); err != nil || string(b) != h.Secret {
+					h.Errorf("host: %s changed or is gone: %q, %v", obj, b, err)
+				}
+				for _, sfx := range []string{".l", ".m", ".own"} {
+					if _, err := os.Lstat(obj + sfx); err == nil {
+						h.Errorf("host: %s%s exists", obj, sfx)
+					}
+				}
+			}},
 	}
 }

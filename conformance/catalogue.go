@@ -5,7 +5,7 @@ package conformance
 func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
-		workCases(), gateWorkCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
+		workCases(), gateWorkCases(), gateEscapeCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(),
