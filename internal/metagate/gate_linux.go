@@ -273,7 +273,7 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else
 	}
-	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1, inotify: -1}
+	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1, inotify: -1, procFd: -1}
 	if f.flags >= 0 {
 		c.flags = int(int32(g.n.args[f.flags]))
 	}
