@@ -141,8 +141,13 @@ done; mkdir -p .git/hooks 2>/dev/null && ok HOOKS; true`)
 mkdir -p lib/conf 2>/dev/null; echo planted > lib/conf/ro.txt 2>/dev/null && ok PLANTED; true`)
 				h.Refuse(o, "MOVED_LIB", "MOVED_CONF", "MOVED_RO", "PLANTED")
 				h.Want("ws/lib/conf/ro.txt", "original\n")
-				h.Absent("ws/lib.away")
-				h.Absent("ws/conf.away")
+				// Elsewhere mv falls back to copying (the mount is not
+				// moved): a copy may appear; under landlock the gate
+				// refuses the rename itself.
+				if h.Backend() == "landlock" {
+					h.Absent("ws/lib.away")
+					h.Absent("ws/conf.away")
+				}
 			}},
 		{Name: "gate-hardlink-readonly-top", Class: Hardlink, Summary: "hard-link a read-only file (outside and inside the workspace) to a new name at the workspace's top, then write through the link",
 			Run: func(h *H) {
@@ -172,8 +177,10 @@ ln -s "$FIX/outside/ro.txt" sym && ok SYMLINK; echo pwned >> sym 2>/dev/null && 
 				os.Chmod(obj, 0o666)
 				h.Cleanup(func() { os.Remove(obj) })
 				_, p := h.ws()
-				o := h.Sandbox(p, `o=/dev/shm/$NAME; cat $o 2>/dev/null; echo x >> $o 2>/dev/null && ok APPENDED; true > $o 2>/dev/null && ok EMPTIED; rm -f $o 2>/dev/null; [ -e $o ] || ok REMOVED
-ln $o /dev/shm/$NAME.l 2>/dev/null && ok LINKED; mv $o /dev/shm/$NAME.m 2>/dev/null && ok MOVED
+				// Where /dev/shm is the sandbox's own (native, bwrap) the
+				// object is not there to try: the host's copy judges.
+				o := h.Sandbox(p, `o=/dev/shm/$NAME; if [ -e $o ]; then cat $o 2>/dev/null; echo x >> $o 2>/dev/null && ok APPENDED; true > $o 2>/dev/null && ok EMPTIED; rm -f $o 2>/dev/null; [ -e $o ] || ok REMOVED
+ln $o /dev/shm/$NAME.l 2>/dev/null && ok LINKED; mv $o /dev/shm/$NAME.m 2>/dev/null && ok MOVED; fi
 echo mine > /dev/shm/$NAME.own && rm /dev/shm/$NAME.own && ok OWN; true`, "NAME="+name)
 				h.NoSecret(o)
 				h.Refuse(o, "APPENDED", "EMPTIED", "REMOVED", "LINKED", "MOVED")
