@@ -44,8 +44,19 @@ func (g *gate) find(base int, rel string, link []byte) (named, unix.Errno) {
 	}
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(at(base), dir, &how)
+	if err == unix.ELOOP {
+		n.special = true // through a magic link: see throughMagicLink
+		return n, 0
+	}
 	if err != nil {
 		return n, errnoOf(err)
+	}
+	if onProc(fd) {
+		// /proc/self would be the launcher's here: the kernel resolves
+		// it for the caller (see throughMagicLink).
+		unix.Close(fd)
+		n.special = true
+		return n, 0
 	}
 	m, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), link)
 	p := ""
@@ -87,6 +98,9 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 			how.Flags |= unix.O_NOFOLLOW
 		}
 		obj, err := unix.Openat2(at(base), rel, &how)
+		if err == unix.ELOOP {
+			return g.throughMagicLink()
+		}
 		if err != nil {
 			return 0, errnoOf(err), true
 		}
@@ -161,6 +175,9 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 			}
 			how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
 			obj, err := unix.Openat2(n.dir, n.name, &how)
+			if err == unix.ELOOP {
+				return g.throughMagicLink() // /dev/stderr
+			}
 			if err == unix.ENOENT {
 				// A link to nothing: the kernel would make its target.
 				// Continuing is safe: Landlock checks making it where
@@ -187,9 +204,27 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 	return 0, unix.EAGAIN, true
 }
 
+// throughMagicLink answers an open whose path goes through a magic link
+// (/dev/stderr, /proc/self/fd/N: the command's own descriptors, which the
+// gate cannot resolve for the caller) or a loop of links. Continuing is
+// safe: the gate makes nothing, and Landlock checks the object the
+// kernel reaches (a descriptor handed in has a rule on its own inode,
+// with the access its open mode gave).
+func (g *gate) throughMagicLink() (int64, unix.Errno, bool) { return g.cont() }
+
+// onProc says whether fd is on a procfs, where /proc/self and its magic
+// links name the launcher, not the caller.
+func onProc(fd int) bool {
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC
+}
+
 // openExisting decides an open of the existing object obj (O_PATH) that
 // writes or truncates it.
 func (g *gate) openExisting(ed EntryDecider, obj, flags int) (int64, unix.Errno, bool) {
+	if onProc(obj) {
+		return g.throughMagicLink() // /proc/self would be the launcher's
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(obj, &st); err != nil {
 		return 0, errnoOf(err), true
@@ -466,10 +501,16 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 func (g *gate) truncate(ed EntryDecider, base int, rel string, size int64) (int64, unix.Errno, bool) {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
 	obj, err := unix.Openat2(at(base), rel, &how)
+	if err == unix.ELOOP {
+		return g.throughMagicLink()
+	}
 	if err != nil {
 		return 0, errnoOf(err), true
 	}
 	defer unix.Close(obj)
+	if onProc(obj) {
+		return g.throughMagicLink()
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(obj, &st); err != nil {
 		return 0, errnoOf(err), true

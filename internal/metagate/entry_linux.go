@@ -130,7 +130,9 @@ type named struct {
 	path    string // the directory's path (links resolved) and the name
 	dirPath string // the directory's path
 	// slash: the caller's path ended in "/"; special: the name is "",
-	// "." or "..", which makes no new name (the kernel answers).
+	// "." or "..", which makes no new name, or its directory is reached
+	// through a magic link or on procfs, which the gate cannot resolve for
+	// the caller: the kernel answers, Landlock checking.
 	slash, special bool
 }
 
