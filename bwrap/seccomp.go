@@ -288,6 +288,14 @@ type Rules struct {
 	// to the address they carry without a connect(2) a supervisor would
 	// see.
 	NoFastOpen bool
+	// NotifyWriteOpens hands to the supervisor, besides the opens that
+	// make a file (O_CREAT, O_TMPFILE: Notify naming open, openat or
+	// creat), those that write or truncate one without making it (access
+	// mode O_WRONLY or O_RDWR, or O_TRUNC); reading opens stay the
+	// kernel's alone. The landlock backend's entry gate needs it: a file
+	// made where Landlock froze the directory gets only that directory's
+	// rights (package metagate, EntryRules).
+	NotifyWriteOpens bool
 }
 
 // msgFastopen is MSG_FASTOPEN (linux/socket.h).
@@ -356,6 +364,7 @@ const openCreates = 0o100 | 0o20000000
 const (
 	openWronly = 0o1
 	openRdwr   = 0o2
+	openTrunc  = 0o1000
 	openPath   = 0o10000000
 )
 
@@ -461,7 +470,12 @@ func (a *asm) arch(ar arch, r Rules) {
 			}
 			if mc.flags != 0 {
 				a.emit(insn{code: bpfLdWAbs, k: mc.flags})
-				a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
+				if r.NotifyWriteOpens && slices.Contains(r.Notify, mc.name) {
+					a.emit(insn{code: bpfJsetK, k: openCreates, jt: 2})
+					a.emit(insn{code: bpfJsetK, k: openWronly | openRdwr | openTrunc, t: l("notify")})
+				} else {
+					a.emit(insn{code: bpfJsetK, k: openCreates, jt: 1})
+				}
 				ret(retAllow)
 			}
 			a.emit(insn{code: bpfLdWAbs, k: mc.mode})
@@ -500,6 +514,10 @@ func (a *asm) arch(ar arch, r Rules) {
 	}
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
+	if r.NotifyWriteOpens {
+		a.label(l("notify"))
+		ret(retNotify)
+	}
 	if r.NoAccessOpens {
 		a.label(l("eacces"))
 		ret(retErrno | eacces)

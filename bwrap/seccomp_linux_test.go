@@ -38,11 +38,15 @@ func TestSyscallNumbers(t *testing.T) {
 		"sched_setaffinity": unix.SYS_SCHED_SETAFFINITY, "sched_setattr": unix.SYS_SCHED_SETATTR,
 		"connect": unix.SYS_CONNECT, "listen": unix.SYS_LISTEN, "sendto": unix.SYS_SENDTO,
 		"sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG,
+		"mkdirat": unix.SYS_MKDIRAT, "unlinkat": unix.SYS_UNLINKAT, "symlinkat": unix.SYS_SYMLINKAT,
+		"linkat": unix.SYS_LINKAT, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
+		"truncate": unix.SYS_TRUNCATE,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.
 		for n, nr := range map[string]uint32{"chmod": 90, "open": 2, "creat": 85, "mknod": 133,
-			"chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261} {
+			"chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261,
+			"mkdir": 83, "unlink": 87, "rmdir": 84, "rename": 82, "link": 86, "symlink": 88} {
 			want[n] = nr
 		}
 	}

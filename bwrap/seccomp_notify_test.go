@@ -146,3 +146,47 @@ func TestSeccompNoNamespaceRules(t *testing.T) {
 		})
 	}
 }
+
+// TestSeccompNotifyWriteOpens: with NotifyWriteOpens the opens that make
+// or write a file go to the supervisor, reading opens and O_PATH stay
+// the kernel's, and the refusals before them still come first.
+func TestSeccompNotifyWriteOpens(t *testing.T) {
+	x86, arm := uint32(auditArchX8664), uint32(auditArchAarch64)
+	r := RulesFor(SocketsFor(false))
+	r.NoAccessOpens, r.NotifyWriteOpens = true, true
+	r.Notify = []string{"open", "openat", "creat", "mkdir", "mkdirat", "unlinkat", "renameat2", "truncate"}
+	prog := Program(r)
+	const oCreat, oTrunc, oPath = 0o100, 0o1000, 0o10000000
+	tests := []struct {
+		name string
+		c    call
+		want uint32
+	}{
+		{"x86 open read", call{x86, 2, 0, 0, 0}, allow},
+		{"x86 open O_WRONLY", call{x86, 2, 0, 1, 0}, retNotify},
+		{"x86 open O_RDWR", call{x86, 2, 0, 2, 0}, retNotify},
+		{"x86 open O_TRUNC read", call{x86, 2, 0, oTrunc, 0}, retNotify},
+		{"x86 open O_CREAT 0644", call{x86, 2, 0, oCreat, 0o644}, retNotify},
+		{"x86 open O_CREAT setuid", call{x86, 2, 0, oCreat, 0o4755}, denyPerm},
+		{"x86 open O_PATH", call{x86, 2, 0, oPath, 0}, allow},
+		{"x86 open access mode 3", call{x86, 2, 0, 3, 0}, retErrno | eacces},
+		{"x86 openat read", call{x86, 257, 0, 0, 0}, allow},
+		{"x86 openat O_WRONLY|O_CREAT", call{x86, 257, 0, 0, oCreat | 1}, retNotify},
+		{"x86 openat O_WRONLY", call{x86, 257, 0, 0, 1}, retNotify},
+		{"x86 openat O_PATH", call{x86, 257, 0, 0, oPath}, allow},
+		{"x86 creat", call{x86, 85, 0, 0o644, 0}, retNotify},
+		{"x86 mkdir", call{x86, 83, 0, 0o755, 0}, retNotify},
+		{"x86 unlinkat", call{x86, 263, 0, 0, 0}, retNotify},
+		{"x86 renameat2", call{x86, 316, 0, 0, 0}, retNotify},
+		{"x86 truncate", call{x86, 76, 0, 0, 0}, retNotify},
+		{"x86 openat2 still refused", call{x86, 437, 0, 0, 0}, denyNosys},
+		{"arm64 openat read", call{arm, 56, 0, 0, 0}, allow},
+		{"arm64 mkdirat", call{arm, 34, 0, 0, 0}, retNotify},
+		{"arm64 renameat2", call{arm, 276, 0, 0, 0}, retNotify},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, run(t, prog, tt.c))
+		})
+	}
+}

@@ -66,13 +66,16 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 			rules = landlockProxyRules()
 		}
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
-			if gate, err = newMetaGate(plan, proxy); err != nil {
+			if gate, err = newMetaGate(plan, canon, proxy); err != nil {
 				c.stopNet()
 				return nil, nil, err
 			}
 			rules = metagate.Rules(rules)
+			// The entry gate: names made, removed, renamed or linked
+			// where the plan froze a directory (internal/metagate).
+			rules = metagate.EntryRules(rules)
 			if c.NetPolicy != nil {
-				rules = metagate.ConnectRules(rules)
+				rules = metagate.ConnectRules(rules) // after Rules, which replaces Notify
 			}
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
@@ -121,6 +124,7 @@ func weakened(steps, step string) bool {
 // metaGate is the launcher's end of a landlock sandbox's metadata gate.
 type metaGate struct {
 	plan          *landlock.Plan
+	entries       landlockEntries
 	proxy         netip.AddrPort // with an allowlist: where connects may go
 	id            metagate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
@@ -129,7 +133,7 @@ type metaGate struct {
 	started, done bool
 }
 
-func newMetaGate(plan *landlock.Plan, proxy netip.AddrPort) (*metaGate, error) {
+func newMetaGate(plan *landlock.Plan, canon *policy.Canonical, proxy netip.AddrPort) (*metaGate, error) {
 	id, err := metagate.Self()
 	if err != nil {
 		return nil, err
@@ -138,7 +142,7 @@ func newMetaGate(plan *landlock.Plan, proxy netip.AddrPort) (*metaGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
 	}
-	return &metaGate{plan: plan, proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+	return &metaGate{plan: plan, entries: landlockEntries{plan, canon}, proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
 		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
 }
 
@@ -157,10 +161,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	var d metagate.Decider = metagate.Funcs{Change: g.plan.MayChangeMeta, Read: g.plan.MayReadMeta}
-	if g.proxy.IsValid() {
-		d = metagate.Proxy{Decider: d, Addr: g.proxy}
-	}
+	d := gateDecider{metagate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy}
 	go func() {
 		defer sock.Close()
 		l, err := metagate.RecvFd(int(sock.Fd()))
@@ -168,7 +169,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 			return
 		}
 		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
-			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls now fail\n", err)
+			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls, and what it makes, removes or renames where the plan froze a directory, now fail\n", err)
 		}
 	}()
 }

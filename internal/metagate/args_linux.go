@@ -1,6 +1,11 @@
 package metagate
 
-import "golang.org/x/sys/unix"
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // call is one request as read from its caller: where its object is and
 // the operands, all read before the pid is checked to still be the caller.
@@ -14,6 +19,10 @@ type call struct {
 	rel    string
 	follow bool
 	base   int // the starting point opened, -1: none (an absolute path)
+	// procFd is N when the path is the caller's own /proc/self/fd/N
+	// (glibc before 2.39 makes fchmodat(AT_SYMLINK_NOFOLLOW) a chmod of
+	// it): the call is then fchmod(N)'s; -1 otherwise.
+	procFd int
 
 	mode, uid, gid uint32
 	name           string // the xattr name
@@ -56,6 +65,9 @@ func (g *gate) readPath(mem int, c *call) (errno unix.Errno, ok bool) {
 		return unix.EINVAL, true
 	}
 	c.follow = c.form.follow && c.flags&unix.AT_SYMLINK_NOFOLLOW == 0
+	if n, ok := procSelfFd(c.rel); ok && c.follow && !c.self {
+		c.self, c.procFd = true, n
+	}
 	if !c.self && c.rel == "" {
 		if c.flags&unix.AT_EMPTY_PATH == 0 || c.form.flags < 0 {
 			return unix.ENOENT, true
@@ -233,4 +245,20 @@ func pread(mem int, b []byte, addr uintptr) (int, unix.Errno) {
 		return 0, unix.EFAULT
 	}
 	return n, 0
+}
+
+// procSelfFd reports whether p is /proc/self/fd/N or
+// /proc/thread-self/fd/N, the caller's own descriptor N, and N.
+func procSelfFd(p string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, "/proc/self/fd/")
+	if !ok {
+		if rest, ok = strings.CutPrefix(p, "/proc/thread-self/fd/"); !ok {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || strconv.Itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
 }

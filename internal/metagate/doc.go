@@ -1,6 +1,9 @@
 // Package metagate decides, outside the sandbox, the metadata calls
 // Landlock does not cover: chmod, chown, extended attributes and file
-// times, and reading extended attributes and watching with inotify. Under the landlock backend the command runs on the host's own
+// times, and reading extended attributes and watching with inotify; and,
+// through EntryRules and an EntryDecider, the calls that make, remove,
+// rename and link names where the backend's own wall cannot say what the
+// model says (the entry gate, entry.go). Under the landlock backend the command runs on the host's own
 // file system, so without it a sandboxed command could make the user's
 // ~/.ssh key world-readable, chmod +x a hook the user keeps, or chmod 000
 // the user's files, anywhere outside its writable roots.
@@ -62,15 +65,28 @@
 //
 // Extended attributes only in the user namespace; a file with an ACL is
 // written (touch, user.* attributes) by its owner only; objects without a
-// name (deleted files, pipes, memfds) and paths through magic links
-// (/proc/self/fd/N) are refused.
+// name (deleted files, pipes, memfds) and paths through magic links are
+// refused, but for the caller's own /proc/self/fd/N in a call that
+// follows it, decided as that descriptor's call; ACLs answer EOPNOTSUPP.
+//
+// # The entry gate
+//
+// With EntryRules the filter also sends the calls that make, remove,
+// rename or link names and the opens that make or write a file; a
+// Decider that is an EntryDecider decides them. Where the backend's own
+// wall allows the call anyway the kernel continues it (that wall checks
+// it again); elsewhere the model decides and the gate performs the call
+// itself on the directory it resolved, without the launcher's
+// capabilities and with the caller's umask, handing a new descriptor
+// back with SECCOMP_IOCTL_NOTIF_ADDFD. See docs/threat-model.md,
+// "Entries under the landlock backend".
 //
 // # Connect (a network allowlist)
 //
-// With a Proxy as the Decider and ConnectRules in the filter, connect(2)
-// is decided too: the supervisor takes the caller's socket (pidfd_getfd),
-// reads the address once, and connects a TCP socket itself, from its own
-// copy of the address, when that address is the proxy's; every other
-// destination, and a connect on a socket that is not TCP, is EACCES
-// (connect_linux.go).
+// With a Decider that names a proxy (Proxy, or one with a ProxyAddr
+// method) and ConnectRules in the filter, connect(2) is decided too: the
+// supervisor takes the caller's socket (pidfd_getfd), reads the address
+// once, and connects a TCP socket itself, from its own copy of the
+// address, when that address is the proxy's; every other destination,
+// and a connect on a socket that is not TCP, is EACCES (connect_linux.go).
 package metagate

@@ -175,6 +175,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		unix.Close(p[1])
 	}()
 	g := &gate{d: d, id: id, listener: listener}
+	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -212,6 +213,7 @@ type gate struct {
 	value    [xattrSizeMax]byte
 	times    [32]byte
 	link     [pathMax]byte
+	ent      entryState // the entry gate's (entry_linux.go)
 }
 
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
@@ -230,12 +232,16 @@ func (g *gate) one() error {
 		}
 		return fmt.Errorf("metagate: receive notification: %w", err)
 	}
+	g.ent.cont, g.ent.sent = false, false
 	val, errno, ok := g.handle()
-	if !ok {
+	if !ok || g.ent.sent {
 		return nil
 	}
 	r := resp{id: g.n.id, val: val}
-	if errno != 0 {
+	switch {
+	case g.ent.cont:
+		r = resp{id: g.n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	case errno != 0:
 		r = resp{id: g.n.id, error: -int32(errno)}
 	}
 	// ENOENT: the caller was interrupted (a signal) or is gone meanwhile.
@@ -263,11 +269,14 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch == auditArch && g.n.nr == unix.SYS_CONNECT {
 		return g.connect() // a second kind of request: connect_linux.go
 	}
+	if ef, ok := entryForms[g.n.nr]; ok && g.n.arch == auditArch {
+		return g.entry(ef)
+	}
 	f, known := forms[g.n.nr]
 	if g.n.arch != auditArch || !known {
 		return 0, unix.ENOSYS, true // the filter sends nothing else
 	}
-	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1, inotify: -1}
+	c := call{form: f, pid: strconv.FormatUint(uint64(g.n.pid), 10), base: -1, inotify: -1, procFd: -1}
 	if f.flags >= 0 {
 		c.flags = int(int32(g.n.args[f.flags]))
 	}

@@ -121,6 +121,8 @@ func TestGate(t *testing.T) {
 		require.Equal(t, uint32(0o600), mode(in("a")))
 		want(t, "chmod-relative", 0)
 		require.Equal(t, uint32(0o644), mode(in("b")))
+		want(t, "chmod-own-fd-path", 0)
+		require.Equal(t, uint32(0o640), mode(in("c")))
 	})
 	t.Run("chmod outside", func(t *testing.T) {
 		want(t, "chmod-outside", unix.EPERM)
@@ -134,7 +136,8 @@ func TestGate(t *testing.T) {
 			require.True(t, err != nil || flags&fsNodumpFl == 0, "the secret became nodump")
 		}
 		want(t, "fchmodat2-nofollow-link", unix.EOPNOTSUPP)
-		want(t, "chmod-magic-link", unix.ELOOP)
+		want(t, "chmod-magic-link", unix.EPERM)
+		require.NotEqual(t, unix.Errno(0), got["chmod-other-proc-fd"], "another process's descriptor is not the caller's") // ELOOP or EACCES
 		require.Equal(t, uint32(0o600), mode(secret))
 	})
 	t.Run("path swapped after the decision", func(t *testing.T) {
@@ -367,11 +370,20 @@ func TestHelperGateChild(t *testing.T) {
 	report("chattr-outside", err)
 	report("touch-outside", utimensatPath(unix.AT_FDCWD, secret, nil))
 	report("xattr-outside", unix.Setxattr(secret, "user.x", []byte("1"), 0))
-	pfd, err := unix.Open(in("a"), unix.O_PATH|unix.O_CLOEXEC, 0)
+	// glibc before 2.39 makes fchmodat(AT_SYMLINK_NOFOLLOW) a chmod of
+	// /proc/self/fd/N on an O_PATH descriptor (tar x does it for every
+	// directory): decided as fchmod of the caller's own descriptor.
+	pfd, err := unix.Open(secret, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	report("chmod-magic-link", unix.Chmod("/proc/self/fd/"+strconv.Itoa(pfd), 0o777))
+	cfd, err := unix.Open(in("c"), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report("chmod-own-fd-path", unix.Chmod("/proc/thread-self/fd/"+strconv.Itoa(cfd), 0o640))
+	report("chmod-other-proc-fd", unix.Chmod("/proc/1/fd/0", 0o777))
 	report("chown-uid", unix.Chown(in("a"), os.Getuid()+1, -1))
 	report("chown-own-gid", unix.Chown(in("a"), -1, os.Getgid()))
 	report("touch-allowed", utimensatPath(unix.AT_FDCWD, in("a"), nil))

@@ -7,3 +7,5 @@ package metagate
 const auditArch = 0
 
 var forms = map[int32]form{}
+
+var entryForms = map[int32]entryForm{}

@@ -26,6 +26,9 @@ func (g *gate) openBase(c *call) (errno unix.Errno, ok bool) {
 		}
 		where = "/proc/" + c.pid + "/fd/" + strconv.Itoa(int(n))
 	}
+	if c.procFd >= 0 {
+		where = "/proc/" + c.pid + "/fd/" + strconv.Itoa(c.procFd)
+	}
 	base, err := unix.Open(where, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {

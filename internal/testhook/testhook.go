@@ -198,6 +198,11 @@ var MetagateAct func(tid int, path string)
 // rewrites the caller's address there.
 var MetagateConnect func(tid int, addr uintptr)
 
+// EntrygateAct is MetagateAct for the entry gate (package metagate,
+// EntryRules): called with the path of the name it decided, just before
+// it makes, removes, renames, links or opens it itself.
+var EntrygateAct func(tid int, path string)
+
 // LandlockWeaken is NativeWeaken for the landlock backend: the steps its
 // init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
 // "check-paths"; and "metagate", which the launcher leaves out: the

@@ -1,0 +1,85 @@
+package launcher
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/metagate"
+	"github.com/cordon-sandbox/cordon/landlock"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// landlockEntries decides the entry gate's calls (metagate.EntryDecider)
+// for a landlock sandbox: the kernel's part by the plan, what the gate
+// performs itself by the model (docs/design.md, "The entry gate").
+type landlockEntries struct {
+	plan  *landlock.Plan
+	canon *policy.Canonical
+}
+
+// KernelAllows is what Landlock grants by the plan: the gate lets the
+// kernel continue there.
+func (e landlockEntries) KernelAllows(p string, need metagate.Need) bool {
+	switch need {
+	case metagate.NeedEntry:
+		return e.plan.Allows(p, landlock.OpChange)
+	case metagate.NeedWrite:
+		return e.plan.Rights(p, false)&landlock.WriteFile != 0
+	default:
+		return e.plan.Rights(p, false)&landlock.Truncate != 0 || e.plan.HandledFS&landlock.Truncate == 0
+	}
+}
+
+// MayEntry is the model's verdict on changing the entry at p; /dev and
+// /proc are the host's, never the policy's (the plan grants only fixed
+// device files there, and none of their names).
+func (e landlockEntries) MayEntry(p string) bool {
+	return !hostOnly(p) && e.canon.MayChangeEntry(p)
+}
+
+// MayWrite is the model's verdict on writing the file at p.
+func (e landlockEntries) MayWrite(p string) bool {
+	return !hostOnly(p) && e.canon.Access(p, policy.Write)
+}
+
+// mayChangeMeta widens the plan's metadata verdict to the entries the
+// gate made where the plan froze their directory: a file the model lets
+// the sandbox write, a directory it may write all of (a frozen one keeps
+// its mode: chmod 0 on it would reach what the plan grants below).
+func (e landlockEntries) mayChangeMeta(p string, dir bool) bool {
+	if e.plan.MayChangeMeta(p, dir) {
+		return true
+	}
+	if hostOnly(p) || !e.canon.Access(p, policy.Write) {
+		return false
+	}
+	return !dir || e.canon.WritableBeneath(p)
+}
+
+// Private is /dev/shm: the host's, shared with its processes, where
+// shm_open and sem_open make their objects. The sandbox reaches there
+// only what it made in this launch (metagate.EntryDecider.Private).
+// /tmp may later be one too.
+func (e landlockEntries) Private(dir string) bool { return dir == "/dev/shm" }
+
+func hostOnly(p string) bool {
+	for _, d := range []string{"/dev", "/proc"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// gateDecider is the landlock sandbox's whole gate: metadata and entries.
+type gateDecider struct {
+	metagate.Funcs
+	landlockEntries
+	proxy netip.AddrPort // with an allowlist: where connects may go
+}
+
+// ProxyAddr names the proxy to the connect gate (invalid: none).
+func (d gateDecider) ProxyAddr() netip.AddrPort { return d.proxy }
+
+// Without every method the gate would answer the entry calls ENOSYS.
+var _ metagate.EntryDecider = gateDecider{}
