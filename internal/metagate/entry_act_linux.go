@@ -267,24 +267,34 @@ func (g *gate) openExisting(ed EntryDecider, obj, flags int) (int64, unix.Errno,
 }
 
 // addFd gives fd to the caller as its call's result and closes it here.
+//
+// It adds the descriptor (SECCOMP_IOCTL_NOTIF_ADDFD) and then answers
+// with its number (one), never with SECCOMP_ADDFD_FLAG_SEND: the kernel
+// marks a SEND request answered before the caller has taken the
+// descriptor, and a signal to this thread while it waits for that (Go's
+// preemption sends them) withdraws the descriptor but not the answer,
+// so the caller's open returned 0, its own stdin (kernel/seccomp.c,
+// seccomp_notify_addfd, up to 6.18 at least). A plain ADDFD that is
+// interrupted is withdrawn whole and restarted (SA_RESTART). The caller
+// cannot go between the two: it waits killable
+// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV); before Linux 5.19 a signal
+// to it there leaves it the descriptor, of the file it asked for.
 func (g *gate) addFd(fd int, cloexec bool) (int64, unix.Errno, bool) {
 	defer unix.Close(fd)
-	a := addfd{id: g.n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	a := addfd{id: g.n.id, srcfd: uint32(fd)}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
-	r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(g.listener), notifAddfd, uintptr(unsafe.Pointer(&a)))
-	if e == unix.EINVAL {
-		// Before Linux 5.14 (no SEND): add it, then answer with it.
-		a.flags = 0
+	if testhook.EntrygateAddfd != nil {
+		testhook.EntrygateAddfd()
+	}
+	var r uintptr
+	e := unix.EINTR
+	for e == unix.EINTR { // the lock it takes first, interrupted: nothing done
 		r, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(g.listener), notifAddfd, uintptr(unsafe.Pointer(&a)))
-		if e == 0 {
-			return int64(r), 0, true
-		}
 	}
 	switch e {
 	case 0:
-		g.ent.sent = true
 		return int64(r), 0, true
 	case unix.ENOENT:
 		return 0, 0, false // the caller was interrupted or is gone

@@ -41,13 +41,12 @@ type entryState struct {
 	target [pathMax]byte
 	status [512]byte // the head of /proc/PID/status, for the umask
 	link2  [pathMax]byte
-	// cont: answer "continue" (the kernel performs the call); sent: the
-	// request is answered already (SECCOMP_ADDFD_FLAG_SEND).
-	cont, sent bool
-	locked     bool // the thread is locked, with its own umask
-	hdr        unix.CapUserHeader
-	caps       [2]unix.CapUserData
-	dropped    bool
+	// cont: answer "continue" (the kernel performs the call).
+	cont    bool
+	locked  bool // the thread is locked, with its own umask
+	hdr     unix.CapUserHeader
+	caps    [2]unix.CapUserData
+	dropped bool
 	// made is what the sandbox made in private creation directories
 	// (EntryDecider.Private), at most MaxMade.
 	made []madeEntry

@@ -343,3 +343,67 @@ func TestHelperEntryGateChild(t *testing.T) {
 	report("write-readonly", write(in("ro"), unix.O_WRONLY, "x"))
 	report("create-in-theirs", write(in("theirs/x"), unix.O_WRONLY|unix.O_CREAT, "x"))
 }
+
+// TestEntryGateAddfdSignalled signals the supervisor's thread while it
+// hands each new file to the caller (SECCOMP_IOCTL_NOTIF_ADDFD), as Go's
+// preemption does under load: every open the gate performed must give the
+// caller the file it made. With SECCOMP_ADDFD_FLAG_SEND an interrupted
+// handover withdrew the descriptor but kept the answer, and the open
+// returned 0, the caller's stdin ("Cannot write: Bad file descriptor").
+func TestEntryGateAddfdSignalled(t *testing.T) {
+	base, _, _ := gateDirs(t)
+	pid := unix.Getpid()
+	testhook.EntrygateAddfd = func() {
+		tid := unix.Gettid()
+		// A burst of signals on this thread, from another, while it
+		// waits in the ioctl; the burst ends so the handover completes.
+		go func() {
+			for range 300 {
+				if unix.Tgkill(pid, tid, unix.SIGURG) != nil {
+					return
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() { testhook.EntrygateAddfd = nil })
+	id, err := metagate.Self()
+	require.NoError(t, err)
+	out := runUnderEntryGate(t, "TestHelperEntryGateAddfdChild", base, filepath.Join(base, "allowed"), id)
+	require.Contains(t, out, "result addfd 0 0\n", "child:\n%s", out)
+}
+
+func TestHelperEntryGateAddfdChild(t *testing.T) {
+	base := testenv.InSubprocess(t)
+	allowed := filepath.Join(base, "allowed")
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	l, err := metagate.Install(bwrap.Program(metagate.EntryRules(metagate.Rules(bwrap.RulesFor(bwrap.SocketsFor(true))))))
+	if err != nil {
+		fmt.Printf("install failed: %v\n", err)
+		return
+	}
+	if err := metagate.SendFd(3, l); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(l)
+	unix.Close(3)
+	wrong, failed := 0, 0
+	for i := range 200 {
+		p := filepath.Join(allowed, fmt.Sprintf("f%d", i))
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			failed++
+			continue
+		}
+		var got, want unix.Stat_t
+		if unix.Fstat(fd, &got) != nil || unix.Stat(p, &want) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
+			wrong++
+			fmt.Printf("open %s: descriptor %d is not the file\n", p, fd)
+			continue // not ours to close
+		}
+		unix.Close(fd)
+	}
+	fmt.Printf("result addfd %d %d\n", wrong, failed)
+}

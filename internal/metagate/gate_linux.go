@@ -216,11 +216,21 @@ type gate struct {
 	ent      entryState // the entry gate's (entry_linux.go)
 }
 
+// ioctl is ioctl(2) on the listener, again when it was interrupted
+// taking the listener's lock (EINTR: nothing done), so that a signal to
+// this thread neither ends Serve (NOTIF_SEND) nor, by valid, leaves a
+// caller waiting unanswered.
 func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg)); e != 0 {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+		switch e {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
 		return e
 	}
-	return nil
 }
 
 // one receives a notification and answers it.
@@ -232,9 +242,9 @@ func (g *gate) one() error {
 		}
 		return fmt.Errorf("metagate: receive notification: %w", err)
 	}
-	g.ent.cont, g.ent.sent = false, false
+	g.ent.cont = false
 	val, errno, ok := g.handle()
-	if !ok || g.ent.sent {
+	if !ok {
 		return nil
 	}
 	r := resp{id: g.n.id, val: val}

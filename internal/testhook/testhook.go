@@ -203,6 +203,12 @@ var MetagateConnect func(tid int, addr uintptr)
 // it makes, removes, renames, links or opens it itself.
 var EntrygateAct func(tid int, path string)
 
+// EntrygateAddfd, when non-nil, is called by the entry gate's supervisor
+// on its own (locked) thread just before it hands the caller the
+// descriptor it opened for it (SECCOMP_IOCTL_NOTIF_ADDFD): a test
+// signals that thread while it waits in the ioctl.
+var EntrygateAddfd func()
+
 // LandlockWeaken is NativeWeaken for the landlock backend: the steps its
 // init leaves out ("landlock", "seccomp", "cap-drop", "new-session",
 // "check-paths"; and "metagate", which the launcher leaves out: the
