@@ -134,7 +134,7 @@ func newMetaGate(plan *landlock.Plan, canon *policy.Canonical) (*metaGate, error
 	if err != nil {
 		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
 	}
-	return &metaGate{plan: plan, entries: landlockEntries{plan, canon}, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+	return &metaGate{plan: plan, entries: newLandlockEntries(plan, canon), id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
 		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
 }
 
