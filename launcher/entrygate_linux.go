@@ -2,6 +2,8 @@ package launcher
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/metagate"
@@ -15,6 +17,19 @@ import (
 type landlockEntries struct {
 	plan  *landlock.Plan
 	canon *policy.Canonical
+	shm   string // /dev/shm, its links resolved ("" when there is none)
+}
+
+// newLandlockEntries finds /dev/shm as the gate will see it resolved
+// (some systems make it a link to /run/shm).
+func newLandlockEntries(plan *landlock.Plan, canon *policy.Canonical) landlockEntries {
+	e := landlockEntries{plan: plan, canon: canon}
+	if p, err := filepath.EvalSymlinks("/dev/shm"); err == nil {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			e.shm = p
+		}
+	}
+	return e
 }
 
 // KernelAllows is what Landlock grants by the plan: the gate lets the
@@ -60,7 +75,7 @@ func (e landlockEntries) mayChangeMeta(p string, dir bool) bool {
 // shm_open and sem_open make their objects. The sandbox reaches there
 // only what it made in this launch (metagate.EntryDecider.Private).
 // /tmp may later be one too.
-func (e landlockEntries) Private(dir string) bool { return dir == "/dev/shm" }
+func (e landlockEntries) Private(dir string) bool { return e.shm != "" && dir == e.shm }
 
 func hostOnly(p string) bool {
 	for _, d := range []string{"/dev", "/proc"} {

@@ -20,7 +20,9 @@ import (
 // repository it made) does not fail the next launch: beneath it only what
 // its whole subtree may do is granted, and the way down to the
 // repository's read-only .git and to the writable directory beside it is
-// still rendered.
+// still rendered. What the plan no longer grants beneath it (writing its
+// files, making entries) the entry gate does by the model, and .git
+// stays read-only.
 func TestLandlockBoundedSplit(t *testing.T) {
 	needLandlock(t)
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -47,10 +49,13 @@ true`
 	c.Stderr = &eb
 	out, err := c.Output()
 	require.NoError(t, err, "%s%s", out, eb.String())
-	require.Equal(t, "read\nlib-written\n", string(out))
+	require.Equal(t, "read\nlib-written\nF1-WRITTEN\nSRC-CHANGED\n", string(out))
 	require.FileExists(t, filepath.Join(ws, "src/sub/lib/x"))
 	require.NoFileExists(t, filepath.Join(ws, "src/sub/.git/PWNED"))
-	require.NoFileExists(t, filepath.Join(ws, "src/new"))
+	require.FileExists(t, filepath.Join(ws, "src/new"))
+	b, err := os.ReadFile(filepath.Join(ws, "src/f1"))
+	require.NoError(t, err)
+	require.Equal(t, "x\n", string(b))
 }
 
 // TestLandlockRuleIdentity: a directory swapped in under a listed name

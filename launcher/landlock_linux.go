@@ -142,7 +142,7 @@ func newMetaGate(plan *landlock.Plan, canon *policy.Canonical, proxy netip.AddrP
 	if err != nil {
 		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
 	}
-	return &metaGate{plan: plan, entries: landlockEntries{plan, canon}, proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
+	return &metaGate{plan: plan, entries: newLandlockEntries(plan, canon), proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
 		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
 }
 
