@@ -2,8 +2,8 @@ package conformance
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
@@ -52,15 +52,18 @@ echo x > sub/ro.txt 2>/dev/null && ok WROTE_RO; mv sub/ro.txt sub/moved 2>/dev/n
 			}},
 		{Name: "work-go-module", Class: Work, Summary: "go mod init and go build of a module of several packages made in the workspace's top, the build cache inside it; the binary runs on the host",
 			Run: func(h *H) {
-				goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-				if _, err := os.Stat(goBin); err != nil {
-					h.NotApplicable("no go toolchain at %s", goBin)
+				goBin, err := exec.LookPath("go")
+				if err == nil {
+					goBin, err = filepath.Abs(goBin)
+				}
+				if err != nil {
+					h.NotApplicable("no go toolchain on PATH: %v", err)
 				}
 				_, p := h.ws()
 				// A cold build cache: the standard library's runtime is
 				// compiled too, a minute on a loaded 2-core host.
 				h.LaunchTimeout = 5 * time.Minute
-				o := h.Sandbox(p, `export GOCACHE="$PWD/.gocache" GOPATH="$PWD/.gopath" GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod
+				o := h.Sandbox(p, `export GOCACHE="$PWD/.gocache" GOPATH="$PWD/.gopath" GOTOOLCHAIN=local GOPROXY=off GOFLAGS="$GOFLAGS -mod=mod"
 "$GO" mod init example.com/m >/dev/null 2>&1 && ok MOD_INIT
 for i in 1 2 3 4 5 6; do mkdir -p p$i && printf 'package p%s\n\nfunc N() int { return %s }\n' $i $i > p$i/p.go; done
 printf 'package main\n\nimport (\n\t"os"\n\t"strconv"\n\n\t"example.com/m/p1"\n\t"example.com/m/p6"\n)\n\nfunc main() { os.Stdout.WriteString(strconv.Itoa(p1.N()+p6.N()) + "\\n") }\n' > main.go

@@ -146,7 +146,7 @@ n() { if ( : > "$2" ) 2>/dev/null; then rm -f "$2"; echo "$1 1"; else echo "$1 0
 		}
 		want := canon.Access(pr.path, pr.op)
 		if pl != nil {
-			lw := planAccess(pl, pr)
+			lw := planAccess(pl, canon, pr)
 			if lw && !want {
 				bad = append(bad, fmt.Sprintf("%-5s %s: the landlock plan allows what the policy does not (%s)", pr.op, pr.path, canon.Explain(pr.path).Reason))
 			}
@@ -183,11 +183,12 @@ func (h *H) landlockPlan(l Launch) *landlock.Plan {
 	return pl
 }
 
-// planAccess is the landlock plan's answer to pr: what the probe's
+// planAccess is the landlock backend's answer to pr: what the probe's
 // command needs (ls: list; cat: read; append: write; a new file: make it
 // and write it, then remove it), on what exists (the backend makes no
-// missing root).
-func planAccess(pl *landlock.Plan, pr probe) bool {
+// missing root). A new file is the plan's where Landlock grants it, and
+// elsewhere the entry gate's, which asks the model (MayChangeEntry).
+func planAccess(pl *landlock.Plan, canon *policy.Canonical, pr probe) bool {
 	switch pr.kind {
 	case "dir":
 		return exists(pr.path) && pl.Allows(pr.path, landlock.OpList)
@@ -196,5 +197,11 @@ func planAccess(pl *landlock.Plan, pr probe) bool {
 	case "append":
 		return pl.Allows(pr.path, landlock.OpWrite)
 	}
-	return exists(filepath.Dir(pr.path)) && pl.Allows(pr.path, landlock.OpChange) && pl.Allows(pr.path, landlock.OpWrite)
+	if !exists(filepath.Dir(pr.path)) {
+		return false
+	}
+	if pl.Allows(pr.path, landlock.OpChange) && pl.Allows(pr.path, landlock.OpWrite) {
+		return true
+	}
+	return canon.MayChangeEntry(pr.path) && canon.Access(pr.path, policy.Write)
 }

@@ -52,6 +52,21 @@ func (e landlockEntries) MayEntry(p string) bool {
 	return !hostOnly(p) && e.canon.MayChangeEntry(p)
 }
 
+// MayCreate is MayEntry, or p is a writable root that does not exist
+// yet, made as what its spelling says (policy.Canonical.FileRoot:
+// --writable DIR/out.log a file, --writable DIR/cache/ a directory):
+// exactly that name, in a directory the sandbox may not otherwise change,
+// as native and bwrap bind an empty file or directory there.
+func (e landlockEntries) MayCreate(p string, dir bool) bool {
+	if e.MayEntry(p) {
+		return true
+	}
+	if hostOnly(p) || !e.canon.IsRoot(p) || !e.canon.Access(p, policy.Write) || !e.canon.WritableBeneath(p) {
+		return false
+	}
+	return e.canon.FileRoot(p) != dir
+}
+
 // MayWrite is the model's verdict on writing the file at p.
 func (e landlockEntries) MayWrite(p string) bool {
 	return !hostOnly(p) && e.canon.Access(p, policy.Write)

@@ -128,12 +128,55 @@ func (c *Cmd) cacheEnv(env []string, canon *policy.Canonical) []string {
 	if c.CacheDir == "" {
 		return env
 	}
-	return toolcache.Env(env, c.CacheDir, func(p string) bool {
+	env = toolcache.Env(env, c.CacheDir, func(p string) bool {
 		if rp, err := policy.Resolve(p); err == nil {
 			p = rp
 		}
 		return canon.Access(p, policy.Write)
 	})
+	return goWithoutGhostVCS(env, canon, c.Dir)
+}
+
+// goWithoutGhostVCS adds -buildvcs=false to GOFLAGS when the directory
+// the command starts in, or one above it, has a protected .git that does
+// not exist on the host: native and bwrap keep the name from being made
+// with an empty mount point there, which go build takes for a repository
+// and fails on ("error obtaining VCS status"). A project with no .git
+// has no VCS facts to stamp. A GOFLAGS that already says -buildvcs is
+// left alone. (Absent names kept without a mount point, issue 43's gate,
+// make this unneeded.)
+func goWithoutGhostVCS(env []string, canon *policy.Canonical, dir string) []string {
+	if canon == nil {
+		return env
+	}
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if rd, err := policy.Resolve(dir); err == nil {
+		dir = rd
+	}
+	flags := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			flags = v
+		}
+	}
+	if strings.Contains(flags, "-buildvcs") {
+		return env
+	}
+	for _, r := range canon.Roots() {
+		if filepath.Base(r.Path) != ".git" || canon.Access(r.Path, policy.Write) {
+			continue
+		}
+		if d := filepath.Dir(r.Path); dir != d && !strings.HasPrefix(dir, d+"/") {
+			continue
+		}
+		if _, err := os.Lstat(r.Path); err == nil {
+			continue // a real repository: go stamps it
+		}
+		return setEnv(env, "GOFLAGS", strings.TrimSpace(flags+" -buildvcs=false"))
+	}
+	return env
 }
 
 // unsandboxed runs the command without a sandbox of its own: with

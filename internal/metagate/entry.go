@@ -25,6 +25,13 @@ type EntryDecider interface {
 	// everything beneath it: a protected name, or the ancestor of one,
 	// is refused.
 	MayEntry(path string) bool
+	// MayCreate says whether the model lets the sandbox make the
+	// regular file (an O_CREAT open) or, dir, the directory (mkdir) at
+	// path, which does not exist: what MayEntry allows, and also a
+	// writable root that does not exist yet, made as what its name says
+	// it is (--writable DIR/out.log, --writable DIR/cache/) in a
+	// directory the sandbox may not otherwise change.
+	MayCreate(path string, dir bool) bool
 	// MayWrite says whether the model lets the sandbox write the
 	// existing file at path, or bring it into a place it may write (a
 	// hard link).

@@ -153,7 +153,7 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 				// opened instead).
 				return g.cont()
 			}
-			if !ed.MayEntry(n.path) {
+			if !ed.MayCreate(n.path, false) {
 				return 0, unix.EACCES, true
 			}
 			g.acting(n.path)
@@ -326,7 +326,7 @@ func (g *gate) make(ed EntryDecider, op entOp, base int, rel string, mode uint32
 		// in this directory and checks again where the kernel makes it.
 		return g.cont()
 	}
-	if !ed.MayEntry(n.path) {
+	if !(ed.MayEntry(n.path) || op == entMkdir && ed.MayCreate(n.path, true)) {
 		return 0, unix.EACCES, true
 	}
 	g.acting(n.path)

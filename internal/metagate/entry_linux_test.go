@@ -36,6 +36,8 @@ func (e entries) MayEntry(p string) bool {
 	return e.in(p) && !strings.Contains(p[len(e.allowed):]+"/", "/protected/") && p != e.allowed+"/keep"
 }
 
+func (e entries) MayCreate(p string, _ bool) bool { return e.MayEntry(p) }
+
 func (e entries) MayWrite(p string) bool { return e.in(p) && !strings.Contains(p, "/protected") }
 
 func (e entries) Private(dir string) bool { return dir == e.allowed+"/shm" }
