@@ -26,20 +26,6 @@ type Proxy struct {
 // ProxyAddr is the proxy p lets connects through to.
 func (p Proxy) ProxyAddr() netip.AddrPort { return p.Addr }
 
-// proxied is a Decider that names a proxy: Proxy, or one of the
-// backend's own that decides more (the landlock backend's, which is an
-// EntryDecider too).
-type proxied interface{ ProxyAddr() netip.AddrPort }
-
-// proxyOf is the proxy a Decider lets connects through to, if any.
-func proxyOf(d Decider) (netip.AddrPort, bool) {
-	p, ok := d.(proxied)
-	if !ok || !p.ProxyAddr().IsValid() {
-		return netip.AddrPort{}, false
-	}
-	return p.ProxyAddr(), true
-}
-
 // ConnectCalls are the calls ConnectRules hands to the supervisor.
 var ConnectCalls = []string{"connect"}
 

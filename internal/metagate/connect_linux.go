@@ -209,3 +209,17 @@ func errnoOrZero(err error) unix.Errno {
 	}
 	return errnoOf(err)
 }
+
+// proxied is a Decider that names a proxy: Proxy, or one of the
+// backend's own that decides more (the landlock backend's, which is an
+// EntryDecider too).
+type proxied interface{ ProxyAddr() netip.AddrPort }
+
+// proxyOf is the proxy a Decider lets connects through to, if any.
+func proxyOf(d Decider) (netip.AddrPort, bool) {
+	p, ok := d.(proxied)
+	if !ok || !p.ProxyAddr().IsValid() {
+		return netip.AddrPort{}, false
+	}
+	return p.ProxyAddr(), true
+}
