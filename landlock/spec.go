@@ -2,6 +2,8 @@ package landlock
 
 import (
 	"encoding/json"
+
+	"github.com/cordon-sandbox/cordon/internal/rawbytes"
 )
 
 // InitArg is argv[1] of the landlock backend's init; argv[2] is the
@@ -93,9 +95,9 @@ type (
 // Encode is s as the init reads it (DecodeSpec): JSON, its paths as
 // base64 (specWire).
 func (s *Spec) Encode() ([]byte, error) {
-	w := specWire{specPlain: (*specPlain)(s), Path: []byte(s.Path), Argv: bytesOf(s.Argv)}
+	w := specWire{specPlain: (*specPlain)(s), Path: []byte(s.Path), Argv: rawbytes.Of(s.Argv)}
 	if p := s.Plan; p != nil {
-		w.Plan = &planWire{planPlain: (*planPlain)(p), Frozen: bytesOf(p.Frozen), Unlistable: bytesOf(p.Unlistable), Bounded: bytesOf(p.Bounded)}
+		w.Plan = &planWire{planPlain: (*planPlain)(p), Frozen: rawbytes.Of(p.Frozen), Unlistable: rawbytes.Of(p.Unlistable), Bounded: rawbytes.Of(p.Bounded)}
 		w.Plan.Rules = make([]ruleWire, len(p.Rules))
 		for i := range p.Rules {
 			w.Plan.Rules[i] = ruleWire{Rule: &p.Rules[i], Path: []byte(p.Rules[i].Path)}
@@ -113,13 +115,13 @@ func DecodeSpec(b []byte) (*Spec, error) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, err
 	}
-	s.Path, s.Argv = string(w.Path), stringsOf(w.Argv)
+	s.Path, s.Argv = string(w.Path), rawbytes.Strings(w.Argv)
 	if wp := w.Plan; wp != nil {
 		p := &Plan{}
 		if wp.planPlain != nil {
 			*p = Plan(*wp.planPlain)
 		}
-		p.Frozen, p.Unlistable, p.Bounded = stringsOf(wp.Frozen), stringsOf(wp.Unlistable), stringsOf(wp.Bounded)
+		p.Frozen, p.Unlistable, p.Bounded = rawbytes.Strings(wp.Frozen), rawbytes.Strings(wp.Unlistable), rawbytes.Strings(wp.Bounded)
 		p.Rules = make([]Rule, len(wp.Rules))
 		for i, r := range wp.Rules {
 			if r.Rule != nil {
@@ -130,27 +132,4 @@ func DecodeSpec(b []byte) (*Spec, error) {
 		s.Plan = p
 	}
 	return s, nil
-}
-
-// bytesOf and stringsOf convert a list of strings byte for byte.
-func bytesOf(l []string) [][]byte {
-	if l == nil {
-		return nil
-	}
-	out := make([][]byte, len(l))
-	for i, a := range l {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
-func stringsOf(l [][]byte) []string {
-	if l == nil {
-		return nil
-	}
-	out := make([]string, len(l))
-	for i, a := range l {
-		out[i] = string(a)
-	}
-	return out
 }

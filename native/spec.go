@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/cordon-sandbox/cordon/internal/rawbytes"
 )
 
 // InitArg is argv[1] of the sandbox's init; argv[2] is the descriptor of
@@ -137,36 +139,13 @@ type specWire struct {
 // specPlain is Spec without its methods, for specWire to embed.
 type specPlain Spec
 
-// bytesOf and stringsOf convert a list of strings byte for byte.
-func bytesOf(l []string) [][]byte {
-	if l == nil {
-		return nil
-	}
-	out := make([][]byte, len(l))
-	for i, a := range l {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
-func stringsOf(l [][]byte) []string {
-	if l == nil {
-		return nil
-	}
-	out := make([]string, len(l))
-	for i, a := range l {
-		out[i] = string(a)
-	}
-	return out
-}
-
 // Encode is s as the init reads it (Decode): the JSON of every field but
 // Mounts (specWire: the command and the working directory as base64), a
 // newline (JSON escapes its own), then each mount as six fields ended by
 // a NUL byte, which no path holds: Path, Src, What, "r" when Readonly,
 // Dev and Ino in decimal.
 func (s *Spec) Encode() ([]byte, error) {
-	b, err := json.Marshal(specWire{specPlain: (*specPlain)(s), Chdir: []byte(s.Chdir), Path: []byte(s.Path), Argv: bytesOf(s.Argv)})
+	b, err := json.Marshal(specWire{specPlain: (*specPlain)(s), Chdir: []byte(s.Chdir), Path: []byte(s.Path), Argv: rawbytes.Of(s.Argv)})
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +192,7 @@ func decode(b []byte) (*Spec, error) {
 	if err := json.Unmarshal(b[:i], &w); err != nil {
 		return nil, err
 	}
-	s.Chdir, s.Path, s.Argv = string(w.Chdir), string(w.Path), stringsOf(w.Argv)
+	s.Chdir, s.Path, s.Argv = string(w.Chdir), string(w.Path), rawbytes.Strings(w.Argv)
 	// The fields are slices of b: the init starts with an empty heap, and
 	// each new page of it costs a fault.
 	var rest string
