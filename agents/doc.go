@@ -12,7 +12,7 @@
 // (its payload into a hookcall.Call) and Answer (a decision into its
 // reply). Then it is wired in where each command looks it up: a row of
 // hookAgents in cmd/cordon/hook_agents.go ('cordon hook NAME'), its
-// settings file in internal/agentsetup's agents ('cordon init NAME'), and
+// settings file in agents/setup's agents ('cordon init NAME'), and
 // its tool names as a permission.ToolSet (permission/tools.go). To run the agent itself inside
 // 'cordon run --agent NAME', its state directories and API hosts are an
 // entry of workspace.AgentCLIs.

@@ -294,7 +294,7 @@ type Rules struct {
 	// mode O_WRONLY or O_RDWR, or O_TRUNC); reading opens stay the
 	// kernel's alone. The landlock backend's entry gate needs it: a file
 	// made where Landlock froze the directory gets only that directory's
-	// rights (package metagate, EntryRules).
+	// rights (package gate, EntryRules).
 	NotifyWriteOpens bool
 }
 

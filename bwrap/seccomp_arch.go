@@ -35,7 +35,7 @@ var archs = []arch{
 		"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setscheduler": 144,
 		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
 		// The network allowlist without a namespace (Rules.NoFastOpen,
-		// Rules.NoListen, package metagate's connect).
+		// Rules.NoListen, package gate's connect).
 		"connect": 42, "listen": 50, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
 		"mkdir": 83, "mkdirat": 258, "unlink": 87, "unlinkat": 263, "rmdir": 84, "rename": 82,
 		"renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266, "truncate": 76,

@@ -95,7 +95,7 @@ echo x > sib && ok SIB; mkdir dir && ok MKDIR; echo x > out.log2 && ok NEAR; ln 
 				}
 				// Under landlock, Landlock grants by existing inode: the
 				// entry gate makes the one name in a directory the sandbox
-				// may not write (internal/metagate).
+				// may not write (gate).
 				h.Expect(o, "WRITE", "APPEND", "CACHE")
 				h.Want("R/out.log", "one\ntwo\n")
 				h.Want("R/cache/go/f", "c\n")

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cordon-sandbox/cordon/internal/metagate"
+	"github.com/cordon-sandbox/cordon/gate"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -200,11 +200,11 @@ func confine(s *Spec) error {
 // on. Nothing after it may make such a call before the exec: the init
 // would wait on itself.
 func installGate(s *Spec) error {
-	l, err := metagate.Install(s.Seccomp)
+	l, err := gate.Install(s.Seccomp)
 	if err != nil {
 		return fmt.Errorf("metadata gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
 	}
-	err = metagate.SendFd(s.Gate, l)
+	err = gate.SendFd(s.Gate, l)
 	unix.Close(l)
 	unix.Close(s.Gate)
 	return err

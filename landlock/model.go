@@ -182,7 +182,7 @@ func rightsText(a, h uint64) string {
 
 // MayChangeMeta reports whether the sandbox may change the metadata
 // (mode, owner, extended attributes, times) of the existing object at
-// path, a directory when dir: the metadata gate's (internal/metagate)
+// path, a directory when dir: the metadata gate's (gate)
 // decision, by the rules the plan renders from the policy, never by those
 // granted beyond it (a device file every sandbox writes is the host's:
 // chmod 000 /dev/null would break it for everyone). A file needs what

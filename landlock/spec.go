@@ -26,14 +26,14 @@ type Spec struct {
 	// is the port of cordon's proxy on the host's loopback: the one TCP
 	// port Landlock lets the command connect to (ABI 4), the second wall
 	// behind the supervisor, which connects each TCP socket itself and
-	// only to the proxy (metagate.ConnectRules). A port rule names no
+	// only to the proxy (gate.ConnectRules). A port rule names no
 	// host: alone it would admit that port of any host.
 	ProxyPort int `json:"proxyPort,omitempty"`
 	// Seccomp is the filter program (bwrap.Program); empty installs none.
 	Seccomp []byte `json:"seccomp,omitempty"`
 	// Gate, when not 0, is the descriptor of a Unix socket to the
-	// launcher: Seccomp is then built with metagate.Rules, installed with
-	// a listener (metagate.Install), and the listener is sent on Gate for
+	// launcher: Seccomp is then built with gate.Rules, installed with
+	// a listener (gate.Install), and the listener is sent on Gate for
 	// the launcher to decide the metadata calls Landlock does not cover.
 	Gate int `json:"gate,omitempty"`
 	// Path and Argv are the command, which the init execs in its own

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/internal/metagate"
+	"github.com/cordon-sandbox/cordon/gate"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// landlockEntries decides the entry gate's calls (metagate.EntryDecider)
+// landlockEntries decides the entry gate's calls (gate.EntryDecider)
 // for a landlock sandbox: the kernel's part by the plan, what the gate
 // performs itself by the model (docs/design.md, "The entry gate").
 type landlockEntries struct {
@@ -34,11 +34,11 @@ func newLandlockEntries(plan *landlock.Plan, canon *policy.Canonical) landlockEn
 
 // KernelAllows is what Landlock grants by the plan: the gate lets the
 // kernel continue there.
-func (e landlockEntries) KernelAllows(p string, need metagate.Need) bool {
+func (e landlockEntries) KernelAllows(p string, need gate.Need) bool {
 	switch need {
-	case metagate.NeedEntry:
+	case gate.NeedEntry:
 		return e.plan.Allows(p, landlock.OpChange)
-	case metagate.NeedWrite:
+	case gate.NeedWrite:
 		return e.plan.Rights(p, false)&landlock.WriteFile != 0
 	default:
 		return e.plan.Rights(p, false)&landlock.Truncate != 0 || e.plan.HandledFS&landlock.Truncate == 0
@@ -88,7 +88,7 @@ func (e landlockEntries) mayChangeMeta(p string, dir bool) bool {
 
 // Private is /dev/shm: the host's, shared with its processes, where
 // shm_open and sem_open make their objects. The sandbox reaches there
-// only what it made in this launch (metagate.EntryDecider.Private).
+// only what it made in this launch (gate.EntryDecider.Private).
 // /tmp may later be one too.
 func (e landlockEntries) Private(dir string) bool { return e.shm != "" && dir == e.shm }
 
@@ -103,7 +103,7 @@ func hostOnly(p string) bool {
 
 // gateDecider is the landlock sandbox's whole gate: metadata and entries.
 type gateDecider struct {
-	metagate.Funcs
+	gate.Funcs
 	landlockEntries
 	proxy netip.AddrPort // with an allowlist: where connects may go
 }
@@ -112,4 +112,4 @@ type gateDecider struct {
 func (d gateDecider) ProxyAddr() netip.AddrPort { return d.proxy }
 
 // Without every method the gate would answer the entry calls ENOSYS.
-var _ metagate.EntryDecider = gateDecider{}
+var _ gate.EntryDecider = gateDecider{}

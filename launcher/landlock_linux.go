@@ -15,7 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
-	"github.com/cordon-sandbox/cordon/internal/metagate"
+	"github.com/cordon-sandbox/cordon/gate"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -58,24 +58,24 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	}
 	// The metadata gate: Landlock does not cover chmod, chown, extended
 	// attributes or file times, so the filter hands those calls to this
-	// process, which decides them by the plan (internal/metagate).
-	var gate *metaGate
+	// process, which decides them by the plan (gate).
+	var mg *metaGate
 	if !testhook.SkipSeccomp {
 		rules := landlockRules(c.Network)
 		if c.NetPolicy != nil {
 			rules = landlockProxyRules()
 		}
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
-			if gate, err = newMetaGate(plan, canon, proxy); err != nil {
+			if mg, err = newMetaGate(plan, canon, proxy); err != nil {
 				c.stopNet()
 				return nil, nil, err
 			}
-			rules = metagate.Rules(rules)
+			rules = gate.Rules(rules)
 			// The entry gate: names made, removed, renamed or linked
-			// where the plan froze a directory (internal/metagate).
-			rules = metagate.EntryRules(rules)
+			// where the plan froze a directory (gate).
+			rules = gate.EntryRules(rules)
 			if c.NetPolicy != nil {
-				rules = metagate.ConnectRules(rules) // after Rules, which replaces Notify
+				rules = gate.ConnectRules(rules) // after Rules, which replaces Notify
 			}
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
@@ -86,7 +86,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	}
 	cmd, specFile, err := landlock.Command(ctx, &spec, len(c.ExtraFiles))
 	if err != nil {
-		gate.close()
+		mg.close()
 		c.stopNet()
 		return nil, nil, err
 	}
@@ -94,10 +94,10 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 	c.wire(cmd, env)
 	cmd.SysProcAttr = attr
 	cmd.ExtraFiles = append(cmd.ExtraFiles, specFile)
-	if gate != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, gate.theirs)
-		c.afterStart = func() { gate.serve(c.stderrFor()) }
-		c.stopGate = gate.stop
+	if mg != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, mg.theirs)
+		c.afterStart = func() { mg.serve(c.stderrFor()) }
+		c.stopGate = mg.stop
 	}
 	// The init stays above the command as its keeper, which ends the
 	// sandbox when this process ends: this process stays too (the
@@ -107,13 +107,13 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		tasks, err := openLeftovers()
 		if err != nil {
 			specFile.Close()
-			gate.close()
+			mg.close()
 			c.stopNet()
 			return nil, nil, err
 		}
 		c.leftovers = tasks
 	}
-	return cmd, func() { specFile.Close(); gate.close() }, nil
+	return cmd, func() { specFile.Close(); mg.close() }, nil
 }
 
 // weakened reports whether the comma list steps names step.
@@ -126,7 +126,7 @@ type metaGate struct {
 	plan          *landlock.Plan
 	entries       landlockEntries
 	proxy         netip.AddrPort // with an allowlist: where connects may go
-	id            metagate.Identity
+	id            gate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
 	cancel        context.CancelFunc
 	mu            sync.Mutex
@@ -134,7 +134,7 @@ type metaGate struct {
 }
 
 func newMetaGate(plan *landlock.Plan, canon *policy.Canonical, proxy netip.AddrPort) (*metaGate, error) {
-	id, err := metagate.Self()
+	id, err := gate.Self()
 	if err != nil {
 		return nil, err
 	}
@@ -161,14 +161,14 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	d := gateDecider{metagate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy}
+	d := gateDecider{gate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy}
 	go func() {
 		defer sock.Close()
-		l, err := metagate.RecvFd(int(sock.Fd()))
+		l, err := gate.RecvFd(int(sock.Fd()))
 		if err != nil {
 			return
 		}
-		if err := metagate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
+		if err := gate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
 			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls, and what it makes, removes or renames where the plan froze a directory, now fail\n", err)
 		}
 	}()

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
-	"github.com/cordon-sandbox/cordon/internal/metagate"
+	"github.com/cordon-sandbox/cordon/gate"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/landlock"
 	"github.com/cordon-sandbox/cordon/native"
@@ -78,9 +78,9 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	out.LandlockPlan = pl
 	// As a launch installs it: the metadata calls go to the launcher,
 	// which decides them by the plan (landlock.Plan.MayChangeMeta).
-	rules := metagate.Rules(landlockRules(network))
+	rules := gate.Rules(landlockRules(network))
 	if np != nil {
-		rules = metagate.ConnectRules(metagate.Rules(landlockProxyRules()))
+		rules = gate.ConnectRules(gate.Rules(landlockProxyRules()))
 	}
 	out.Seccomp = bwrap.Describe(rules)
 	return out, nil
@@ -116,7 +116,7 @@ func landlockRules(network bool) bwrap.Rules {
 // landlockProxyRules are landlockRules with a network allowlist: the
 // sandbox is on the host's network, so only TCP sockets are made
 // (bwrap.SocketsTCPNoNamespace), and with the metadata gate each
-// connect goes to the launcher (metagate.ConnectRules), which connects
+// connect goes to the launcher (gate.ConnectRules), which connects
 // it to the proxy only.
 func landlockProxyRules() bwrap.Rules {
 	r := landlockRules(false)

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cordon-sandbox/cordon/agents/setup"
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
-	"github.com/cordon-sandbox/cordon/internal/agentsetup"
 	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 )
@@ -175,16 +175,16 @@ func checkPath(exe string) finding {
 func checkHooks(exe, dir, home string) []finding {
 	var out []finding
 	installed := false
-	for _, name := range agentsetup.Agents() {
-		a, _ := agentsetup.Lookup(name)
-		for _, scope := range []agentsetup.Scope{agentsetup.Project, agentsetup.User} {
-			if scope == agentsetup.User && !filepath.IsAbs(home) {
+	for _, name := range setup.Agents() {
+		a, _ := setup.Lookup(name)
+		for _, scope := range []setup.Scope{setup.Project, setup.User} {
+			if scope == setup.User && !filepath.IsAbs(home) {
 				continue
 			}
 			path := a.SettingsPath(scope, home, dir, os.Getenv)
 			check := "hook " + name
 			fix := fmt.Sprintf("cordon init %s%s", name, scopeFlag(scope))
-			cmds, err := agentsetup.Commands(a, path)
+			cmds, err := setup.Commands(a, path)
 			if err != nil {
 				out = append(out, finding{check, "fail", err.Error(), "fix the file by hand, then " + fix})
 				continue
@@ -196,7 +196,7 @@ func checkHooks(exe, dir, home string) []finding {
 			// Only an entry that gates the agent's tools counts: one under
 			// another event, with a narrower matcher or with words added
 			// ("; exit 0") runs cordon and decides nothing.
-			gates, why, err := agentsetup.Gates(a, path)
+			gates, why, err := setup.Gates(a, path)
 			if err != nil {
 				out = append(out, finding{check, "fail", err.Error(), "fix the file by hand, then " + fix})
 				continue
@@ -208,7 +208,7 @@ func checkHooks(exe, dir, home string) []finding {
 			}
 			var stale []string
 			for _, c := range gates {
-				bin, _, _ := agentsetup.CordonHook(c)
+				bin, _, _ := setup.CordonHook(c)
 				if real, err := filepath.EvalSymlinks(bin); err == nil {
 					bin = real
 				}
@@ -223,12 +223,12 @@ func checkHooks(exe, dir, home string) []finding {
 			}
 			// Every layer the agent reads: a project's local file, or the
 			// user's, switches off the hooks of all the others.
-			if why := agentsetup.HooksOff(a, home, dir, os.Getenv); why != "" {
+			if why := setup.HooksOff(a, home, dir, os.Getenv); why != "" {
 				out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: the agent runs no hook", path, scope, why),
 					"remove that setting, then " + fix})
 				continue
 			}
-			if why := agentsetup.Disabled(a, path); why != "" {
+			if why := setup.Disabled(a, path); why != "" {
 				out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: the agent runs no hook", path, scope, why),
 					"remove that setting"})
 				continue

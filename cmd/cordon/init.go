@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cordon-sandbox/cordon/internal/agentsetup"
+	"github.com/cordon-sandbox/cordon/agents/setup"
 	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -21,7 +21,7 @@ var initCommand = &command{
 	name: "init", summary: "install cordon's hook into an agent's settings (or --remove it)",
 	usage: "AGENT [--project | --user] [--dry-run] [--sandbox-bash=false] [--allow-sandboxed] [--audit FILE] [--json]\n--remove AGENT [--project | --user] [--dry-run] [--json]",
 	help:  initHelp, minArgs: 1, maxArgs: 1, anyOrder: true,
-	missing: "name the AGENT: " + strings.Join(agentsetup.Agents(), ", "),
+	missing: "name the AGENT: " + strings.Join(setup.Agents(), ", "),
 	setup: func(fs *flag.FlagSet) action {
 		o := &initOpts{}
 		fs.BoolVar(&o.project, "project", false, "the project's settings, in --dir (the default)")
@@ -100,30 +100,30 @@ a cordon inside a workspace), 2 bad usage, 125 a file could not be written.
 type initOpts struct {
 	project, user, dryRun, remove, asJSON bool
 	dir                                   string
-	hook                                  agentsetup.Hook
+	hook                                  setup.Hook
 }
 
 // executable is the running cordon, for the hook to name (tests replace it).
 var executable = os.Executable
 
 func (o *initOpts) run(_ context.Context, e *env, args []string) int {
-	a, err := agentsetup.Lookup(args[0])
+	a, err := setup.Lookup(args[0])
 	if err != nil {
 		return usageError(e, "%v", err)
 	}
 	if o.project && o.user {
 		return usageError(e, "--project and --user contradict each other: pick one")
 	}
-	scope := agentsetup.Project
+	scope := setup.Project
 	if o.user {
-		scope = agentsetup.User
+		scope = setup.User
 	}
 	dir, err := realDir(o.dir)
 	if err != nil {
 		return errorf(e, exitFail, "--dir: %v", err)
 	}
 	home := os.Getenv("HOME")
-	if scope == agentsetup.User && !filepath.IsAbs(home) {
+	if scope == setup.User && !filepath.IsAbs(home) {
 		return errorf(e, exitFail, "--user: HOME is not an absolute path (%q)", home)
 	}
 	path := a.SettingsPath(scope, home, dir, os.Getenv)
@@ -131,29 +131,29 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	// not steer cordon's write (or --remove's) to a file elsewhere, such
 	// as the user's own settings. Checked first, as the reason that names
 	// the file to be written.
-	if scope == agentsetup.Project {
+	if scope == setup.Project {
 		if real := resolved(path); !within(real, dir) {
 			return errorf(e, exitFail, "refusing to write %s: it leads to %s, outside the project %s", path, real, dir)
 		}
 	}
 
-	var c *agentsetup.Change
+	var c *setup.Change
 	if o.remove {
-		c, err = agentsetup.Remove(a, path)
+		c, err = setup.Remove(a, path)
 	} else {
 		if code, ok := o.prepareHook(e, dir, home); !ok {
 			return code
 		}
-		c, err = agentsetup.Install(a, path, o.hook)
+		c, err = setup.Install(a, path, o.hook)
 	}
-	var pe *agentsetup.ParseError
+	var pe *setup.ParseError
 	switch {
 	case errors.As(err, &pe):
 		return errorf(e, exitFail, "%v", err)
 	case err != nil:
 		return errorf(e, exitCordonError, "%v", err)
 	}
-	if scope == agentsetup.Project {
+	if scope == setup.Project {
 		// A project's settings may come with the project: a link in it
 		// must not steer cordon's write to a file elsewhere.
 		if real := resolved(c.Target); !within(real, dir) {
@@ -165,7 +165,7 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	// Another settings layer (a project's local file, the user's) can
 	// switch off every hook, cordon's too.
-	if why := agentsetup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
+	if why := setup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
 		errorf(e, 0, "warning: %s: %s runs no hook, cordon's neither, until that is removed", why, a.Title)
 	}
 	return o.write(e, a, c, path, scope)
@@ -197,7 +197,7 @@ func (o *initOpts) prepareHook(e *env, dir, home string) (int, bool) {
 
 // write applies change c to the settings file at path (or shows it, with
 // --dry-run) and tells the user what changed.
-func (o *initOpts) write(e *env, a *agentsetup.Agent, c *agentsetup.Change, path string, scope agentsetup.Scope) int {
+func (o *initOpts) write(e *env, a *setup.Agent, c *setup.Change, path string, scope setup.Scope) int {
 	if o.asJSON {
 		return o.writeJSON(e, a, c, path, scope)
 	}
@@ -214,7 +214,7 @@ func (o *initOpts) write(e *env, a *agentsetup.Agent, c *agentsetup.Change, path
 		fmt.Fprintln(e.stdout, "(--dry-run: nothing written)")
 		return exitOK
 	}
-	if err := c.Apply(scope == agentsetup.User); err != nil {
+	if err := c.Apply(scope == setup.User); err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
 	if o.remove {
@@ -249,9 +249,9 @@ type initJSON struct {
 	Diff    string `json:"diff,omitempty"`    // the change, for dry-run
 }
 
-func (o *initOpts) writeJSON(e *env, a *agentsetup.Agent, c *agentsetup.Change, path string, scope agentsetup.Scope) int {
+func (o *initOpts) writeJSON(e *env, a *setup.Agent, c *setup.Change, path string, scope setup.Scope) int {
 	v := initJSON{Agent: a.Name, Path: path, Scope: "project", Remove: o.remove}
-	if scope == agentsetup.User {
+	if scope == setup.User {
 		v.Scope = "user"
 	}
 	if !o.remove {
@@ -263,7 +263,7 @@ func (o *initOpts) writeJSON(e *env, a *agentsetup.Agent, c *agentsetup.Change, 
 	case o.dryRun:
 		v.Action, v.Diff = "dry-run", c.Diff()
 	default:
-		if err := c.Apply(scope == agentsetup.User); err != nil {
+		if err := c.Apply(scope == setup.User); err != nil {
 			return errorf(e, exitCordonError, "%v", err)
 		}
 		v.Action = "written" // with --remove: cordon's entries taken out
@@ -279,8 +279,8 @@ func (o *initOpts) writeJSON(e *env, a *agentsetup.Agent, c *agentsetup.Change, 
 	return exitOK
 }
 
-func scopeFlag(s agentsetup.Scope) string {
-	if s == agentsetup.User {
+func scopeFlag(s setup.Scope) string {
+	if s == setup.User {
 		return " --user"
 	}
 	return ""

@@ -1,0 +1,357 @@
+package gate
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// entOp is one kind of call of the entry gate.
+type entOp int
+
+const (
+	entOpen entOp = iota // open, openat, creat
+	entMkdir
+	entMknod
+	entUnlink // unlinkat with AT_REMOVEDIR too
+	entRmdir
+	entRename
+	entLink
+	entSymlink
+	entTruncate
+)
+
+// entryForm is where one call of the entry gate keeps its arguments
+// (indexes into seccomp_data.args; -1: none; dirfd -1: AT_FDCWD).
+type entryForm struct {
+	op            entOp
+	dirfd, path   int // the name the call makes, removes or opens (rename's and link's old one)
+	flags, mode   int
+	dirfd2, path2 int // rename's and link's new name
+	arg           int // truncate's length, mknod's device, symlink's target
+	creat         bool
+}
+
+// entryState is the entry gate's part of the gate: fixed buffers beside
+// the gate's own, and how the request was answered.
+type entryState struct {
+	path2  [pathMax]byte
+	target [pathMax]byte
+	status [512]byte // the head of /proc/PID/status, for the umask
+	link2  [pathMax]byte
+	// cont: answer "continue" (the kernel performs the call).
+	cont    bool
+	locked  bool // the thread is locked, with its own umask
+	hdr     unix.CapUserHeader
+	caps    [2]unix.CapUserData
+	dropped bool
+	// made is what the sandbox made in private creation directories
+	// (EntryDecider.Private), at most MaxMade.
+	made []madeEntry
+}
+
+// madeEntry is a name the gate made, or linked, in a private creation
+// directory, and the file it names.
+type madeEntry struct {
+	dir, name string
+	dev, ino  uint64
+}
+
+// madeAt is the record of name in dir naming the file st is, or -1.
+func (s *entryState) madeAt(dir, name string, st *unix.Stat_t) int {
+	for i, m := range s.made {
+		if m.dir == dir && m.name == name && m.dev == st.Dev && m.ino == st.Ino {
+			return i
+		}
+	}
+	return -1
+}
+
+// isMade says whether the file st is was made by the sandbox in dir.
+func (s *entryState) isMade(dir string, st *unix.Stat_t) bool {
+	for _, m := range s.made {
+		if m.dir == dir && m.dev == st.Dev && m.ino == st.Ino {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *entryState) record(dir, name string, st *unix.Stat_t) {
+	s.made = append(s.made, madeEntry{dir: dir, name: name, dev: st.Dev, ino: st.Ino})
+}
+
+func (s *entryState) forget(i int) {
+	s.made = append(s.made[:i], s.made[i+1:]...)
+}
+
+// cleanMade removes, once the sandbox is gone, the names it made in
+// private creation directories that still name what it made. Nothing
+// but the gate makes names there for the sandbox, and the gate is done.
+func (s *entryState) cleanMade() {
+	for _, m := range s.made {
+		dir, err := unix.Open(m.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(dir, m.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == m.dev && st.Ino == m.ino {
+			unix.Unlinkat(dir, m.name, 0)
+		}
+		unix.Close(dir)
+	}
+	s.made = nil
+}
+
+const (
+	// SECCOMP_IOCTL_NOTIF_ADDFD: _IOW('!', 3, struct seccomp_notif_addfd).
+	notifAddfd = 0x40182103
+	oTmpfile   = 0o20000000 | unix.O_DIRECTORY
+	renameMask = unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE | unix.RENAME_WHITEOUT
+)
+
+// addfd is struct seccomp_notif_addfd.
+type addfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+// named is a name as the gate found it: the directory it is in, opened
+// once, and the name in it.
+type named struct {
+	dir     int
+	name    string
+	path    string // the directory's path (links resolved) and the name
+	dirPath string // the directory's path
+	// slash: the caller's path ended in "/"; special: the name is "",
+	// "." or "..", which makes no new name, or its directory is reached
+	// through a magic link or on procfs, which the gate cannot resolve for
+	// the caller: the kernel answers, Landlock checking.
+	slash, special bool
+}
+
+// entry decides one call of the entry gate. The paths, the umask and
+// the starting points are read while the request is checked to be
+// pending; the parent directories are resolved once, without the
+// launcher's capabilities; the decision and the call are on them.
+func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
+	ed, ok := g.d.(EntryDecider)
+	if !ok {
+		return 0, unix.ENOSYS, true // the filter was built without EntryRules
+	}
+	if e := g.ownThread(); e != 0 {
+		return 0, e, true
+	}
+	a := &g.n.args
+	flags := 0
+	if f.flags >= 0 {
+		flags = int(int32(a[f.flags]))
+	}
+	if f.creat {
+		flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+	}
+	if f.op == entOpen && (flags&unix.O_PATH != 0 || flags&oTmpfile == oTmpfile) {
+		// Continuing is safe: O_PATH reads and writes nothing, and an
+		// O_TMPFILE file has no name until a link the gate decides;
+		// Landlock checks the open as it would without the gate.
+		return g.cont()
+	}
+	pid := strconv.FormatUint(uint64(g.n.pid), 10)
+	mem, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, unix.EPERM, g.valid()
+	}
+	defer unix.Close(mem)
+	rel, e := readString(mem, uintptr(a[f.path]), g.path[:])
+	if e != 0 {
+		return 0, e, g.valid()
+	}
+	var rel2, target string
+	if f.path2 >= 0 {
+		if rel2, e = readString(mem, uintptr(a[f.path2]), g.ent.path2[:]); e != 0 {
+			return 0, e, g.valid()
+		}
+	}
+	if f.op == entSymlink {
+		if target, e = readString(mem, uintptr(a[f.arg]), g.ent.target[:]); e != 0 {
+			return 0, e, g.valid()
+		}
+		if target == "" {
+			return 0, unix.ENOENT, true
+		}
+	}
+	emptyOld := f.op == entLink && rel == "" && flags&unix.AT_EMPTY_PATH != 0
+	if (rel == "" && !emptyOld) || (f.path2 >= 0 && rel2 == "") {
+		return 0, unix.ENOENT, true
+	}
+	umask := -1
+	if f.op == entMkdir || f.op == entMknod || (f.op == entOpen && flags&unix.O_CREAT != 0) {
+		if umask, e = g.umaskOf(pid); e != 0 {
+			return 0, e, g.valid()
+		}
+	}
+	base, e := g.startAt(pid, f.dirfd, rel)
+	if e != 0 {
+		return 0, e, g.valid()
+	}
+	if base >= 0 {
+		defer unix.Close(base)
+	}
+	base2 := -1
+	if f.path2 >= 0 {
+		if base2, e = g.startAt(pid, f.dirfd2, rel2); e != 0 {
+			return 0, e, g.valid()
+		}
+		if base2 >= 0 {
+			defer unix.Close(base2)
+		}
+	}
+	if !g.valid() {
+		return 0, 0, false
+	}
+	// From here on the launcher acts as the sandbox would: its
+	// capabilities (root's DAC override, CAP_FOWNER, CAP_MKNOD...) off
+	// on this thread, the caller's umask on it, so the kernel checks
+	// what it checks for the sandbox itself.
+	if e := g.dropCaps(); e != 0 {
+		return 0, e, true
+	}
+	defer g.restoreCaps()
+	if umask >= 0 {
+		unix.Umask(umask)
+	}
+	mode := uint32(0)
+	if f.mode >= 0 {
+		mode = uint32(a[f.mode])
+	}
+	switch f.op {
+	case entOpen:
+		return g.open(ed, base, rel, flags, mode)
+	case entMkdir, entMknod, entSymlink:
+		return g.make(ed, f.op, base, rel, mode, a[max(f.arg, 0)], target)
+	case entUnlink, entRmdir:
+		if f.op == entRmdir {
+			flags = unix.AT_REMOVEDIR
+		}
+		return g.remove(ed, base, rel, flags)
+	case entRename:
+		return g.rename(ed, base, rel, base2, rel2, flags)
+	case entLink:
+		return g.hardlink(ed, base, rel, base2, rel2, flags)
+	default:
+		return g.truncate(ed, base, rel, int64(a[f.arg]))
+	}
+}
+
+// cont answers that the kernel is to perform the call itself. Each
+// caller says why that is safe where it continues: Landlock checks the
+// call the kernel resolves again, and the plan never allows what the
+// model refuses.
+func (g *gate) cont() (int64, unix.Errno, bool) {
+	g.ent.cont = true
+	return 0, 0, true
+}
+
+// ownThread locks the serving goroutine to its thread and gives the
+// thread a file-system context of its own, so that the caller's umask
+// can be set on it alone. The goroutine never unlocks it: the thread
+// ends with Serve.
+func (g *gate) ownThread() unix.Errno {
+	if g.ent.locked {
+		return 0
+	}
+	runtime.LockOSThread()
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return errnoOf(err)
+	}
+	g.ent.locked = true
+	return 0
+}
+
+// dropCaps clears this thread's effective capabilities, keeping the
+// permitted ones for restoreCaps.
+func (g *gate) dropCaps() unix.Errno {
+	s := &g.ent
+	s.hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	if err := unix.Capget(&s.hdr, &s.caps[0]); err != nil {
+		return errnoOf(err)
+	}
+	s.dropped = s.caps[0].Effective|s.caps[1].Effective != 0
+	if !s.dropped {
+		return 0
+	}
+	none := s.caps
+	none[0].Effective, none[1].Effective = 0, 0
+	if err := unix.Capset(&s.hdr, &none[0]); err != nil {
+		s.dropped = false
+		return unix.EPERM
+	}
+	return 0
+}
+
+func (g *gate) restoreCaps() {
+	if g.ent.dropped {
+		unix.Capset(&g.ent.hdr, &g.ent.caps[0])
+		g.ent.dropped = false
+	}
+}
+
+// umaskOf reads the caller's umask from /proc/PID/status.
+func (g *gate) umaskOf(pid string) (int, unix.Errno) {
+	fd, err := unix.Open("/proc/"+pid+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, unix.EPERM
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, g.ent.status[:])
+	if err != nil || n <= 0 {
+		return 0, unix.EPERM
+	}
+	s := string(g.ent.status[:n])
+	i := strings.Index(s, "\nUmask:\t")
+	if i < 0 {
+		return 0, unix.EPERM
+	}
+	s = s[i+len("\nUmask:\t"):]
+	if j := strings.IndexByte(s, '\n'); j >= 0 {
+		s = s[:j]
+	}
+	m, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return 0, unix.EPERM
+	}
+	return int(m & 0o777), 0
+}
+
+// startAt opens where a relative path starts: the caller's descriptor
+// at args[idx], or its working directory. -1: the path is absolute (the
+// sandbox shares the launcher's root).
+func (g *gate) startAt(pid string, idx int, rel string) (int, unix.Errno) {
+	if strings.HasPrefix(rel, "/") {
+		return -1, 0
+	}
+	where := "/proc/" + pid + "/cwd"
+	if idx >= 0 {
+		n := int32(g.n.args[idx])
+		switch {
+		case n == atFdcwd:
+		case n < 0:
+			return -1, unix.EBADF
+		default:
+			where = "/proc/" + pid + "/fd/" + strconv.Itoa(int(n))
+		}
+	}
+	fd, err := unix.Open(where, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return -1, unix.EBADF // no such descriptor in the caller
+	}
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}
