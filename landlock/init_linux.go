@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/gate"
+	"github.com/cordon-sandbox/cordon/internal/timing"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -40,6 +41,7 @@ func initMain(fdArg string) int {
 	// filter are per thread: everything is done on this one, which then
 	// execs the command.
 	runtime.LockOSThread()
+	timing.Mark("init", "go start")
 	s, err := readSpec(fdArg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
@@ -76,6 +78,7 @@ func initMain(fdArg string) int {
 			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
 		}
 	}
+	timing.Mark("init", "spec")
 	if !s.weakened("keeper") {
 		// The init stays above the command, for the sandbox to end
 		// with the launcher (keeper_linux.go).

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/reap"
+	"github.com/cordon-sandbox/cordon/internal/timing"
 )
 
 // The keeper is the init itself, staying in the sandbox above the
@@ -72,6 +73,7 @@ func keep(s *Spec, path string) int {
 	if pid <= 0 {
 		return code
 	}
+	timing.Mark("init", "command start")
 	// Opened before anything reaps the command: the pidfd is that
 	// process, and a signal forwarded after it has ended reaches no
 	// other process that got its pid since.
@@ -106,9 +108,11 @@ func keep(s *Spec, path string) int {
 		if p != pid || !(ws.Exited() || ws.Signaled()) {
 			continue // an orphan the kernel reparented here
 		}
+		timing.Mark("init", "command exit")
 		if err := tasks.KillAll(0); err != nil {
 			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
 		}
+		timing.Mark("init", "reap")
 		exitAs(ws)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/internal/timing"
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -362,6 +363,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	}
 	// Forked on one thread kept for the process's life: the native init
 	// dies with the thread that forked it (internal/spawn).
+	timing.Mark("run", "plan, spec")
 	if err := spawn.Start(inner); err != nil {
 		if c.tty != nil {
 			c.tty.abort()
@@ -371,6 +373,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 		return err
 	}
 	c.Process = inner.Process
+	timing.Mark("run", "helper start")
 	if c.afterStart != nil {
 		c.afterStart()
 	}
@@ -512,6 +515,7 @@ func (c *Cmd) Wait() error {
 		lerr = killLeftovers(c.leftovers, c.inner.Process.Pid)
 	}
 	err := c.inner.Wait()
+	timing.Mark("run", "wait, reap")
 	if lerr != nil && err == nil {
 		// Reported, never taken for "nothing left": what could not be
 		// found may still be running.

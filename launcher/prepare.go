@@ -15,6 +15,7 @@ import (
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/internal/timing"
 	"github.com/cordon-sandbox/cordon/internal/toolcache"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -56,6 +57,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err != nil {
 		return nil, nil, err
 	}
+	timing.Mark("run", "canonical policy")
 	env := c.environ(canon)
 	if backend == BackendNone || res.Nested {
 		return c.unsandboxed(ctx, backend, res, env)

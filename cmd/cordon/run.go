@@ -18,6 +18,7 @@ import (
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/shown"
+	"github.com/cordon-sandbox/cordon/internal/timing"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/workspace"
@@ -153,6 +154,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "cordon run: warning: CORDON_STUB_LINGER=%s is not a duration like 0, 500ms or 2s; the stubs linger %v\n", v, launcher.DefaultStubLinger)
 		}
 	}
+	timing.Mark("run", "go start, flags")
 	detected := make(chan struct{})
 	if o.backend != launcher.BackendNone {
 		// Read the detection cache (or probe) while the policy is built;
@@ -160,6 +162,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 		go func() {
 			defer close(detected)
 			detect.Detect(ctx, string(o.backend))
+			timing.Mark("run", "detection")
 		}()
 	} else {
 		close(detected)
@@ -171,6 +174,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 		<-detected
 		return code
 	}
+	timing.Mark("run", "workspace, policy")
 	cmd, netDone := o.command(e, comp, log, args)
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
@@ -190,6 +194,7 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	}
 	err := cmd.Exec()
 	netDone()
+	timing.Mark("run", "done")
 	var st *launcher.ExitStatus
 	if errors.As(err, &st) {
 		return st.Code
