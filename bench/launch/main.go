@@ -47,12 +47,14 @@
 //
 // The launch comparison is launch.go, its fixtures fixtures.go, the
 // series and their statistics stats.go; net.go, large.go, scale.go and
-// inprocess.go hold the other measurements.
+// inprocess.go hold the other measurements; peers.go the comparison with
+// landstrip and raw bwrap, with and without many host processes.
 //
 //	go run ./bench/launch               # or bench/launch.sh
 //	go run ./bench/launch -n 500 -srt-n 0
 //	go run ./bench/launch -inproc 300 -cpuprofile /tmp/launch.pprof
 //	go run ./bench/launch -large-only -large-n 10
+//	go run ./bench/launch -peers 40 -hosts 3000 -install-landstrip
 package main
 
 import (
@@ -91,6 +93,12 @@ type config struct {
 	net       bool
 	netMiB    int
 	netN      int
+	// the peer comparison (peers.go)
+	peers            int
+	hosts            int
+	landstrip        string
+	installLandstrip bool
+	cordonBin        string
 }
 
 func main() {
@@ -116,6 +124,11 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", "", "parent of the temp dir (default $TMPDIR); the workspace lives there, so its disk is the one measured")
 	flag.BoolVar(&cfg.largeOnly, "large-only", false, "run only the large-workspace cases")
 	flag.IntVar(&cfg.largeN, "large-n", 10, "rounds of each large-workspace case and backend (0 skips them)")
+	flag.IntVar(&cfg.peers, "peers", 0, "instead: N rounds of the peer comparison (landlock, landstrip, native, raw bwrap; peers.go)")
+	flag.IntVar(&cfg.hosts, "hosts", 0, "with -peers: then the same rounds with N more processes on the host")
+	flag.StringVar(&cfg.landstrip, "landstrip", "", "path of landstrip's native binary (default: $LANDSTRIP, else the one -install-landstrip installs)")
+	flag.BoolVar(&cfg.installLandstrip, "install-landstrip", false, "with -peers: npm install landstrip "+landstripVersion+" into the benchmark's own directory in the user's cache")
+	flag.StringVar(&cfg.cordonBin, "cordon", "", "with -peers: the cordon binary to measure (default: built from this checkout)")
 	repos := flag.String("repos", "300,1000", "large workspaces: nested repository counts")
 	growth := flag.String("growth", "100,500,1000,2000,4000", "large workspaces: policy root counts")
 	flag.Parse()
@@ -140,6 +153,9 @@ func run(cfg config) error {
 	ws := filepath.Join(tmp, "ws")
 	if err := makeWorkspace(ws); err != nil {
 		return fmt.Errorf("workspace fixture: %w", err)
+	}
+	if cfg.peers > 0 {
+		return peers(cfg, tmp, ws)
 	}
 	if cfg.inproc > 0 && cfg.wallsOnly {
 		return inProcessWalls(cfg, tmp, ws)
