@@ -1,11 +1,5 @@
 package landlock
 
-import (
-	"encoding/json"
-
-	"github.com/cordon-sandbox/cordon/internal/rawbytes"
-)
-
 // InitArg is argv[1] of the landlock backend's init; argv[2] is the
 // descriptor of its Spec.
 const InitArg = "__cordon-landlock"
@@ -59,77 +53,8 @@ type Spec struct {
 	Probe string `json:"probe,omitempty"`
 }
 
-// specWire is Spec as its JSON carries it: every path the init acts on
-// (the command, its arguments, the rules' objects and the plan's lists of
-// directories) as base64 of its bytes ([]byte), since a JSON string holds
-// only UTF-8 and encoding/json turns any other byte into U+FFFD: a rule
-// for "/w/b\xff" would be applied to "/w/b\xef\xbf\xbd", the command
-// "./b\xff/run" be another. The fields here hide the embedded ones of the
-// same JSON names.
-type specWire struct {
-	*specPlain
-	Plan *planWire `json:"plan"`
-	Path []byte    `json:"path"`
-	Argv [][]byte  `json:"argv"`
-}
-
-type planWire struct {
-	*planPlain
-	Rules      []ruleWire `json:"rules"`
-	Frozen     [][]byte   `json:"frozen,omitempty"`
-	Unlistable [][]byte   `json:"unlistable,omitempty"`
-	Bounded    [][]byte   `json:"bounded,omitempty"`
-}
-
-type ruleWire struct {
-	*Rule
-	Path []byte `json:"path"`
-}
-
-// specPlain and planPlain are Spec and Plan without methods, to embed.
-type (
-	specPlain Spec
-	planPlain Plan
-)
-
-// Encode is s as the init reads it (DecodeSpec): JSON, its paths as
-// base64 (specWire).
-func (s *Spec) Encode() ([]byte, error) {
-	w := specWire{specPlain: (*specPlain)(s), Path: []byte(s.Path), Argv: rawbytes.Of(s.Argv)}
-	if p := s.Plan; p != nil {
-		w.Plan = &planWire{planPlain: (*planPlain)(p), Frozen: rawbytes.Of(p.Frozen), Unlistable: rawbytes.Of(p.Unlistable), Bounded: rawbytes.Of(p.Bounded)}
-		w.Plan.Rules = make([]ruleWire, len(p.Rules))
-		for i := range p.Rules {
-			w.Plan.Rules[i] = ruleWire{Rule: &p.Rules[i], Path: []byte(p.Rules[i].Path)}
-		}
-	}
-	return json.Marshal(w)
-}
+// Encode is s as the init reads it (DecodeSpec; specwire.go).
+func (s *Spec) Encode() ([]byte, error) { return encodeSpec(s), nil }
 
 // DecodeSpec reads a spec Encode wrote.
-func DecodeSpec(b []byte) (*Spec, error) {
-	s := &Spec{}
-	// encoding/json cannot allocate an embedded pointer to an unexported
-	// type: the plan's is given.
-	w := specWire{specPlain: (*specPlain)(s), Plan: &planWire{planPlain: &planPlain{}}}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, err
-	}
-	s.Path, s.Argv = string(w.Path), rawbytes.Strings(w.Argv)
-	if wp := w.Plan; wp != nil {
-		p := &Plan{}
-		if wp.planPlain != nil {
-			*p = Plan(*wp.planPlain)
-		}
-		p.Frozen, p.Unlistable, p.Bounded = rawbytes.Strings(wp.Frozen), rawbytes.Strings(wp.Unlistable), rawbytes.Strings(wp.Bounded)
-		p.Rules = make([]Rule, len(wp.Rules))
-		for i, r := range wp.Rules {
-			if r.Rule != nil {
-				p.Rules[i] = *r.Rule
-			}
-			p.Rules[i].Path = string(r.Path)
-		}
-		s.Plan = p
-	}
-	return s, nil
-}
+func DecodeSpec(b []byte) (*Spec, error) { return decodeSpec(b) }

@@ -39,3 +39,33 @@ func TestSpecBytes(t *testing.T) {
 	require.Nil(t, got.Plan)
 	require.Equal(t, "/p", got.Probe)
 }
+
+// TestSpecDecodeRefusesDamage: a spec cut anywhere, with bytes after its
+// end, with another magic, or with a count larger than what follows, is
+// refused, never read as a shorter plan.
+func TestSpecDecodeRefusesDamage(t *testing.T) {
+	s := &Spec{Path: "/bin/true", Argv: []string{"true"}, Closed: []int{3},
+		Plan: &Plan{ABI: 7, Rules: []Rule{{Path: "/w", Access: ReadFile}}, Frozen: []string{"/w"}}}
+	b, err := s.Encode()
+	require.NoError(t, err)
+	for n := range len(b) {
+		_, err := DecodeSpec(b[:n])
+		require.Error(t, err, "cut at %d of %d", n, len(b))
+	}
+	_, err = DecodeSpec(append(append([]byte(nil), b...), 0))
+	require.ErrorContains(t, err, "after the end")
+	other := append([]byte(nil), b...)
+	other[0] ^= 1
+	_, err = DecodeSpec(other)
+	require.Error(t, err)
+	// The argv's count (1) made huge: refused before anything is allocated.
+	w := &specWriter{b: []byte(specMagic)}
+	w.flag(false)
+	w.num(0)
+	w.str("")
+	w.num(0)
+	w.str("/bin/true")
+	w.num(1 << 40)
+	_, err = DecodeSpec(w.b)
+	require.ErrorContains(t, err, "over")
+}
