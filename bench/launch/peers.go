@@ -152,19 +152,24 @@ func (pb *peerBench) rawBwrap() (result, error) {
 }
 
 func (pb *peerBench) report(title string, s peerSeries) {
-	fmt.Printf("\n%s:\n%-44s %6s %9s %9s %9s\n", title, "", "n", "median", "p95", "min")
-	s.landlock.print("(ak) cordon run --backend landlock")
-	if pb.landstrip != "" {
-		s.landstrip.print("(ls) landstrip " + landstripVersion)
+	fmt.Printf("\n%s:\n%-44s %6s %9s %9s %9s %12s\n", title, "", "n", "median", "p95", "min", "cpu median")
+	row := func(s series, name string) {
+		fmt.Printf("%-44s %6d %9s %9s %9s %12s\n", name, len(s.res), ms(s.median()), ms(s.p95()), ms(s.pct(0)), ms(s.cpuMedian()))
 	}
-	s.native.print("(an) cordon run --backend native")
-	s.rawBwrap.print("(b) raw bwrap, the same mounts")
+	row(s.landlock, "(ak) cordon run --backend landlock")
 	if pb.landstrip != "" {
-		fmt.Printf("(ak) / (ls): %.2f median (target ≤ 1.5); paired difference %s\n",
-			ratio(s.landlock.median(), s.landstrip.median()), ms(pairedMedian(s.landlock, s.landstrip)))
+		row(s.landstrip, "(ls) landstrip "+landstripVersion)
 	}
-	fmt.Printf("(an) / (b): %.2f median (target ≤ 1.3); paired difference %s\n",
-		ratio(s.native.median(), s.rawBwrap.median()), ms(pairedMedian(s.native, s.rawBwrap)))
+	row(s.native, "(an) cordon run --backend native")
+	row(s.rawBwrap, "(b) raw bwrap, the same mounts")
+	if pb.landstrip != "" {
+		fmt.Printf("(ak) / (ls): %.2f median, %.2f min, %.2f cpu (target ≤ 1.5); paired difference %s\n",
+			ratio(s.landlock.median(), s.landstrip.median()), ratio(s.landlock.pct(0), s.landstrip.pct(0)),
+			ratio(s.landlock.cpuMedian(), s.landstrip.cpuMedian()), ms(pairedMedian(s.landlock, s.landstrip)))
+	}
+	fmt.Printf("(an) / (b): %.2f median, %.2f min, %.2f cpu (target ≤ 1.3); paired difference %s\n",
+		ratio(s.native.median(), s.rawBwrap.median()), ratio(s.native.pct(0), s.rawBwrap.pct(0)),
+		ratio(s.native.cpuMedian(), s.rawBwrap.cpuMedian()), ms(pairedMedian(s.native, s.rawBwrap)))
 }
 
 // growth is what each variant's median grew by with the host's extra
@@ -172,6 +177,7 @@ func (pb *peerBench) report(title string, s peerSeries) {
 // most 1 ms).
 func (pb *peerBench) growth(base, crowd peerSeries) {
 	g := func(a, b series) float64 { return float64(b.median()-a.median()) / 1e6 }
+	defer pb.cpuGrowth(base, crowd)
 	ak, an, b := g(base.landlock, crowd.landlock), g(base.native, crowd.native), g(base.rawBwrap, crowd.rawBwrap)
 	fmt.Printf("\ngrowth with %d more host processes (medians): (ak) %+.2fms, (an) %+.2fms, (b) %+.2fms", pb.cfg.hosts, ak, an, b)
 	if pb.landstrip != "" {
@@ -245,4 +251,17 @@ func landstripDir() string {
 		d = os.TempDir()
 	}
 	return filepath.Join(d, "cordon-bench", "landstrip-"+landstripVersion)
+}
+
+// cpuGrowth is growth's figures in CPU time, which the machine's other
+// load moves much less than the wall clock.
+func (pb *peerBench) cpuGrowth(base, crowd peerSeries) {
+	g := func(a, b series) float64 { return float64(b.cpuMedian()-a.cpuMedian()) / 1e6 }
+	ak, an, b := g(base.landlock, crowd.landlock), g(base.native, crowd.native), g(base.rawBwrap, crowd.rawBwrap)
+	fmt.Printf("the same in CPU time: (ak) %+.2fms, (an) %+.2fms, (b) %+.2fms", ak, an, b)
+	if pb.landstrip != "" {
+		ls := g(base.landstrip, crowd.landstrip)
+		fmt.Printf(", (ls) %+.2fms; (ak) beyond (ls) %+.2fms", ls, ak-ls)
+	}
+	fmt.Printf("; (an) beyond (b) %+.2fms\n", an-b)
 }

@@ -16,6 +16,7 @@ import (
 // result is one timed launch.
 type result struct {
 	wall time.Duration
+	cpu  time.Duration // user + system of the process and the descendants it reaped
 }
 
 // sample runs cmd in dir with env (stdin and, unless the caller set it,
@@ -30,7 +31,7 @@ func sample(cmd *exec.Cmd, env []string, dir string) (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " ")[:min(200, len(strings.Join(cmd.Args, " ")))], err, stderr.String())
 	}
-	return result{wall: wall}, nil
+	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 }
 
 // measureRSS runs cmd under /usr/bin/time -f %M and returns its peak RSS
@@ -93,7 +94,20 @@ func (s series) pct(p float64) time.Duration {
 }
 
 func (s series) median() time.Duration { return s.pct(50) }
-func (s series) p95() time.Duration    { return s.pct(95) }
+
+// cpuMedian is the median CPU time of the samples.
+func (s series) cpuMedian() time.Duration {
+	if len(s.res) == 0 {
+		return 0
+	}
+	c := make([]time.Duration, len(s.res))
+	for i, r := range s.res {
+		c[i] = r.cpu
+	}
+	slices.Sort(c)
+	return c[(len(c)-1)/2]
+}
+func (s series) p95() time.Duration { return s.pct(95) }
 
 func (s series) rssMedian() float64 {
 	r := slices.Sorted(slices.Values(s.rss))
