@@ -8,13 +8,15 @@ package timing
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
 )
 
 var (
-	on   = os.Getenv("CORDON_DEBUG_TIMING") == "1"
+	on             = os.Getenv("CORDON_DEBUG_TIMING") == "1"
+	out  io.Writer = os.Stderr
 	mu   sync.Mutex
 	last time.Time
 )
@@ -35,5 +37,5 @@ func Mark(proc, phase string) {
 		since = now.Sub(last)
 	}
 	last = now
-	fmt.Fprintf(os.Stderr, "cordon timing: %s %d %-16s %s +%.3f ms\n", proc, os.Getpid(), phase, now.Format("15:04:05.000000"), float64(since.Microseconds())/1000)
+	fmt.Fprintf(out, "cordon timing: %s %d %-16s %s +%.3f ms\n", proc, os.Getpid(), phase, now.Format("15:04:05.000000"), float64(since.Microseconds())/1000)
 }
