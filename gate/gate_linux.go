@@ -175,6 +175,8 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		unix.Close(p[1])
 	}()
 	g := &gate{d: d, id: id, listener: listener}
+	g.socks.diag = -1
+	defer g.socks.close()
 	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -214,6 +216,7 @@ type gate struct {
 	times    [32]byte
 	link     [pathMax]byte
 	ent      entryState // the entry gate's (entry_linux.go)
+	socks    unixState  // the sandbox's own Unix sockets (unix_linux.go)
 }
 
 // ioctl is ioctl(2) on the listener, again when it was interrupted
@@ -278,6 +281,9 @@ func (g *gate) valid() bool {
 func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch == auditArch && g.n.nr == unix.SYS_CONNECT {
 		return g.connect() // a second kind of request: connect_linux.go
+	}
+	if g.n.arch == auditArch && g.n.nr == unix.SYS_BIND {
+		return g.bind() // unix_linux.go
 	}
 	if ef, ok := entryForms[g.n.nr]; ok && g.n.arch == auditArch {
 		return g.entry(ef)
