@@ -175,7 +175,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		unix.Close(p[1])
 	}()
 	g := &gate{d: d, id: id, listener: listener}
-	g.socks.diag = -1
+	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
 	defer g.socks.close()
 	defer g.ent.cleanMade()
 	for {
@@ -284,6 +284,9 @@ func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	}
 	if g.n.arch == auditArch && g.n.nr == unix.SYS_BIND {
 		return g.bind() // unix_linux.go
+	}
+	if g.n.arch == auditArch && g.n.nr == unix.SYS_LISTEN {
+		return g.listen()
 	}
 	if ef, ok := entryForms[g.n.nr]; ok && g.n.arch == auditArch {
 		return g.entry(ef)

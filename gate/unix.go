@@ -30,7 +30,8 @@ var UnixCalls = []string{"bind", "connect"}
 
 // UnixRules returns r (built with Rules, and EntryRules: a bind makes a
 // name) with AF_UNIX stream and seqpacket sockets allowed and bind and
-// connect handed to the supervisor. The Decider must be an
+// connect handed to the supervisor, and listen too where ConnectRules
+// refused it (the gate then listens on Unix sockets only). The Decider must be an
 // EntryDecider: it decides where a socket may be bound (MayEntry).
 func UnixRules(r bwrap.Rules) bwrap.Rules {
 	s := r.Sockets
@@ -40,10 +41,31 @@ func UnixRules(r bwrap.Rules) bwrap.Rules {
 	s.UnixStreamOnly = true
 	r.Sockets = s
 	r.Notify = slices.Clone(r.Notify)
-	for _, c := range UnixCalls {
+	calls := UnixCalls
+	if i := slices.IndexFunc(r.Refuse, func(f bwrap.Refusal) bool { return f.Syscall == "listen" }); i >= 0 {
+		// ConnectRules refuses listen, which cannot be told by its
+		// arguments from a TCP listen: the gate decides it instead.
+		r.Refuse = slices.Delete(slices.Clone(r.Refuse), i, i+1)
+		calls = append(slices.Clone(calls), "listen")
+	}
+	for _, c := range calls {
 		if !slices.Contains(r.Notify, c) {
 			r.Notify = append(r.Notify, c)
 		}
 	}
 	return r
+}
+
+// A ThreadRestricter is a Decider that can confine the calling thread as
+// the sandbox is confined (the landlock backend: landlock.RestrictThread).
+// Where the kernel's wall lets the sandbox make names (KernelAllows), the
+// gate then binds a Unix socket by the caller's own name, from its own
+// copy, on a thread so confined: that wall checks the name where the
+// kernel resolves it, and the socket keeps the name its caller gave
+// (getsockname, the peers' getpeername). Elsewhere, where the model
+// alone lets it (a directory Landlock froze), and without one, the gate
+// binds in the directory it resolved and decided, by the last name,
+// which is then what getsockname reports.
+type ThreadRestricter interface {
+	RestrictThread() error
 }

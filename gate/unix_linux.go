@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,17 @@ type unixState struct {
 	diag int // a NETLINK_SOCK_DIAG socket, opened at the first bind; -1: none yet
 	seq  uint32
 	buf  [1024]byte
+	// binds go to the confined thread (ThreadRestricter), started at
+	// the first bind; done carries each answer back.
+	binds chan bindReq
+	done  chan unix.Errno
+}
+
+// bindReq is one bind for the confined thread: the caller's socket,
+// working directory and umask, and the supervisor's copy of the address.
+type bindReq struct {
+	sock, cwd, umask int
+	addr             []byte
 }
 
 // ownSocket is a socket the sandbox bound by name in this launch: the
@@ -38,6 +50,51 @@ type ownSocket struct {
 func (u *unixState) close() {
 	if u.diag >= 0 {
 		unix.Close(u.diag)
+	}
+	if u.binds != nil {
+		close(u.binds)
+	}
+}
+
+// confinedBind binds on the thread r confines, started at the first
+// call; that thread has a file-system context of its own (its working
+// directory and umask are the caller's for the moment of the bind), no
+// capabilities, and ends with Serve.
+func (u *unixState) confinedBind(r ThreadRestricter, q bindReq) unix.Errno {
+	if u.binds == nil {
+		binds, ready := make(chan bindReq), make(chan error)
+		go confinedThread(r, binds, ready, u.done)
+		if err := <-ready; err != nil {
+			return unix.EACCES
+		}
+		u.binds = binds
+	}
+	u.binds <- q
+	return <-u.done
+}
+
+func confinedThread(r ThreadRestricter, binds <-chan bindReq, ready chan<- error, done chan<- unix.Errno) {
+	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	err := unix.Unshare(unix.CLONE_FS)
+	if err == nil {
+		err = r.RestrictThread()
+	}
+	if err == nil {
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var none [2]unix.CapUserData
+		err = unix.Capset(&hdr, &none[0])
+	}
+	ready <- err
+	if err != nil {
+		return
+	}
+	for q := range binds {
+		unix.Umask(q.umask)
+		if err := unix.Fchdir(q.cwd); err != nil {
+			done <- errnoOf(err)
+			continue
+		}
+		done <- rawBind(q.sock, q.addr)
 	}
 }
 
@@ -71,6 +128,39 @@ func (g *gate) bind() (int64, unix.Errno, bool) {
 		return 0, rawBind(s.sock, s.addr), true
 	}
 	return 0, unix.EACCES, true
+}
+
+// listen decides listen(2) where the filter would refuse it for TCP
+// (ConnectRules, UnixRules): the caller's socket, taken, listens when it
+// is a Unix socket (the supervisor's listen is on that very socket, so
+// a descriptor swapped meanwhile changes nothing); a TCP socket
+// listening on the host's network is refused (EACCES).
+func (g *gate) listen() (int64, unix.Errno, bool) {
+	fd := int32(g.n.args[0])
+	if fd < 0 {
+		return 0, unix.EBADF, true
+	}
+	pidfd, err := pidfdOpen(int(g.n.pid))
+	if err != nil {
+		return 0, unix.EPERM, g.valid()
+	}
+	sock, err := unix.PidfdGetfd(pidfd, int(fd), 0)
+	unix.Close(pidfd)
+	if err != nil {
+		return 0, errnoOf(err), g.valid()
+	}
+	defer unix.Close(sock)
+	if !g.valid() {
+		return 0, 0, false
+	}
+	dom, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return 0, errnoOf(err), true
+	}
+	if dom != unix.AF_UNIX {
+		return 0, unix.EACCES, true
+	}
+	return 0, errnoOrZero(unix.Listen(sock, int(int32(g.n.args[1])))), true
 }
 
 // unixName reads a sockaddr_un as the kernel does (unix_validate_addr,
@@ -132,30 +222,50 @@ func (g *gate) bindUnix(s *sockCall) unix.Errno {
 	if unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return unix.EADDRINUSE
 	}
-	if ed.Private(n.dirPath) || !ed.MayEntry(n.path) {
-		return unix.EACCES
-	}
-	if err := unix.Fstat(s.sock, &st); err != nil {
-		return errnoOf(err)
-	}
-	cookie, err := unix.GetsockoptUint64(s.sock, unix.SOL_SOCKET, unix.SO_COOKIE)
-	if err != nil {
-		return errnoOf(err)
-	}
 	if e := g.socks.room(); e != 0 {
 		return e
+	}
+	if r, ok := g.d.(ThreadRestricter); ok && ed.KernelAllows(n.path, NeedEntry) {
+		// The kernel's wall lets the sandbox make names here: the
+		// confined thread binds the caller's own name, which that wall
+		// checks again where the kernel resolves it (and never allows
+		// what the model refuses).
+		if e := g.socks.confinedBind(r, bindReq{sock: s.sock, cwd: s.cwd, umask: s.umask, addr: s.addr}); e != 0 {
+			return e
+		}
+		g.socks.record(s.sock)
+		return 0
+	}
+	if ed.Private(n.dirPath) || !ed.MayEntry(n.path) {
+		return unix.EACCES
 	}
 	unix.Umask(s.umask)
 	g.acting(n.path)
 	if e := bindIn(s.sock, n.dir, n.name); e != 0 {
 		return e
 	}
+	g.socks.record(s.sock)
+	return 0
+}
+
+// record notes the inode the socket sock, just bound, is bound to, as
+// the kernel reports it for that socket: a name renamed meanwhile
+// cannot make the gate record another inode. The bind stands even when
+// the record fails (a connect to it is then refused).
+func (u *unixState) record(sock int) {
+	var st unix.Stat_t
+	if err := unix.Fstat(sock, &st); err != nil {
+		return
+	}
+	cookie, err := unix.GetsockoptUint64(sock, unix.SOL_SOCKET, unix.SO_COOKIE)
+	if err != nil {
+		return
+	}
 	o := ownSocket{sino: uint32(st.Ino), cookie: cookie}
 	var bound bool
-	if o.dev, o.ino, bound, _ = g.socks.boundInode(o.sino, o.cookie); bound {
-		g.socks.own = append(g.socks.own, o)
+	if o.dev, o.ino, bound, _ = u.boundInode(o.sino, o.cookie); bound {
+		u.own = append(u.own, o)
 	}
-	return 0
 }
 
 // bindIn binds sock to name in the directory dir: from dir as this

@@ -70,12 +70,18 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 				c.stopNet()
 				return nil, nil, err
 			}
+			mg.spec = &spec
 			rules = gate.Rules(rules)
 			// The entry gate: names made, removed, renamed or linked
 			// where the plan froze a directory (gate).
 			rules = gate.EntryRules(rules)
 			if c.NetPolicy != nil {
 				rules = gate.ConnectRules(rules) // after Rules, which replaces Notify
+			}
+			if !c.Network {
+				// The sandbox's own Unix sockets: bind and connect
+				// decided by the gate (gate.UnixRules).
+				rules = gate.UnixRules(rules)
 			}
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
@@ -126,6 +132,7 @@ type metaGate struct {
 	plan          *landlock.Plan
 	entries       landlockEntries
 	proxy         netip.AddrPort // with an allowlist: where connects may go
+	spec          *landlock.Spec // the sandbox's: the gate binds its sockets on a thread confined by it
 	id            gate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
 	cancel        context.CancelFunc
@@ -161,7 +168,7 @@ func (g *metaGate) serve(stderr io.Writer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	sock := g.mine
-	d := gateDecider{gate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy}
+	d := gateDecider{gate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy, g.spec}
 	go func() {
 		defer sock.Close()
 		l, err := gate.RecvFd(int(sock.Fd()))
