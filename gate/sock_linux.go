@@ -17,7 +17,8 @@ type sockCall struct {
 	addr            []byte
 	dom, typ, proto int
 	// root and cwd are the caller's root and working directory (O_PATH),
-	// opened for an AF_UNIX socket only; -1 otherwise.
+	// the one its name starts from opened, for an AF_UNIX socket only;
+	// -1 otherwise.
 	root, cwd int
 	umask     int
 }
@@ -91,14 +92,18 @@ func (g *gate) takeSock(buf []byte) (s sockCall, errno unix.Errno, ok bool) {
 // of a Unix socket is resolved, and reads its umask (a bind makes the
 // socket file with it).
 func (g *gate) viewOf(s *sockCall) unix.Errno {
-	var err error
-	if s.root, err = unix.Open("/proc/"+s.pid+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-		s.root = -1
-		return unix.EPERM
+	// Only the one a name starts from: the root for an absolute name,
+	// the working directory for a relative one.
+	where, fd := "/cwd", &s.cwd
+	if len(s.addr) > 2 && s.addr[2] == '/' {
+		where, fd = "/root", &s.root
 	}
-	if s.cwd, err = unix.Open("/proc/"+s.pid+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-		s.cwd = -1
-		return unix.EPERM
+	if len(s.addr) > 2 && s.addr[2] != 0 {
+		var err error
+		if *fd, err = unix.Open("/proc/"+s.pid+where, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			*fd = -1
+			return unix.EPERM
+		}
 	}
 	if g.n.nr == unix.SYS_BIND {
 		var e unix.Errno

@@ -90,9 +90,11 @@ func confinedThread(r ThreadRestricter, binds <-chan bindReq, ready chan<- error
 	}
 	for q := range binds {
 		unix.Umask(q.umask)
-		if err := unix.Fchdir(q.cwd); err != nil {
-			done <- errnoOf(err)
-			continue
+		if q.cwd >= 0 {
+			if err := unix.Fchdir(q.cwd); err != nil {
+				done <- errnoOf(err)
+				continue
+			}
 		}
 		done <- rawBind(q.sock, q.addr)
 	}

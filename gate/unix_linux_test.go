@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -101,11 +102,18 @@ func TestGateUnix(t *testing.T) {
 
 func runUnderUnixGate(t *testing.T, arg string, d gate.Decider) string {
 	t.Helper()
+	return runUnderUnixGateT(t, "TestHelperGateUnix", arg, d)
+}
+
+// runUnderUnixGateT runs the helper test under the gate's filter, served
+// by d, and returns what it printed.
+func runUnderUnixGateT(t testing.TB, helper, arg string, d gate.Decider) string {
+	t.Helper()
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
 	defer unix.Close(sp[0])
 	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
-	cmd := testenv.Subprocess(t, "TestHelperGateUnix", arg)
+	cmd := testenv.Subprocess(t, helper, arg)
 	cmd.ExtraFiles = []*os.File{childEnd}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -251,4 +259,85 @@ func TestHelperGateUnix(t *testing.T) {
 
 	report("bind-protected", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: in("protected/s.sock")}))
 	report("bind-refused", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/cordon-refused.sock"}))
+}
+
+// BenchmarkUnixConnect times 10,000 connects to the sandbox's own socket
+// under the gate and the same loop without it, in one run, and reports
+// both and their ratio (BENCHMARKS.md): go test ./gate -run '^$'
+// -bench UnixConnect -benchtime 1x.
+func BenchmarkUnixConnect(b *testing.B) {
+	const n = 10000
+	per := map[string]float64{}
+	for _, mode := range []string{"ungated", "gated"} {
+		dir := b.TempDir()
+		yes := func(string, bool) bool { return true }
+		d := entryDecider{Funcs: gate.Funcs{Change: yes, Read: yes}, entries: entries{allowed: dir}}
+		arg := fmt.Sprintf("%s %d %s", mode, n, dir)
+		var out string
+		if mode == "gated" {
+			out = runUnderUnixGateT(b, "TestHelperUnixConnectLoop", arg, d)
+		} else {
+			cmd := testenv.Subprocess(b, "TestHelperUnixConnectLoop", arg)
+			o, err := cmd.CombinedOutput()
+			require.NoError(b, err, "%s", o)
+			out = string(o)
+		}
+		var ns float64
+		for _, l := range strings.Split(out, "\n") {
+			if _, err := fmt.Sscanf(l, "elapsed %g", &ns); err == nil {
+				break
+			}
+		}
+		require.NotZero(b, ns, "child:\n%s", out)
+		per[mode] = ns / n
+		b.ReportMetric(ns/n, mode+"-ns/connect")
+	}
+	b.ReportMetric(per["gated"]/per["ungated"], "ratio")
+}
+
+// TestHelperUnixConnectLoop: "MODE N DIR": binds DIR/s.sock, accepts on
+// another thread, and connects N times from this one, under the gate's
+// filter when MODE is gated; prints the loop's time.
+func TestHelperUnixConnectLoop(t *testing.T) {
+	var mode, dir string
+	var n int
+	if _, err := fmt.Sscanf(testenv.InSubprocess(t), "%s %d %s", &mode, &n, &dir); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	if mode == "gated" {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		l, err := gate.Install(bwrap.Program(unixRules()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate.SendFd(3, l)
+		unix.Close(l)
+		unix.Close(3)
+	}
+	path := filepath.Join(dir, "s.sock")
+	srv, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.Bind(srv, &unix.SockaddrUnix{Name: path}))
+	require.NoError(t, unix.Listen(srv, 4096))
+	go func() {
+		for {
+			c, _, err := unix.Accept(srv)
+			if err != nil {
+				return
+			}
+			unix.Close(c)
+		}
+	}()
+	sa := &unix.SockaddrUnix{Name: path}
+	start := time.Now()
+	for range n {
+		c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		require.NoError(t, err)
+		require.NoError(t, unix.Connect(c, sa))
+		unix.Close(c)
+	}
+	fmt.Printf("elapsed %d\n", time.Since(start).Nanoseconds())
 }
