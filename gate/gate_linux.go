@@ -174,7 +174,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		}
 		unix.Close(p[1])
 	}()
-	g := &gate{d: d, id: id, listener: listener}
+	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
 	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -214,6 +214,10 @@ type gate struct {
 	times    [32]byte
 	link     [pathMax]byte
 	ent      entryState // the entry gate's (entry_linux.go)
+	// own: the sandbox has a root of its own (Rooted), root the
+	// caller's, open for one request.
+	own  bool
+	root int
 }
 
 // ioctl is ioctl(2) on the listener, again when it was interrupted
