@@ -1,10 +1,18 @@
 package launcher
 
 import (
+	"fmt"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/gate"
+	"github.com/cordon-sandbox/cordon/internal/memfd"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -86,3 +94,81 @@ var (
 	_ gate.Decider      = rootedEntries{}
 	_ gate.Rooted       = rootedEntries{}
 )
+
+// gateExecArg is the bwrap backend's gate helper (argv[1]): bwrap's
+// own --seccomp gives no listener, so this program, exec'd inside as
+// the last step before the command, installs the gate's filter (above
+// bwrap's), sends the listener out and execs the command: argv SOCK
+// PROG PATH ARGS..., SOCK the socket to the launcher, PROG a
+// sealed file with the program.
+const gateExecArg = "__cordon-gate-exec"
+
+// maxProgram bounds the program the helper reads (BPF_MAXINSNS, 4096
+// instructions of 8 bytes).
+const maxProgram = 4096 * 8
+
+func init() {
+	if len(os.Args) >= 5 && os.Args[1] == gateExecArg {
+		os.Exit(gateExecMain(os.Args[2:]))
+	}
+}
+
+func gateExecMain(a []string) int {
+	fail := func(format string, v ...any) int {
+		fmt.Fprintf(os.Stderr, "cordon: %s: %s\n", gateExecArg, fmt.Sprintf(format, v...))
+		return 125
+	}
+	sock, err1 := strconv.Atoi(a[0])
+	progFd, err2 := strconv.Atoi(a[1])
+	if err1 != nil || err2 != nil {
+		return fail("bad arguments %q", a[:2])
+	}
+	prog := make([]byte, maxProgram+1)
+	n, err := unix.Pread(progFd, prog, 0)
+	unix.Close(progFd)
+	if err != nil || n > maxProgram {
+		return fail("read the seccomp program: %v (%d bytes)", err, n)
+	}
+	// The filter is the thread's: the one that execs.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail("no_new_privs: %v", err)
+	}
+	l, err := gate.Install(prog[:n])
+	if err != nil {
+		return fail("entry gate (seccomp user notification, and no other supervisor around cordon): %v", err)
+	}
+	err = gate.SendFd(sock, l)
+	unix.Close(l)
+	unix.Close(sock)
+	if err != nil {
+		return fail("%v", err)
+	}
+	err = syscall.Exec(a[2], a[2:], os.Environ())
+	fmt.Fprintf(os.Stderr, "cordon: %s: %v\n", a[2], err)
+	if err == syscall.ENOENT {
+		return 127
+	}
+	return 126
+}
+
+// bwrapGate makes the bwrap backend's entry gate: its socket, the
+// program in a sealed file, and argv behind the helper, which finds them
+// at sockFD and progFD inside.
+func (c *Cmd) bwrapGate(canon *policy.Canonical, plan *bwrap.Plan, argv []string, sockFD int) (*metaGate, *os.File, []string, error) {
+	exe, err := selfHelper(canon)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("entry gate: cordon installs it inside the sandbox, but %v", err)
+	}
+	prog, err := memfd.Sealed("cordon-gate-seccomp", bwrap.Program(rootedRules(plan.Rules)))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mg, err := newMetaGate(rootedEntries{canon})
+	if err != nil {
+		prog.Close()
+		return nil, nil, nil, err
+	}
+	argv = append([]string{exe, gateExecArg, strconv.Itoa(sockFD), strconv.Itoa(sockFD + 1)}, argv...)
+	return mg, prog, argv, nil
+}
