@@ -34,7 +34,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	// The entry gate's socket and program follow (bwrapGate).
 	gateFD := -1
-	if !testhook.SkipSeccomp && testhook.Seccomp == nil {
+	if opts.Gated = gated(); opts.Gated {
 		gateFD = 3 + extra
 		extra += 2
 	}

@@ -24,6 +24,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	opts.MountsOnly = true
+	opts.Gated = gated()
 	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +63,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// The entry gate: the names the model protects that do not exist
 	// are kept by the gate, not by mount points in the project.
 	var mg *metaGate
-	if spec.Seccomp != nil && testhook.Seccomp == nil {
+	if opts.Gated {
 		if mg, err = newMetaGate(rootedEntries{canon}); err != nil {
 			c.stopNet()
 			release()
