@@ -174,7 +174,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		}
 		unix.Close(p[1])
 	}()
-	g := &gate{d: d, id: id, listener: listener}
+	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
 	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
 	defer g.socks.close()
 	defer g.ent.cleanMade()
@@ -217,6 +217,10 @@ type gate struct {
 	link     [pathMax]byte
 	ent      entryState // the entry gate's (entry_linux.go)
 	socks    unixState  // the sandbox's own Unix sockets (unix_linux.go)
+	// own: the sandbox has a root of its own (Rooted), root the
+	// caller's, open for one request.
+	own  bool
+	root int
 }
 
 // ioctl is ioctl(2) on the listener, again when it was interrupted
