@@ -15,7 +15,7 @@ type sockCall struct {
 	pid             string
 	sock            int
 	addr            []byte
-	dom, typ, proto int
+	dom, typ, proto int // typ and proto read for an IP socket only
 	// root and cwd are the caller's root and working directory (O_PATH),
 	// the one its name starts from opened, for an AF_UNIX socket only;
 	// -1 otherwise.
@@ -70,8 +70,11 @@ func (g *gate) takeSock(buf []byte) (s sockCall, errno unix.Errno, ok bool) {
 	}
 	var errs [3]error
 	s.dom, errs[0] = unix.GetsockoptInt(s.sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	s.typ, errs[1] = unix.GetsockoptInt(s.sock, unix.SOL_SOCKET, unix.SO_TYPE)
-	s.proto, errs[2] = unix.GetsockoptInt(s.sock, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if errs[0] == nil && s.dom != unix.AF_UNIX && s.dom != unix.AF_NETLINK {
+		// What only an IP socket's decision needs.
+		s.typ, errs[1] = unix.GetsockoptInt(s.sock, unix.SOL_SOCKET, unix.SO_TYPE)
+		s.proto, errs[2] = unix.GetsockoptInt(s.sock, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	}
 	for _, err := range errs {
 		if err != nil {
 			return s, errnoOf(err), g.valid() // ENOTSOCK: not a socket
