@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -340,4 +341,98 @@ func TestHelperUnixConnectLoop(t *testing.T) {
 		unix.Close(c)
 	}
 	fmt.Printf("elapsed %d\n", time.Since(start).Nanoseconds())
+}
+
+// TestGateUnixOtherSandbox: a socket another sandbox bound and listens
+// on, under a gate of its own, is refused to this one (each gate knows
+// only its own sandbox's sockets); judged by that sandbox's accepts.
+func TestGateUnixOtherSandbox(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o777))
+	yes := func(string, bool) bool { return true }
+	d := entryDecider{Funcs: gate.Funcs{Change: yes, Read: yes}, entries: entries{allowed: dir}}
+
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(sp[0])
+	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
+	a := testenv.Subprocess(t, "TestHelperUnixHold", dir)
+	a.ExtraFiles = []*os.File{childEnd}
+	stdin, err := a.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := a.StdoutPipe()
+	require.NoError(t, err)
+	var errOut bytes.Buffer
+	a.Stderr = &errOut
+	require.NoError(t, a.Start())
+	childEnd.Close()
+	listener, err := gate.RecvFd(sp[0])
+	require.NoError(t, err, "%s", errOut.String())
+	id, err := gate.Self()
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- gate.Serve(context.Background(), listener, d, id) }()
+	// The first sandbox says "ready" once it listens.
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	require.NoError(t, err, "%s", errOut.String())
+	require.Equal(t, "ready\n", first, "%s", errOut.String())
+
+	o := runUnderUnixGateT(t, "TestHelperUnixOther", dir, d)
+	require.NoError(t, stdin.Close())
+	rest, _ := io.ReadAll(lines)
+	require.NoError(t, a.Wait(), "%s", errOut.String())
+	require.NoError(t, <-served)
+	require.Contains(t, o, fmt.Sprintf("result other %d", int(unix.EACCES)), o)
+	require.Contains(t, string(rest), "accepted 0", "%s%s", rest, errOut.String())
+}
+
+// TestHelperUnixHold binds and listens on DIR/a.sock under the gate,
+// says "ready", and, once stdin closes, says how many it accepted.
+func TestHelperUnixHold(t *testing.T) {
+	dir := testenv.InSubprocess(t)
+	runtime.LockOSThread()
+	require.NoError(t, unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	l, err := gate.Install(bwrap.Program(unixRules()))
+	require.NoError(t, err)
+	require.NoError(t, gate.SendFd(3, l))
+	unix.Close(l)
+	unix.Close(3)
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.Bind(s, &unix.SockaddrUnix{Name: filepath.Join(dir, "a.sock")}))
+	require.NoError(t, unix.Listen(s, 8))
+	fmt.Println("ready")
+	b := make([]byte, 1)
+	os.Stdin.Read(b)
+	n := 0
+	for {
+		c, _, err := unix.Accept(s)
+		if err != nil {
+			break
+		}
+		unix.Close(c)
+		n++
+	}
+	fmt.Printf("accepted %d\n", n)
+}
+
+// TestHelperUnixOther connects to the other sandbox's DIR/a.sock.
+func TestHelperUnixOther(t *testing.T) {
+	dir := testenv.InSubprocess(t)
+	runtime.LockOSThread()
+	require.NoError(t, unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	l, err := gate.Install(bwrap.Program(unixRules()))
+	require.NoError(t, err)
+	require.NoError(t, gate.SendFd(3, l))
+	unix.Close(l)
+	unix.Close(3)
+	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	err = unix.Connect(c, &unix.SockaddrUnix{Name: filepath.Join(dir, "a.sock")})
+	var e unix.Errno
+	if err != nil {
+		e = errnoOf(err)
+	}
+	fmt.Printf("result other %d\n", int(e))
 }
