@@ -66,6 +66,12 @@ type Options struct {
 	// empty document where a directory would stop it (EISDIR). Every
 	// other absent root's stub is a directory (see plan).
 	AbsentFile func(path string) (content []byte, ok bool)
+	// Gated: the launcher's entry gate keeps the names of absent
+	// read-only and denied roots from being made (package gate), so
+	// they get neither a stub nor a mount: nothing of cordon's stands in
+	// the project for them. A writable root that does not exist still
+	// gets its stub, the mount point of its bind.
+	Gated bool
 	// MountsOnly leaves Plan.Args empty: cordon's native backend builds
 	// the sandbox from Plan.Mounts and needs no bwrap command line.
 	MountsOnly bool
@@ -347,6 +353,9 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 			continue // decided by the base bind
 		}
 		exists, dir := opt.Stat(r.Path)
+		if !exists && opt.Gated && (r.Kind == policy.Readonly || r.Kind == policy.Denied) {
+			continue
+		}
 		if !exists {
 			// A directory, but for a writable file that does not exist
 			// yet (policy.Canonical.FileRoot), or a read-only or denied

@@ -115,6 +115,8 @@ const (
 
 	netlinkRoute         = 0
 	ipprotoTCP           = 6 // IPPROTO_TCP (linux/in.h)
+	sockStream           = 1 // SOCK_STREAM (linux/net.h)
+	sockSeqpacket        = 5 // SOCK_SEQPACKET
 	netlinkSockDiag      = 4
 	netlinkAudit         = 9
 	netlinkKobjectUevent = 15
@@ -148,7 +150,17 @@ type Sockets struct {
 	// TCP connect, Landlock's TCP rights back it, and nothing covers a
 	// datagram.
 	TCPOnly bool
+	// UnixStreamOnly: AF_UNIX sockets, and socketpair's, are SOCK_STREAM
+	// or SOCK_SEQPACKET only; SOCK_DGRAM fails with EACCES. A datagram
+	// socket sends to any socket file its address names (sendto,
+	// sendmsg, a connected socketpair's too), past a supervisor that
+	// judges connect (package gate, UnixRules), and Landlock up to ABI 7
+	// checks none of it.
+	UnixStreamOnly bool
 }
+
+// AFUnix is AF_UNIX, for the packages that add it to Families.
+const AFUnix = afUnix
 
 var (
 	// socketsOff is the network off: the sandbox has a network namespace
@@ -527,16 +539,24 @@ func (a *asm) arch(ar arch, r Rules) {
 	// only other family implementing it, AF_TIPC, would load a module).
 	a.label(l("socketpair"))
 	a.emit(insn{code: bpfLdWAbs, k: offArg0})
-	a.emit(insn{code: bpfJeqK, k: afUnix, jf: 1})
-	ret(retAllow)
-	ret(retErrno | eafnosupport)
+	if r.Sockets.UnixStreamOnly {
+		a.emit(insn{code: bpfJeqK, k: afUnix, t: l("unixtype")})
+		ret(retErrno | eafnosupport)
+	} else {
+		a.emit(insn{code: bpfJeqK, k: afUnix, jf: 1})
+		ret(retAllow)
+		ret(retErrno | eafnosupport)
+	}
 
 	// socket: the families, AF_NETLINK last so that its jump is short.
 	netlink := slices.Contains(r.Sockets.Families, afNetlink)
 	a.label(l("socket"))
 	a.emit(insn{code: bpfLdWAbs, k: offArg0})
 	for _, f := range r.Sockets.Families {
-		if f != afNetlink {
+		switch {
+		case f == afUnix && r.Sockets.UnixStreamOnly:
+			a.emit(insn{code: bpfJeqK, k: f, t: l("unixtype")})
+		case f != afNetlink:
 			a.emit(insn{code: bpfJeqK, k: f, t: l("family")})
 		}
 	}
@@ -570,6 +590,19 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("socketallow"))
 	}
 	ret(retAllow)
+	if r.Sockets.UnixStreamOnly {
+		// socket's and socketpair's type, their second argument: its
+		// low four bits SOCK_STREAM (1) or SOCK_SEQPACKET (5); the rest
+		// are SOCK_NONBLOCK and SOCK_CLOEXEC.
+		a.label(l("unixtype"))
+		a.emit(insn{code: bpfLdWAbs, k: offArg1})
+		a.emit(insn{code: bpfAluAndK, k: 0xf})
+		a.emit(insn{code: bpfJeqK, k: sockStream, t: l("unixallow")})
+		a.emit(insn{code: bpfJeqK, k: sockSeqpacket, t: l("unixallow")})
+		ret(retErrno | eacces)
+		a.label(l("unixallow"))
+		ret(retAllow)
+	}
 	if r.NoFastOpen {
 		// sendto's and sendmmsg's flags are their fourth argument,
 		// sendmsg's its third.
@@ -672,6 +705,9 @@ func Describe(r Rules) string {
 	}
 	if r.Sockets.TCPOnly {
 		userns += ", IPv4 and IPv6 sockets other than TCP"
+	}
+	if r.Sockets.UnixStreamOnly {
+		userns += ", Unix datagram sockets"
 	}
 	if len(fams) == 0 {
 		fams = []string{"none"}

@@ -36,7 +36,7 @@ var archs = []arch{
 		"sched_setparam": 142, "sched_setaffinity": 203, "sched_setattr": 314,
 		// The network allowlist without a namespace (Rules.NoFastOpen,
 		// Rules.NoListen, package gate's connect).
-		"connect": 42, "listen": 50, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
+		"connect": 42, "bind": 49, "listen": 50, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
 		"mkdir": 83, "mkdirat": 258, "unlink": 87, "unlinkat": 263, "rmdir": 84, "rename": 82,
 		"renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266, "truncate": 76,
 	}},
@@ -58,7 +58,7 @@ var archs = []arch{
 		"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setscheduler": 119,
 		"sched_setparam": 118, "sched_setaffinity": 122, "sched_setattr": 274,
 		// The network allowlist without a namespace.
-		"connect": 203, "listen": 201, "sendto": 206, "sendmsg": 211, "sendmmsg": 269,
+		"connect": 203, "bind": 200, "listen": 201, "sendto": 206, "sendmsg": 211, "sendmmsg": 269,
 		"mkdirat": 34, "unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38, "renameat2": 276, "truncate": 45,
 	}},
 }

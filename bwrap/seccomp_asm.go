@@ -7,12 +7,13 @@ import (
 
 // BPF opcodes (linux/filter.h).
 const (
-	bpfLdWAbs = 0x20 // BPF_LD | BPF_W | BPF_ABS
-	bpfJa     = 0x05 // BPF_JMP | BPF_JA
-	bpfJeqK   = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
-	bpfJgeK   = 0x35 // BPF_JMP | BPF_JGE | BPF_K
-	bpfJsetK  = 0x45 // BPF_JMP | BPF_JSET | BPF_K
-	bpfRetK   = 0x06 // BPF_RET | BPF_K
+	bpfLdWAbs  = 0x20 // BPF_LD | BPF_W | BPF_ABS
+	bpfJa      = 0x05 // BPF_JMP | BPF_JA
+	bpfJeqK    = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
+	bpfJgeK    = 0x35 // BPF_JMP | BPF_JGE | BPF_K
+	bpfJsetK   = 0x45 // BPF_JMP | BPF_JSET | BPF_K
+	bpfRetK    = 0x06 // BPF_RET | BPF_K
+	bpfAluAndK = 0x54 // BPF_ALU | BPF_AND | BPF_K
 )
 
 // insn is one instruction. t and f name the labels a conditional jump goes

@@ -37,7 +37,7 @@ func TestSyscallNumbers(t *testing.T) {
 		"sched_setscheduler": unix.SYS_SCHED_SETSCHEDULER, "sched_setparam": unix.SYS_SCHED_SETPARAM,
 		"sched_setaffinity": unix.SYS_SCHED_SETAFFINITY, "sched_setattr": unix.SYS_SCHED_SETATTR,
 		"connect": unix.SYS_CONNECT, "listen": unix.SYS_LISTEN, "sendto": unix.SYS_SENDTO,
-		"sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG,
+		"sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG, "bind": unix.SYS_BIND,
 		"mkdirat": unix.SYS_MKDIRAT, "unlinkat": unix.SYS_UNLINKAT, "symlinkat": unix.SYS_SYMLINKAT,
 		"linkat": unix.SYS_LINKAT, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
 		"truncate": unix.SYS_TRUNCATE,

@@ -62,6 +62,9 @@ func run(t testing.TB, prog []byte, c call) uint32 {
 			} else {
 				pc += 1 + int(jf)
 			}
+		case bpfAluAndK:
+			acc &= k
+			pc++
 		case bpfRetK:
 			return k
 		default:
@@ -330,4 +333,28 @@ func TestRenderSockets(t *testing.T) {
 	args := strings.Join(pl.Args, " ")
 	require.Contains(t, args, "--proc /proc --ro-bind /proc/sys /proc/sys --ro-bind /proc/bus /proc/bus "+
 		"--ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev")
+}
+
+// TestSeccompUnixStreamOnly: AF_UNIX stream and seqpacket sockets and
+// socketpairs, with their flags, and no datagram ones (EACCES), on both
+// architectures; the other families as the mode says.
+func TestSeccompUnixStreamOnly(t *testing.T) {
+	s := SocketsNoNamespace()
+	s.Families = append(s.Families, AFUnix)
+	s.UnixStreamOnly = true
+	prog := Program(RulesFor(s))
+	const sockNonblock, sockCloexec = 0o4000, 0o2000000
+	for _, ar := range archs {
+		for _, nr := range []uint32{ar.nr["socket"], ar.nr["socketpair"]} {
+			for typ, want := range map[uint64]uint32{
+				1: allow, 5: allow, 1 | sockNonblock | sockCloexec: allow, 5 | sockCloexec: allow,
+				2: retErrno | eacces, 2 | sockCloexec: retErrno | eacces, 3: retErrno | eacces,
+			} {
+				require.Equal(t, want, run(t, prog, call{ar.audit, nr, afUnix, typ, 0}), "%s nr %d type %#x", ar.name, nr, typ)
+			}
+			require.Equal(t, uint32(denyAfnos), run(t, prog, call{ar.audit, nr, afTipc, 1, 0}), "%s nr %d", ar.name, nr)
+		}
+		require.Equal(t, uint32(retErrno|eacces), run(t, prog, call{ar.audit, ar.nr["socket"], afInet, 1, 0}), ar.name)
+		require.Equal(t, uint32(allow), run(t, prog, call{ar.audit, ar.nr["socket"], afNetlink, 3, netlinkRoute}), ar.name)
+	}
 }

@@ -8,7 +8,7 @@ func Catalogue() []Case {
 		workCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), modelCases(), seatbeltCases(),
-		boundaryFdCases(), boundaryTermCases(),
+		boundaryFdCases(), boundaryTermCases(), unixCases(),
 		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(),
 	} {
 		all = append(all, part...)

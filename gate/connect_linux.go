@@ -3,7 +3,6 @@ package gate
 import (
 	"encoding/binary"
 	"net/netip"
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -24,92 +23,57 @@ const sockaddrMax = 128
 // SYN retries. The caller then gets ETIMEDOUT, as from a slow host.
 const connectWait = 10 * time.Second
 
-// connect decides a connect(2): only a TCP socket, only to the proxy.
-// The caller's socket is taken (pidfd_getfd: the same open socket, its
-// O_NONBLOCK included) and its address read once into the supervisor's
-// own copy; if that copy names the proxy, the supervisor connects the
-// socket itself, to the proxy's address as the launcher knows it, so
-// that an address the sandbox rewrites in its memory meanwhile reaches
-// nothing (the kernel never reads it). The kernel is never asked to
-// continue the call.
+// connect decides a connect(2): a Unix socket to one of the sandbox's
+// own (connectUnix), a netlink socket to the kernel, and a TCP socket
+// only to the proxy. The caller's socket is taken (pidfd_getfd: the
+// same open socket, its O_NONBLOCK included) and its address read once
+// into the supervisor's own copy; if that copy names the proxy, the
+// supervisor connects the socket itself, to the proxy's address as the
+// launcher knows it, so that an address the sandbox rewrites in its
+// memory meanwhile reaches nothing (the kernel never reads it). The
+// kernel is never asked to continue the call.
 //
 // A refusal is EACCES: what Landlock's own TCP connect check answers
 // (the second wall, see landlock.Spec.ProxyPort), so both walls say the
 // same, and, unlike ECONNREFUSED or ENETUNREACH, a program (and its
 // user) can tell a policy's refusal from a host that is down. Refused:
 // every destination but the proxy, IPv6 ones but the proxy's address in
-// its IPv4-mapped form, and connect on a socket that is not TCP (a
-// datagram socket handed in by the caller, a Unix socket: under this
-// backend no Unix socket is made, and one handed in would reach the
-// host's socket files, which Landlock up to ABI 7 does not check).
+// its IPv4-mapped form, a TCP connect without a proxy, and connect on
+// an IP socket that is not TCP (a datagram socket handed in by the
+// caller).
 func (g *gate) connect() (int64, unix.Errno, bool) {
-	proxy, ok := proxyOf(g.d)
-	if !ok {
-		return 0, unix.EACCES, true // the filter sends connect only with a proxy
-	}
-	a := &g.n.args
-	fd, alen := int32(a[0]), int32(a[2])
-	if fd < 0 {
-		return 0, unix.EBADF, true
-	}
-	if alen < 0 || alen > sockaddrMax {
-		return 0, unix.EINVAL, true
-	}
-	pidfd, err := pidfdOpen(int(g.n.pid))
-	if err != nil {
-		return 0, unix.EPERM, g.valid()
-	}
-	defer unix.Close(pidfd)
-	sock, err := unix.PidfdGetfd(pidfd, int(fd), 0)
-	if err != nil {
-		return 0, errnoOf(err), g.valid()
-	}
-	defer unix.Close(sock)
 	var buf [sockaddrMax]byte
-	addr := buf[:alen]
-	if alen > 0 {
-		mem, err := unix.Open("/proc/"+strconv.FormatUint(uint64(g.n.pid), 10)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return 0, unix.EPERM, g.valid()
-		}
-		e := readFull(mem, uintptr(a[1]), addr)
-		unix.Close(mem)
-		if e != 0 {
-			return 0, e, g.valid()
-		}
+	s, e, ok := g.takeSock(buf[:])
+	defer s.close()
+	if e != 0 || !ok {
+		return 0, e, ok
 	}
-	// The socket and the address are the caller's: nothing after this
-	// reads its memory or its descriptors again.
-	if !g.valid() {
-		return 0, 0, false
+	switch s.dom {
+	case unix.AF_UNIX:
+		return 0, g.connectUnix(&s), true
+	case unix.AF_NETLINK:
+		return 0, connectNetlink(&s), true
 	}
-	dom, err1 := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	typ, err2 := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
-	proto, err3 := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_PROTOCOL)
-	for _, err := range []error{err1, err2, err3} {
-		if err != nil {
-			return 0, errnoOf(err), true // ENOTSOCK: not a socket
-		}
-	}
-	if (dom != unix.AF_INET && dom != unix.AF_INET6) || typ != unix.SOCK_STREAM || proto != unix.IPPROTO_TCP {
+	proxy, ok := proxyOf(g.d)
+	if !ok || (s.dom != unix.AF_INET && s.dom != unix.AF_INET6) || s.typ != unix.SOCK_STREAM || s.proto != unix.IPPROTO_TCP {
 		return 0, unix.EACCES, true
 	}
-	dest, unspec, e := parseSockaddr(dom, addr)
+	dest, unspec, e := parseSockaddr(s.dom, s.addr)
 	if e != 0 {
 		return 0, e, true
 	}
 	if unspec {
 		// AF_UNSPEC disconnects the socket: it reaches nothing.
 		var zero [16]byte
-		return 0, rawConnect(sock, zero[:]), true
+		return 0, rawConnect(s.sock, zero[:]), true
 	}
 	if dest.Addr().Unmap() != proxy.Addr() || dest.Port() != proxy.Port() {
 		return 0, unix.EACCES, true
 	}
 	if testhook.MetagateConnect != nil {
-		testhook.MetagateConnect(int(g.n.pid), uintptr(a[1]))
+		testhook.MetagateConnect(int(g.n.pid), uintptr(g.n.args[1]))
 	}
-	return 0, connectProxy(sock, dom, proxy), true
+	return 0, connectProxy(s.sock, s.dom, proxy), true
 }
 
 // parseSockaddr reads a connect address for a TCP socket of family dom

@@ -116,7 +116,7 @@ func TestGateConnect(t *testing.T) {
 		"proxy-v6-loopback": unix.EACCES, "other-nonblock": unix.EACCES,
 		"udp": unix.EACCES, "raw": unix.EACCES, "sctp": unix.EACCES, "listen": unix.EACCES,
 		"fastopen-sendto": unix.EOPNOTSUPP, "fastopen-sendmsg": unix.EOPNOTSUPP,
-		"socketpair-connect": unix.EACCES, "long-address": unix.EINVAL, "short-address": unix.EINVAL,
+		"socketpair-connect": unix.EINVAL, "long-address": unix.EINVAL, "short-address": unix.EINVAL,
 		"not-a-socket": unix.ENOTSOCK,
 	} {
 		v, ok := got[name]

@@ -10,15 +10,6 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
-// at is the descriptor a path resolves from: base, or for an absolute
-// path (base -1) the launcher's root, which is the sandbox's.
-func at(base int) int {
-	if base < 0 {
-		return unix.AT_FDCWD
-	}
-	return base
-}
-
 // find opens the directory rel's last name is in, once (no magic
 // links: the caller's /proc/self/fd/N is not followed), and says where
 // it is. link is the buffer its path is read into.
@@ -43,8 +34,11 @@ func (g *gate) find(base int, rel string, link []byte) (named, unix.Errno) {
 		return n, 0
 	}
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(at(base), dir, &how)
+	fd, err := g.openat2(base, dir, how)
 	if err == unix.ELOOP {
+		if g.own {
+			return n, unix.ELOOP // a loop, or a magic link not the caller's own (unmagic)
+		}
 		n.special = true // through a magic link: see throughMagicLink
 		return n, 0
 	}
@@ -55,6 +49,9 @@ func (g *gate) find(base int, rel string, link []byte) (named, unix.Errno) {
 		// /proc/self would be the launcher's here: the kernel resolves
 		// it for the caller (see throughMagicLink).
 		unix.Close(fd)
+		if g.own {
+			return n, unix.EACCES
+		}
 		n.special = true
 		return n, 0
 	}
@@ -97,7 +94,7 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 		if flags&unix.O_NOFOLLOW != 0 {
 			how.Flags |= unix.O_NOFOLLOW
 		}
-		obj, err := unix.Openat2(at(base), rel, &how)
+		obj, err := g.openat2(base, rel, how)
 		if err == unix.ELOOP {
 			return g.throughMagicLink()
 		}
@@ -312,7 +309,7 @@ func (g *gate) make(ed EntryDecider, op entOp, base int, rel string, mode uint32
 	if n.special || (n.slash && op != entMkdir) {
 		// Continuing is safe: no new name is made ("." and ".." exist,
 		// a trailing "/" names a directory), and Landlock checks the call.
-		return g.cont()
+		return g.noName(unix.EEXIST)
 	}
 	var st unix.Stat_t
 	if unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
@@ -414,7 +411,7 @@ func (g *gate) rename(ed EntryDecider, base int, rel string, base2 int, rel2 str
 	if o.special || n.special {
 		// Continuing is safe: the kernel refuses renaming "." or ".."
 		// (EBUSY, EINVAL), Landlock checking.
-		return g.cont()
+		return g.noName(unix.EBUSY)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(o.dir, o.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -457,7 +454,7 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 		if flags&unix.AT_SYMLINK_FOLLOW == 0 {
 			how.Flags |= unix.O_NOFOLLOW
 		}
-		fd, err := unix.Openat2(at(base), rel, &how)
+		fd, err := g.openat2(base, rel, how)
 		if err != nil {
 			return 0, errnoOf(err), true
 		}
@@ -510,7 +507,7 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 // truncate decides truncate by path.
 func (g *gate) truncate(ed EntryDecider, base int, rel string, size int64) (int64, unix.Errno, bool) {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	obj, err := unix.Openat2(at(base), rel, &how)
+	obj, err := g.openat2(base, rel, how)
 	if err == unix.ELOOP {
 		return g.throughMagicLink()
 	}

@@ -158,8 +158,10 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	if f.op == entOpen && (flags&unix.O_PATH != 0 || flags&oTmpfile == oTmpfile) {
 		// Continuing is safe: O_PATH reads and writes nothing, and an
 		// O_TMPFILE file has no name until a link the gate decides;
-		// Landlock checks the open as it would without the gate.
-		return g.cont()
+		// Landlock checks the open as it would without the gate. The
+		// flags are the call's registers, not the caller's memory.
+		g.ent.cont = true
+		return 0, 0, true
 	}
 	pid := strconv.FormatUint(uint64(g.n.pid), 10)
 	mem, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -195,7 +197,16 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 			return 0, e, g.valid()
 		}
 	}
-	base, e := g.startAt(pid, f.dirfd, rel)
+	if g.own {
+		if f.op == entUnlink || f.op == entRmdir || f.op == entTruncate {
+			return 0, unix.ENOSYS, true // a Rooted sandbox's filter sends only the calls that make names
+		}
+		if e := g.openRoot(pid); e != 0 {
+			return 0, e, g.valid()
+		}
+		defer g.closeRoot()
+	}
+	base, rel, e := g.startAt(pid, f.dirfd, rel, g.link[:])
 	if e != 0 {
 		return 0, e, g.valid()
 	}
@@ -204,11 +215,16 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	}
 	base2 := -1
 	if f.path2 >= 0 {
-		if base2, e = g.startAt(pid, f.dirfd2, rel2); e != 0 {
+		if base2, rel2, e = g.startAt(pid, f.dirfd2, rel2, g.ent.link2[:]); e != 0 {
 			return 0, e, g.valid()
 		}
 		if base2 >= 0 {
 			defer unix.Close(base2)
+		}
+	}
+	if g.own && f.op != entOpen {
+		if rel, rel2, e = g.unmagicBoth(pid, f, rel, rel2); e != 0 {
+			return 0, e, g.valid()
 		}
 	}
 	if !g.valid() {
@@ -231,6 +247,9 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	}
 	switch f.op {
 	case entOpen:
+		if g.own {
+			return g.openOwn(ed, pid, rel, flags, mode)
+		}
 		return g.open(ed, base, rel, flags, mode)
 	case entMkdir, entMknod, entSymlink:
 		return g.make(ed, f.op, base, rel, mode, a[max(f.arg, 0)], target)
@@ -252,7 +271,15 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 // caller says why that is safe where it continues: Landlock checks the
 // call the kernel resolves again, and the plan never allows what the
 // model refuses.
+//
+// Under a Rooted decider no wall checks again what the gate decided by a
+// name read from the caller's memory, which another thread can rewrite
+// meanwhile: the call is refused instead (nothing the gate serves there
+// gets here).
 func (g *gate) cont() (int64, unix.Errno, bool) {
+	if g.own {
+		return 0, unix.EACCES, true
+	}
 	g.ent.cont = true
 	return 0, 0, true
 }
@@ -330,11 +357,23 @@ func (g *gate) umaskOf(pid string) (int, unix.Errno) {
 
 // startAt opens where a relative path starts: the caller's descriptor
 // at args[idx], or its working directory. -1: the path is absolute (the
-// sandbox shares the launcher's root).
-func (g *gate) startAt(pid string, idx int, rel string) (int, unix.Errno) {
+// sandbox shares the launcher's root), or made absolute in the caller's
+// own root (Rooted; buf takes the directory's path).
+func (g *gate) startAt(pid string, idx int, rel string, buf []byte) (int, string, unix.Errno) {
 	if strings.HasPrefix(rel, "/") {
-		return -1, 0
+		return -1, rel, 0
 	}
+	if g.own && rel != "" {
+		p, e := g.absolute(pid, idx, rel, buf)
+		return -1, p, e
+	}
+	fd, e := g.openStart(pid, idx)
+	return fd, rel, e
+}
+
+// openStart opens the caller's descriptor at args[idx], or its working
+// directory.
+func (g *gate) openStart(pid string, idx int) (int, unix.Errno) {
 	where := "/proc/" + pid + "/cwd"
 	if idx >= 0 {
 		n := int32(g.n.args[idx])

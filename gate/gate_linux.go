@@ -174,7 +174,9 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		}
 		unix.Close(p[1])
 	}()
-	g := &gate{d: d, id: id, listener: listener}
+	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
+	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
+	defer g.socks.close()
 	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -214,6 +216,11 @@ type gate struct {
 	times    [32]byte
 	link     [pathMax]byte
 	ent      entryState // the entry gate's (entry_linux.go)
+	socks    unixState  // the sandbox's own Unix sockets (unix_linux.go)
+	// own: the sandbox has a root of its own (Rooted), root the
+	// caller's, open for one request.
+	own  bool
+	root int
 }
 
 // ioctl is ioctl(2) on the listener, again when it was interrupted
@@ -278,6 +285,12 @@ func (g *gate) valid() bool {
 func (g *gate) handle() (val int64, errno unix.Errno, ok bool) {
 	if g.n.arch == auditArch && g.n.nr == unix.SYS_CONNECT {
 		return g.connect() // a second kind of request: connect_linux.go
+	}
+	if g.n.arch == auditArch && g.n.nr == unix.SYS_BIND {
+		return g.bind() // unix_linux.go
+	}
+	if g.n.arch == auditArch && g.n.nr == unix.SYS_LISTEN {
+		return g.listen()
 	}
 	if ef, ok := entryForms[g.n.nr]; ok && g.n.arch == auditArch {
 		return g.entry(ef)

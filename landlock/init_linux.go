@@ -225,7 +225,11 @@ type rulesetAttr struct {
 // the plan was made from what the launcher listed, and an object that
 // became a link, or changed kind, since then is refused rather than
 // granted; one that is gone gets no rule, which is stricter.
-func ruleset(s *Spec) (int, error) {
+func ruleset(s *Spec) (int, error) { return rulesetOf(s, true) }
+
+// rulesetOf is ruleset, with the rules on the inherited descriptors
+// when inherited (the init's; a thread of the launcher has others).
+func rulesetOf(s *Spec, inherited bool) (int, error) {
 	p := s.Plan
 	if p.ABI < MinABI {
 		return -1, fmt.Errorf("landlock: ABI %d; the landlock backend needs ABI %d or later (Linux 6.2)", p.ABI, MinABI)
@@ -263,6 +267,9 @@ func ruleset(s *Spec) (int, error) {
 	if err := proxyRule(rfd, s); err != nil {
 		unix.Close(rfd)
 		return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
+	}
+	if !inherited {
+		return rfd, nil
 	}
 	if err := inheritedRules(rfd, s); err != nil {
 		unix.Close(rfd)
@@ -530,6 +537,30 @@ func probeMain(s *Spec) error {
 	}
 	if !errors.Is(err, unix.EACCES) {
 		return fmt.Errorf("probe: creating a file outside the grant failed, but not with EACCES: %w", err)
+	}
+	return nil
+}
+
+// RestrictThread confines the calling thread, alone, by s's ruleset, as
+// the sandbox is confined: no_new_privs and landlock_restrict_self on
+// this thread only (neither is applied to the process's other threads).
+// The caller must hold the thread (runtime.LockOSThread) and never give
+// it back. The gate binds the sandbox's Unix sockets on such a thread,
+// so that Landlock checks the name where the kernel resolves it.
+func RestrictThread(s *Spec) error {
+	rfd, err := rulesetOf(s, false)
+	if err != nil {
+		return err
+	}
+	if rfd < 0 {
+		return errors.New("landlock: weakened away: no ruleset to restrict a thread with")
+	}
+	defer unix.Close(rfd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+		return fmt.Errorf("landlock (ABI %d): restrict a thread: %w", s.Plan.ABI, errno)
 	}
 	return nil
 }

@@ -32,6 +32,12 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if c.NetPolicy != nil {
 		extra++
 	}
+	// The entry gate's socket and program follow (bwrapGate).
+	gateFD := -1
+	if opts.Gated = gated(); opts.Gated {
+		gateFD = 3 + extra
+		extra += 2
+	}
 	seccompFD, argsFD := 3+extra, 4+extra
 	roots := &rootFDs{canon: canon, first: 5 + extra}
 	// The numbers between the argument list and the roots' descriptors
@@ -46,24 +52,33 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		err = roots.err
 	}
 	var argv []string
-	var netEnd *os.File
+	var netEnd, gateProg *os.File
+	var mg *metaGate
 	if err == nil {
-		argv, netEnd, env, err = c.bwrapArgv(canon, plan, env)
+		argv, netEnd, mg, gateProg, env, err = c.bwrapArgv(canon, plan, env, gateFD)
 	}
 	if err == nil {
 		err = c.prepareMountPoints(plan, canon, reg)
 	}
+	closeGate := func() {
+		mg.close()
+		if gateProg != nil {
+			gateProg.Close()
+		}
+	}
 	if err != nil {
+		closeGate()
 		roots.close()
 		c.stopNet()
 		return nil, nil, err
 	}
 	release := reg.releaser()
-	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil
+	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil && mg == nil
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
 	filter, args, err := sealPlan(plan, c.Network, seccompFD)
 	if err != nil {
+		closeGate()
 		roots.close()
 		c.stopNet()
 		release()
@@ -77,17 +92,35 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if netEnd != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, netEnd)
 	}
+	if mg != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, mg.theirs, gateProg)
+		c.afterStart = func() { mg.serve(c.stderrFor()) }
+		c.stopGate = mg.stop
+	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
 	roots.place(cmd)
-	return cmd, func() { filter.Close(); args.Close(); roots.close(); release() }, nil
+	return cmd, func() { filter.Close(); args.Close(); closeGate(); roots.close(); release() }, nil
 }
 
 // bwrapArgv is the command line bwrap runs inside: the command, behind
 // the pty's helper with a terminal and the proxy's helper with a network
 // allowlist (which also starts the proxy's session and returns the
 // sandbox's end of its socket pair and the environment for it).
-func (c *Cmd) bwrapArgv(canon *policy.Canonical, plan *bwrap.Plan, env []string) (argv []string, netEnd *os.File, _ []string, err error) {
+func (c *Cmd) bwrapArgv(canon *policy.Canonical, plan *bwrap.Plan, env []string, gateFD int) (argv []string, netEnd *os.File, mg *metaGate, prog *os.File, _ []string, err error) {
 	argv = append([]string{c.Path}, c.Args[1:]...)
+	if gateFD >= 0 {
+		// Innermost: nothing of the sandbox runs before the gate.
+		if mg, prog, argv, err = c.bwrapGate(canon, plan, argv, gateFD); err != nil {
+			return nil, nil, nil, nil, nil, err
+		}
+	}
+	fail := func(err error) ([]string, *os.File, *metaGate, *os.File, []string, error) {
+		mg.close()
+		if prog != nil {
+			prog.Close()
+		}
+		return nil, nil, nil, nil, nil, err
+	}
 	if c.Tty {
 		argv = c.ttyArgv(canon, argv)
 		c.ttyInBwrap = true
@@ -95,10 +128,13 @@ func (c *Cmd) bwrapArgv(canon *policy.Canonical, plan *bwrap.Plan, env []string)
 	if c.NetPolicy != nil {
 		c.net, netEnd, argv, env, err = c.newNetSession(canon, argv, env, 3+len(c.ExtraFiles), c.stderrFor())
 		if err != nil {
-			return nil, nil, nil, err
+			return fail(err)
 		}
 	}
-	return argv, netEnd, env, checkArgCount(plan.Args, argv)
+	if err := checkArgCount(plan.Args, argv); err != nil {
+		return fail(err)
+	}
+	return argv, netEnd, mg, prog, env, nil
 }
 
 // sealPlan puts the seccomp program and bwrap's options (with --seccomp

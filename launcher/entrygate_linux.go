@@ -106,10 +106,15 @@ type gateDecider struct {
 	gate.Funcs
 	landlockEntries
 	proxy netip.AddrPort // with an allowlist: where connects may go
+	spec  *landlock.Spec // the sandbox's
 }
 
 // ProxyAddr names the proxy to the connect gate (invalid: none).
 func (d gateDecider) ProxyAddr() netip.AddrPort { return d.proxy }
+
+// RestrictThread confines the calling thread by the sandbox's own
+// ruleset, where the gate binds the sandbox's Unix sockets.
+func (d gateDecider) RestrictThread() error { return landlock.RestrictThread(d.spec) }
 
 // Without every method the gate would answer the entry calls ENOSYS.
 var _ gate.EntryDecider = gateDecider{}

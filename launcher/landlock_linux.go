@@ -3,15 +3,10 @@ package launcher
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/netip"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/detect"
@@ -66,7 +61,9 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 			rules = landlockProxyRules()
 		}
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
-			if mg, err = newMetaGate(plan, canon, proxy); err != nil {
+			entries := newLandlockEntries(plan, canon)
+			d := gateDecider{gate.Funcs{Change: entries.mayChangeMeta, Read: plan.MayReadMeta}, entries, proxy, &spec}
+			if mg, err = newMetaGate(d); err != nil {
 				c.stopNet()
 				return nil, nil, err
 			}
@@ -76,6 +73,11 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 			rules = gate.EntryRules(rules)
 			if c.NetPolicy != nil {
 				rules = gate.ConnectRules(rules) // after Rules, which replaces Notify
+			}
+			if !c.Network {
+				// The sandbox's own Unix sockets: bind and connect
+				// decided by the gate (gate.UnixRules).
+				rules = gate.UnixRules(rules)
 			}
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
@@ -119,84 +121,4 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 // weakened reports whether the comma list steps names step.
 func weakened(steps, step string) bool {
 	return slices.Contains(strings.Split(steps, ","), step)
-}
-
-// metaGate is the launcher's end of a landlock sandbox's metadata gate.
-type metaGate struct {
-	plan          *landlock.Plan
-	entries       landlockEntries
-	proxy         netip.AddrPort // with an allowlist: where connects may go
-	id            gate.Identity
-	mine, theirs  *os.File // the socket the init sends the listener on
-	cancel        context.CancelFunc
-	mu            sync.Mutex
-	started, done bool
-}
-
-func newMetaGate(plan *landlock.Plan, canon *policy.Canonical, proxy netip.AddrPort) (*metaGate, error) {
-	id, err := gate.Self()
-	if err != nil {
-		return nil, err
-	}
-	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("metadata gate: socketpair: %w", err)
-	}
-	return &metaGate{plan: plan, entries: newLandlockEntries(plan, canon), proxy: proxy, id: id, mine: os.NewFile(uintptr(sp[0]), "metagate"),
-		theirs: os.NewFile(uintptr(sp[1]), "metagate")}, nil
-}
-
-// serve, once the init has started, takes the listener it sends and
-// decides each gated call by the plan until the sandbox is gone or stop.
-// Nothing arrives when the init failed before installing its filter: it
-// exits with its own reason (125), which Wait reports.
-func (g *metaGate) serve(stderr io.Writer) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.done {
-		return
-	}
-	g.started = true
-	g.theirs.Close() // only the init holds it now: EOF once it is gone
-	ctx, cancel := context.WithCancel(context.Background())
-	g.cancel = cancel
-	sock := g.mine
-	d := gateDecider{gate.Funcs{Change: g.entries.mayChangeMeta, Read: g.plan.MayReadMeta}, g.entries, g.proxy}
-	go func() {
-		defer sock.Close()
-		l, err := gate.RecvFd(int(sock.Fd()))
-		if err != nil {
-			return
-		}
-		if err := gate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
-			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls, and what it makes, removes or renames where the plan froze a directory, now fail\n", err)
-		}
-	}()
-}
-
-// stop ends the gate at the end of the run: later gated calls of
-// anything left behind fail (ENOSYS).
-func (g *metaGate) stop() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cancel != nil {
-		g.cancel()
-	}
-}
-
-// close releases what a launch that never started holds.
-func (g *metaGate) close() {
-	if g == nil {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.done = true
-	if g.cancel != nil {
-		g.cancel()
-	}
-	if !g.started {
-		g.mine.Close()
-		g.theirs.Close()
-	}
 }

@@ -24,6 +24,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		return nil, nil, err
 	}
 	opts.MountsOnly = true
+	opts.Gated = gated()
 	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err
@@ -59,8 +60,24 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if c.exiting {
 		spec.StatusFd = 3 + passed + 1
 	}
+	// The entry gate: the names the model protects that do not exist
+	// are kept by the gate, not by mount points in the project.
+	var mg *metaGate
+	if opts.Gated {
+		if mg, err = newMetaGate(rootedEntries{canon}); err != nil {
+			c.stopNet()
+			release()
+			return nil, nil, err
+		}
+		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules))
+		spec.Gate = 3 + passed + 1
+		if c.exiting {
+			spec.Gate++
+		}
+	}
 	cmd, specFile, err := native.Command(ctx, &spec, c.Network, passed)
 	if err != nil {
+		mg.close()
 		c.stopNet()
 		release()
 		return nil, nil, err
@@ -80,6 +97,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		// The init reports the command's status on the descriptor after
 		// the spec's (Exec, reported).
 		if c.status, c.statusW, err = os.Pipe(); err != nil {
+			mg.close()
 			c.stopNet()
 			specFile.Close()
 			release()
@@ -87,7 +105,12 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, c.statusW)
 	}
-	return cmd, func() { specFile.Close(); release() }, nil
+	if mg != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, mg.theirs)
+		c.afterStart = func() { mg.serve(c.stderrFor()) }
+		c.stopGate = mg.stop
+	}
+	return cmd, func() { specFile.Close(); mg.close(); release() }, nil
 }
 
 // nativeArgv is the command's argv and whether the init gives it the pty

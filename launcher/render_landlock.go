@@ -78,9 +78,12 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	out.LandlockPlan = pl
 	// As a launch installs it: the metadata calls go to the launcher,
 	// which decides them by the plan (landlock.Plan.MayChangeMeta).
-	rules := gate.Rules(landlockRules(network))
+	rules := gate.EntryRules(gate.Rules(landlockRules(network)))
 	if np != nil {
-		rules = gate.ConnectRules(gate.Rules(landlockProxyRules()))
+		rules = gate.ConnectRules(gate.EntryRules(gate.Rules(landlockProxyRules())))
+	}
+	if !network {
+		rules = gate.UnixRules(rules)
 	}
 	out.Seccomp = bwrap.Describe(rules)
 	return out, nil
@@ -90,7 +93,9 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // namespace of its own: with the network on the host's network's sockets
 // but AF_UNIX (Landlock does not check connecting to a socket file, so
 // every socket of the host would be reachable, a denied root's too);
-// with it off no AF_INET, AF_INET6 or AF_UNIX at all; never a new user
+// with it off no AF_INET or AF_INET6, and AF_UNIX stream sockets only
+// with the gate, which lets them reach only the sandbox's own
+// (gate.UnixRules); no Unix datagram socket in any mode; never a new user
 // namespace, which would give the command every capability inside it and
 // a mount namespace to undo the view with; no System V IPC (the host's
 // segments, queues and semaphores); no change to another process's
@@ -103,6 +108,9 @@ func landlockRules(network bool) bwrap.Rules {
 	if network {
 		s = bwrap.SocketsHostNoUnix()
 	}
+	// No Unix datagram socket in any mode, socketpair's included: one
+	// sends to whatever socket file its address names.
+	s.UnixStreamOnly = true
 	r := bwrap.RulesFor(s)
 	r.Refuse = append(r.Refuse, bwrap.SysVIPCRefusals()...)
 	r.NoUserns = true
@@ -121,13 +129,14 @@ func landlockRules(network bool) bwrap.Rules {
 func landlockProxyRules() bwrap.Rules {
 	r := landlockRules(false)
 	r.Sockets = bwrap.SocketsTCPNoNamespace()
+	r.Sockets.UnixStreamOnly = true
 	return r
 }
 
 // landlockNetEnforcement is how the landlock backend keeps a sandbox to
 // its proxy.
 const landlockNetEnforcement = "no network namespace: cordon's proxy listens on a free port of the host's loopback behind a per-launch credential; " +
-	"the seccomp filter lets the sandbox make TCP sockets only (no UDP, raw or Unix sockets, no listen, no TCP Fast Open) and hands every connect to cordon, " +
+	"the seccomp filter lets the sandbox make TCP sockets only (no UDP or raw sockets, no listen, no TCP Fast Open; Unix stream sockets reach only the sandbox's own) and hands every connect to cordon, " +
 	"which takes the socket and connects it itself, from its own copy of the address, when that address is the proxy's, and refuses every other (EACCES); " +
 	"Landlock's TCP connect right admits only the proxy's port and no bind, as a second wall (ABI 4)"
 

@@ -48,7 +48,8 @@ func TestRenderLandlock(t *testing.T) {
 	require.NotNil(t, r.Network)
 	require.Contains(t, r.Network.Enforcement, "connects it itself")
 	require.Contains(t, r.Seccomp, "decided by the launcher: chmod")
-	require.True(t, strings.HasSuffix(r.Seccomp, ", connect"), r.Seccomp)
+	require.True(t, strings.HasSuffix(r.Seccomp, ", connect, bind, listen"), r.Seccomp)
+	require.Contains(t, r.Seccomp, "Unix datagram sockets")
 	require.Contains(t, r.Seccomp, "IPv4 and IPv6 sockets other than TCP")
 
 	landlockABI = func() int { return 0 }

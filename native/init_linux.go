@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/gate"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -308,8 +310,24 @@ func confine(s *Spec) error {
 	return installFilter(s)
 }
 
-// installFilter installs the seccomp program on this thread.
+// installFilter installs the seccomp program on this thread; with a
+// gate, with a listener, which it sends to the launcher. Nothing after
+// it may make a name before the launcher serves: it has the listener
+// once SendFd returns.
 func installFilter(s *Spec) error {
+	if s.Gate > 0 && len(s.Seccomp) > 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		l, err := gate.Install(s.Seccomp)
+		if err != nil {
+			return fmt.Errorf("entry gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
+		}
+		err = gate.SendFd(s.Gate, l)
+		unix.Close(l)
+		unix.Close(s.Gate)
+		return err
+	}
 	if len(s.Seccomp) > 0 {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)

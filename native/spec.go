@@ -65,6 +65,12 @@ type Spec struct {
 	DisableUserns bool `json:"disableUserns,omitempty"`
 	// Seccomp is the filter program (bwrap.Program); empty installs none.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// Gate, when not 0, is the descriptor of a Unix socket to the
+	// launcher: Seccomp hands the calls that make names to a supervisor
+	// (package gate), so it is installed with a listener (gate.Install),
+	// which is sent on Gate before the command starts. The command does
+	// not inherit it.
+	Gate int `json:"gate,omitempty"`
 	// Chdir is the working directory inside; "" keeps the launcher's when
 	// it is visible, else "/".
 	Chdir string `json:"chdir,omitempty"`

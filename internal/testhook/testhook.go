@@ -226,3 +226,9 @@ var SkipMaskMountCheck bool
 // that orders the events: a test holds one event there to make another
 // come first.
 var NetEmit func(allowed bool)
+
+// GateUnixConnect, when non-nil, is called by package gate's supervisor
+// with the calling thread's id and the name it resolved and pinned for a
+// connect to a Unix socket of the sandbox's own, just before it connects
+// through the pin: a test swaps the name for a host socket there.
+var GateUnixConnect func(tid int, name string)

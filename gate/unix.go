@@ -1,0 +1,71 @@
+package gate
+
+import (
+	"slices"
+
+	"github.com/cordon-sandbox/cordon/bwrap"
+)
+
+// A sandbox's own Unix sockets (docs/design.md, "Unix sockets"): the
+// filter lets it make AF_UNIX stream and seqpacket sockets and hands
+// every bind and connect to the supervisor, which binds a pathname
+// socket itself where the model lets the sandbox make the name, records
+// which inode it bound (dev and inode, as the kernel's socket
+// diagnostics report them for that socket), and connects a socket only
+// to an inode it recorded, while the socket that bound it is alive,
+// through the descriptor it pinned that inode with. Nothing else is
+// reachable by name: not a socket a host process bound (in a read-only
+// root, a writable one, /tmp, a denied root), not through a link or a
+// name swapped after the check, not another sandbox's. Abstract names
+// are refused (only autobind is made): the host's abstract namespace is
+// shared, and a name the sandbox chose would be a host client's service.
+//
+// sendto and sendmsg need no gate: no AF_UNIX datagram socket is made
+// (bwrap.Sockets.UnixStreamOnly, socketpair too), and a stream socket
+// refuses an address (EISCONN, EOPNOTSUPP) while a seqpacket one
+// ignores it (net/unix/af_unix.c).
+
+// UnixCalls are the calls UnixRules hands to the supervisor.
+var UnixCalls = []string{"bind", "connect"}
+
+// UnixRules returns r (built with Rules, and EntryRules: a bind makes a
+// name) with AF_UNIX stream and seqpacket sockets allowed and bind and
+// connect handed to the supervisor, and listen too where ConnectRules
+// refused it (the gate then listens on Unix sockets only). The Decider must be an
+// EntryDecider: it decides where a socket may be bound (MayEntry).
+func UnixRules(r bwrap.Rules) bwrap.Rules {
+	s := r.Sockets
+	if !slices.Contains(s.Families, bwrap.AFUnix) {
+		s.Families = append(slices.Clone(s.Families), bwrap.AFUnix)
+	}
+	s.UnixStreamOnly = true
+	r.Sockets = s
+	r.Notify = slices.Clone(r.Notify)
+	calls := UnixCalls
+	if i := slices.IndexFunc(r.Refuse, func(f bwrap.Refusal) bool { return f.Syscall == "listen" }); i >= 0 {
+		// ConnectRules refuses listen, which cannot be told by its
+		// arguments from a TCP listen: the gate decides it instead.
+		r.Refuse = slices.Delete(slices.Clone(r.Refuse), i, i+1)
+		calls = append(slices.Clone(calls), "listen")
+	}
+	for _, c := range calls {
+		if !slices.Contains(r.Notify, c) {
+			r.Notify = append(r.Notify, c)
+		}
+	}
+	return r
+}
+
+// A ThreadRestricter is a Decider that can confine the calling thread as
+// the sandbox is confined (the landlock backend: landlock.RestrictThread).
+// Where the kernel's wall lets the sandbox make names (KernelAllows), the
+// gate then binds a Unix socket by the caller's own name, from its own
+// copy, on a thread so confined: that wall checks the name where the
+// kernel resolves it, and the socket keeps the name its caller gave
+// (getsockname, the peers' getpeername). Elsewhere, where the model
+// alone lets it (a directory Landlock froze), and without one, the gate
+// binds in the directory it resolved and decided, by the last name,
+// which is then what getsockname reports.
+type ThreadRestricter interface {
+	RestrictThread() error
+}
