@@ -5,7 +5,7 @@ package conformance
 func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
-		workCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
+		workCases(), entriesCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(), unixCases(),

@@ -420,6 +420,9 @@ func (g *gate) rename(ed EntryDecider, base int, rel string, base2 int, rel2 str
 	if po, pn := ed.Private(o.dirPath), ed.Private(n.dirPath); po || pn {
 		return g.renamePrivate(o, n, &st, po && pn, flags)
 	}
+	if e := g.bringsBoth(ed, o, n, &st, flags); e != 0 {
+		return 0, e, true
+	}
 	if ed.KernelAllows(o.path, NeedEntry) && ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox change both
 		// directories and checks the rename again, with what it brings

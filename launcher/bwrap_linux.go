@@ -34,7 +34,10 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	// The entry gate's socket and program follow (bwrapGate).
 	gateFD := -1
-	if opts.Gated = gated(); opts.Gated {
+	// Without cordon readable inside there is no helper to install the
+	// gate: the absent names get their stubs, as before the gate.
+	_, helperErr := selfHelper(canon)
+	if opts.Gated = gated() && helperErr == nil; opts.Gated {
 		gateFD = 3 + extra
 		extra += 2
 	}

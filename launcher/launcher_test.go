@@ -20,6 +20,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/detect"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -106,6 +107,8 @@ func gone(t *testing.T, p, why string) {
 }
 
 func TestExecReplacesTheProcess(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	testenv.RequireBwrap(t)
 	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
@@ -133,6 +136,8 @@ func TestExecReplacesTheProcess(t *testing.T) {
 }
 
 func TestHelperExec(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	ws := testenv.InSubprocess(t) // for TestExecReplacesTheProcess
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)

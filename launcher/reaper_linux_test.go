@@ -20,6 +20,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -223,6 +224,8 @@ func (l reaperLog) dump() string {
 }
 
 func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	_, p, stub, log := stubCase(t, "0")
 	_, releaseA := holdSandbox(t, p)
 	require.DirExists(t, stub)
@@ -243,6 +246,8 @@ func TestStubsOutliveTheFirstOfTwoSandboxes(t *testing.T) {
 }
 
 func TestStubsLingerForTheNextLaunch(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	_, p, stub, log := stubCase(t, "3s")
 	require.NoError(t, Command(p, "true").Run())
 	fi1, err := os.Lstat(stub)
@@ -259,6 +264,8 @@ func TestStubsLingerForTheNextLaunch(t *testing.T) {
 // removed for a killed launch that shared it; removing it would detach the
 // live sandbox's mask.
 func TestStubsOfAKilledLauncherAreRemovedByTheReaper(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	ws, p, stub, log := stubCase(t, "0")
 	done, releaseA := holdSandboxScript(t, p, `echo x > .vscode/settings.json 2>/dev/null && echo PLANTED; exit 0`)
 	at := log.mark(t)
@@ -314,6 +321,8 @@ func TestStubsUnderConcurrentLaunches(t *testing.T) {
 // without holding it; the first registry's reaper must leave it until
 // that sandbox ends.
 func TestStubsMountedByAnotherRegistryStay(t *testing.T) {
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	_, p, stub, log := stubCase(t, "0")
 	_, releaseA := holdSandbox(t, p)
 	ownRegistry(t)
@@ -346,6 +355,8 @@ func killedLauncher(t *testing.T, ws string) {
 
 func TestHelperLaunchAndHang(t *testing.T) {
 	ws := testenv.InSubprocess(t)
+	testhook.NoEntryGate = true // the stubs' own test
+	defer func() { testhook.NoEntryGate = false }()
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
 	// "started" comes from inside: bwrap has set up the sandbox, and with

@@ -34,6 +34,11 @@ var BwrapSharedMounts bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
+// NoEntryGate launches native and bwrap without the entry gate, with
+// mount stubs for absent protected names as before it (the stub
+// machinery's own tests).
+var NoEntryGate bool
+
 // Seccomp, when non-nil, replaces the seccomp program of a launch with the
 // network on or off.
 var Seccomp func(network bool) []byte
