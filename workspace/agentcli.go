@@ -79,22 +79,14 @@ var AgentCLIs = map[string]AgentCLI{
 		// itself must be writable; what in it decides what Codex runs or
 		// obeys stays read-only.
 		StateDirs: []string{".codex"},
-		Protected: []string{
-			".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
-			".codex/AGENTS.md", ".codex/AGENTS.override.md",
-			".codex/rules", ".codex/prompts", ".codex/skills", ".codex/plugins",
-			// What a Codex running on the host at the same time would run:
-			// the shell snapshots it sources before each command, the
-			// helper links it puts first on PATH (tmp/arg0), the plugins it
-			// stages before moving them into plugins/.
-			".codex/shell_snapshots", ".codex/tmp", ".codex/.tmp",
-			// Codex's own executable, as OpenAI's installer puts it
-			// (packages/standalone/releases/<v>/bin/codex, with current
-			// and ~/.local/bin/codex pointing there): the next codex on
-			// the host runs it.
-			".codex/packages",
-		},
-		Domains: []string{"@openai"},
+		// What in it Codex runs or obeys (AgentHomes): its settings,
+		// instructions, skills and plugins; the shell snapshots it sources
+		// before each command, the helper links it puts first on PATH
+		// (tmp/arg0), the plugins it stages before moving them into
+		// plugins/; its own executable as OpenAI's installer puts it
+		// (packages/standalone/releases/<v>/bin/codex).
+		Protected: homeReadonly("codex", ".codex"),
+		Domains:   []string{"@openai"},
 		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
@@ -109,17 +101,9 @@ var AgentCLIs = map[string]AgentCLI{
 		// what Gemini CLI runs, trusts or obeys. history/ stays writable
 		// (docs/agents.md: the limit this leaves with checkpointing on).
 		StateDirs: []string{".gemini"},
-		Protected: []string{
-			".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
-			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
-			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
-			// bin/: the helpers Gemini CLI downloads and spawns (the
-			// Gemma router's LiteRT server, bin/litert/lit.linux_x86_64,
-			// run without a hash check); acknowledgments/: the project
-			// agents the user acknowledged.
-			".gemini/bin", ".gemini/acknowledgments",
-			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
-		},
+		// What in it Gemini CLI runs or obeys (AgentHomes), the helpers
+		// it downloads and spawns in bin/ among them.
+		Protected:   homeReadonly("gemini", ".gemini"),
 		Domains:     []string{"@gemini"},
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
@@ -129,12 +113,7 @@ var AgentCLIs = map[string]AgentCLI{
 // claudeConfig are the paths under HOME where Claude Code keeps what it
 // runs or obeys (hooks, MCP servers, commands, instructions, credentials,
 // the shell snapshots its Bash tool sources).
-var claudeConfig = []string{
-	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
-	".claude/commands", ".claude/agents", ".claude/skills", ".claude/hooks", ".claude/plugins",
-	".claude/output-styles", ".claude/keybindings.json", ".claude/.credentials.json",
-	".claude/shell-snapshots", ".claude/session-env",
-}
+var claudeConfig = homeReadonly("claude-code", "")
 
 // AgentConfigPaths are the paths under HOME, for every agent CLI cordon
 // knows, that decide what the agent runs, trusts or obeys on the host.
