@@ -98,6 +98,8 @@ var AgentHomes = map[string][]HomePath{
 		{".codex/models_cache.json", Keeps, "the model list's cache"},
 		{".codex/cache", Keeps, "caches"},
 		{".codex/*.lock", Keeps, "lock files"},
+		{".codex/thread-writer-locks", Keeps, "the thread writers' coordination lock (.coordination.lock)"},
+		{".codex/.sandbox_migration", Obeys, "execpolicy's marker that the one-time migration of sandbox settings ran (execpolicy/src/sandbox_migration.rs): a planted one makes a later Codex skip it; writable, made at every first start (residual, not read further)"},
 	},
 	"gemini": {
 		{".gemini/settings.json", Runs, "hooks (BeforeTool, ...), MCP servers, tool settings, the sign-in method"},
@@ -134,6 +136,7 @@ var AgentHomes = map[string][]HomePath{
 // what the user does to see them).
 var Residual = map[string]bool{
 	".gemini/projects.json": true, ".gemini/tmp/*/memory": true,
+	".codex/.sandbox_migration": true,
 }
 
 // ClassifyHome is the class of p (under HOME, slash separated) in agent's
