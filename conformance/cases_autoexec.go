@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/workspace"
@@ -139,7 +140,11 @@ echo x > .codex/config.toml && ok CODEX; echo x > .gemini/settings.json && ok GE
 			}},
 	}
 	for _, n := range workspace.AutoExecNames {
-		cs = append(cs, Case{Name: "autoexec-" + strings.ReplaceAll(strings.TrimPrefix(n, "."), "/", "-"), Class: 6,
+		name := strings.TrimPrefix(n, ".")
+		if name != n && slices.Contains(workspace.AutoExecNames, name) {
+			name = "dot-" + name // .mise beside mise
+		}
+		cs = append(cs, Case{Name: "autoexec-" + strings.ReplaceAll(name, "/", "-"), Class: 6,
 			Summary: "create or fill " + n + " at the top of the workspace, as a file and as a directory",
 			Run: func(h *H) {
 				_, p := h.ws()

@@ -13,7 +13,8 @@ var claudeTools = toolNames{
 	ReadArgs:  func(p string) map[string]any { return map[string]any{"file_path": p} },
 	WriteArgs: func(p, c string) map[string]any { return map[string]any{"file_path": p, "content": c} },
 	ShellArgs: func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
-	Settings:  []string{".claude/settings.json", ".claude.json"},
+	// Another project's auto-memory: every later session there obeys it.
+	Settings: []string{".claude/settings.json", ".claude.json", ".claude/projects/-home-u-other-project/memory/MEMORY.md"},
 	// Claude Code's path expansion trims the path (docs/claude-code.md).
 	TrimsBlank: true,
 }

@@ -18,7 +18,9 @@ var codexTools = toolNames{
 		return map[string]any{"cmd": "mkdir -p " + shellQuote(filepath.Dir(p)) + "; printf %s " + shellQuote(c) + " > " + shellQuote(p)}
 	},
 	ShellArgs: func(c string) map[string]any { return map[string]any{"cmd": c} },
-	Settings:  []string{".codex/config.toml", ".codex/hooks.json", ".codex/rules/default.rules"},
+	// What Codex runs or obeys later: its settings, hooks, rules, and its
+	// own executable as OpenAI's installer puts it.
+	Settings: []string{".codex/config.toml", ".codex/hooks.json", ".codex/rules/default.rules", ".codex/packages/standalone/releases/0.171.0/bin/codex"},
 }
 
 // shellQuote quotes s for sh, keeping a leading "~/" outside the quotes

@@ -19,7 +19,9 @@ var geminiTools = toolNames{
 	},
 	ShellArgs:    func(c string) map[string]any { return map[string]any{"command": c} },
 	ReadConfined: true,
-	Settings:     []string{".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json", ".gemini/commands/x.toml"},
+	// What Gemini CLI runs or obeys later: its settings, trust, commands,
+	// and the helper it spawns for the Gemma router.
+	Settings: []string{".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json", ".gemini/commands/x.toml", ".gemini/bin/litert/lit.linux_x86_64"},
 }
 
 // geminiEnv points Gemini CLI at the model server with an API key (the

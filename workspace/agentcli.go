@@ -25,6 +25,11 @@ type AgentCLI struct {
 	// StateFiles are files under HOME the agent rewrites in place; each is
 	// writable where it exists (a missing one stays unwritable: HOME is).
 	StateFiles []string
+	// ProjectDirs, when set, are the directories under HOME the agent
+	// writes for the project in workspace ws (resolved) and for no other:
+	// writable, made (0700) when missing. What one project's entry holds
+	// is obeyed by later sessions in that project alone.
+	ProjectDirs func(ws string) []string
 	// Protected are paths inside StateDirs that stay read-only, existing
 	// or not (a missing one gets a mount stub): an agent that keeps its
 	// settings beside its databases, in one directory, gets that
@@ -49,13 +54,14 @@ var AgentCLIs = map[string]AgentCLI{
 	"claude-code": {
 		Name: "claude-code",
 		StateDirs: []string{
-			".claude/projects", ".claude/sessions", ".claude/todos", ".claude/statsig",
+			".claude/sessions", ".claude/todos", ".claude/statsig",
 			".claude/debug", ".claude/plans", ".claude/paste-cache", ".claude/backups",
 			".claude/telemetry", ".claude/cache", ".claude/file-history",
 			".cache/claude-cli-nodejs",
 		},
-		StateFiles: []string{".claude/history.jsonl"},
-		Domains:    []string{"@anthropic"},
+		StateFiles:  []string{".claude/history.jsonl"},
+		ProjectDirs: claudeProjectDirs,
+		Domains:     []string{"@anthropic"},
 		// The sandbox has no updater's business: the binary it would
 		// replace runs on the host next. Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB,
 		// which would keep the key from the commands Claude Code spawns:
@@ -73,17 +79,14 @@ var AgentCLIs = map[string]AgentCLI{
 		// itself must be writable; what in it decides what Codex runs or
 		// obeys stays read-only.
 		StateDirs: []string{".codex"},
-		Protected: []string{
-			".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
-			".codex/AGENTS.md", ".codex/AGENTS.override.md",
-			".codex/rules", ".codex/prompts", ".codex/skills", ".codex/plugins",
-			// What a Codex running on the host at the same time would run:
-			// the shell snapshots it sources before each command, the
-			// helper links it puts first on PATH (tmp/arg0), the plugins it
-			// stages before moving them into plugins/.
-			".codex/shell_snapshots", ".codex/tmp", ".codex/.tmp",
-		},
-		Domains: []string{"@openai"},
+		// What in it Codex runs or obeys (AgentHomes): its settings,
+		// instructions, skills and plugins; the shell snapshots it sources
+		// before each command, the helper links it puts first on PATH
+		// (tmp/arg0), the plugins it stages before moving them into
+		// plugins/; its own executable as OpenAI's installer puts it
+		// (packages/standalone/releases/<v>/bin/codex).
+		Protected: homeReadonly("codex", ".codex"),
+		Domains:   []string{"@openai"},
 		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
@@ -98,12 +101,9 @@ var AgentCLIs = map[string]AgentCLI{
 		// what Gemini CLI runs, trusts or obeys. history/ stays writable
 		// (docs/agents.md: the limit this leaves with checkpointing on).
 		StateDirs: []string{".gemini"},
-		Protected: []string{
-			".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
-			".gemini/GEMINI.md", ".gemini/AGENTS.md", ".gemini/commands", ".gemini/extensions",
-			".gemini/skills", ".gemini/agents", ".gemini/policies", ".gemini/hooks",
-			".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
-		},
+		// What in it Gemini CLI runs or obeys (AgentHomes), the helpers
+		// it downloads and spawns in bin/ among them.
+		Protected:   homeReadonly("gemini", ".gemini"),
 		Domains:     []string{"@gemini"},
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
@@ -113,12 +113,7 @@ var AgentCLIs = map[string]AgentCLI{
 // claudeConfig are the paths under HOME where Claude Code keeps what it
 // runs or obeys (hooks, MCP servers, commands, instructions, credentials,
 // the shell snapshots its Bash tool sources).
-var claudeConfig = []string{
-	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
-	".claude/commands", ".claude/agents", ".claude/skills", ".claude/hooks", ".claude/plugins",
-	".claude/output-styles", ".claude/keybindings.json", ".claude/.credentials.json",
-	".claude/shell-snapshots", ".claude/session-env",
-}
+var claudeConfig = homeReadonly("claude-code", "")
 
 // AgentConfigPaths are the paths under HOME, for every agent CLI cordon
 // knows, that decide what the agent runs, trusts or obeys on the host.
@@ -186,11 +181,12 @@ func LookupAgentCLI(name string) (AgentCLI, error) {
 }
 
 // PrepareHome makes the agent's missing state directories under home
-// (0700): each needs to exist to become a writable root. It makes nothing
-// else, and refuses to go through a symbolic link in home: the state
-// directory the sandbox writes must be the one the policy names.
-func (a AgentCLI) PrepareHome(home string) error {
-	for _, d := range a.StateDirs {
+// (0700), its project's for the workspace ws among them: each needs to
+// exist to become a writable root. It makes nothing else, and refuses to
+// go through a symbolic link in home: the state directory the sandbox
+// writes must be the one the policy names.
+func (a AgentCLI) PrepareHome(home, ws string) error {
+	for _, d := range a.dirs(ws) {
 		p := filepath.Join(home, d)
 		if err := mkdirNoLinks(home, p); err != nil {
 			return fmt.Errorf("--agent %s: %w", a.Name, err)
@@ -236,11 +232,25 @@ func (a AgentCLI) protected(home string) []string {
 	return ro
 }
 
+// dirs are the agent's state directories under HOME, its project's for
+// the workspace ws among them.
+func (a AgentCLI) dirs(ws string) []string {
+	d := a.StateDirs
+	if a.ProjectDirs != nil && ws != "" {
+		if rw, err := filepath.EvalSymlinks(ws); err == nil {
+			ws = rw // the agent keys its project by its working directory, as the kernel names it
+		}
+		d = append(slices.Clone(d), a.ProjectDirs(ws)...)
+	}
+	return d
+}
+
 // roots are the agent's writable roots under home: every state directory
-// and every state file that exists.
-func (a AgentCLI) roots(home string) []string {
+// (its project's for the workspace ws among them) and every state file
+// that exists.
+func (a AgentCLI) roots(home, ws string) []string {
 	var w []string
-	for _, d := range a.StateDirs {
+	for _, d := range a.dirs(ws) {
 		w = append(w, filepath.Join(home, d)+"/") // a directory, made if missing
 	}
 	for _, f := range a.StateFiles {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -24,7 +25,7 @@ func TestComposeAgentCLI(t *testing.T) {
 	for _, name := range AgentCLINames() {
 		a, err := LookupAgentCLI(name)
 		require.NoError(t, err)
-		require.NoError(t, a.PrepareHome(home))
+		require.NoError(t, a.PrepareHome(home, ws))
 		c, err := Compose(Spec{Workspace: ws, Home: home, UserHome: home, AgentCLI: name})
 		require.NoError(t, err, name)
 		k := c.Canonical
@@ -76,7 +77,7 @@ func TestPrepareHomeRefusesLink(t *testing.T) {
 	home := t.TempDir()
 	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(home, ".claude")))
 	a, _ := LookupAgentCLI("claude-code")
-	require.ErrorContains(t, a.PrepareHome(home), "is a symbolic link")
+	require.ErrorContains(t, a.PrepareHome(home, t.TempDir()), "is a symbolic link")
 	fi, err := os.Stat(filepath.Join(home, ".codex"))
 	require.True(t, os.IsNotExist(err), "%v", fi)
 }
@@ -120,5 +121,46 @@ func TestAbsentFile(t *testing.T) {
 	for _, p := range []string{"/home/u/.gemini/commands", "/home/u/.codex/rules", "/w/.mcp.json", "/w/.envrc", "/home/u/.gemini/settings.json.bak"} {
 		_, ok := AbsentFile(p)
 		require.False(t, ok, "%s is a directory or no agent's file", p)
+	}
+}
+
+// Claude Code's key for a project, as its code computes it (2.1.332:
+// every non-alphanumeric UTF-16 unit a "-", a long key cut at 200 with a
+// Java-style hash in base 36).
+func TestClaudeProjectKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"/work/wt/agentmap":            "-work-wt-agentmap",
+		"/home/u/My Proj.v2":           "-home-u-My-Proj-v2",
+		"/tmp/é😀":                      "-tmp----",
+		"/" + strings.Repeat("a", 250): "-" + strings.Repeat("a", 199) + "-" + "feo44x",
+	} {
+		require.Equal(t, want, claudeProjectKey(in), in)
+	}
+}
+
+// The sandbox writes its own project's transcripts and memory in
+// ~/.claude/projects, never another project's: a later session there
+// obeys that project's memory.
+func TestComposeClaudeProjectMemory(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(home, 0o700))
+	a, err := LookupAgentCLI("claude-code")
+	require.NoError(t, err)
+	require.NoError(t, a.PrepareHome(home, ws))
+	c, err := Compose(Spec{Workspace: ws, Home: home, UserHome: home, AgentCLI: "claude-code"})
+	require.NoError(t, err)
+	rws, err := filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
+	own := filepath.Join(home, ".claude/projects", claudeProjectKey(rws))
+	require.DirExists(t, own)
+	k := c.Canonical
+	require.True(t, k.Access(filepath.Join(own, "abc.jsonl"), policy.Write))
+	require.True(t, k.Access(filepath.Join(own, "memory/MEMORY.md"), policy.Write))
+	for _, p := range []string{"-home-u-other/memory/MEMORY.md", "-home-u-other/abc.jsonl", "x.jsonl"} {
+		require.False(t, k.Access(filepath.Join(home, ".claude/projects", p), policy.Write), p)
+	}
+	for _, p := range []string{".codex/packages/standalone/releases/0.171.0/bin/codex", ".gemini/bin/litert/lit.linux_x86_64", ".gemini/acknowledgments/agents.json"} {
+		require.False(t, k.Access(filepath.Join(home, p), policy.Write), p)
 	}
 }

@@ -224,7 +224,7 @@ func Compose(s Spec) (*Composed, error) {
 		// After the workspace preset, so that no protection of the
 		// workspace's is in the way; the state directories get none of a
 		// workspace's own (they hold no repository and nothing that runs).
-		p.Merge(policy.FsSandboxPolicy{WritableRoots: agent.roots(home)})
+		p.Merge(policy.FsSandboxPolicy{WritableRoots: agent.roots(home, out.Workspace)})
 		p.Protect(agent.protected(home)...)
 	}
 	if s.AgentsRoot != "" {

@@ -340,7 +340,7 @@ func (g *gitGuard) dotGit(dir, dotgit string) bool {
 
 // confPlace protects the agents' and editors' configuration the scan
 // found in dir (gitPlace.Conf).
-func (g *gitGuard) confPlace(dir string, conf uint32) {
+func (g *gitGuard) confPlace(dir string, conf uint64) {
 	for i, n := range NestedNames {
 		if conf&(1<<i) != 0 {
 			g.roots = append(g.roots, filepath.Join(dir, n))

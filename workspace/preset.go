@@ -41,6 +41,18 @@ var (
 		// project configuration names.
 		".github/hooks", ".devcontainer", "opencode.json", "opencode.jsonc",
 		".opencode", ".continue",
+		// mise runs a trusted project's configuration ({{exec(...)}}
+		// templates, [env] _.source, [hooks]) at every prompt under
+		// mise activate, trusting it by path, not content: each name
+		// its docs list for a project, and .tool-versions, which mise
+		// and asdf read to choose the programs put first on PATH.
+		"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml",
+		"mise", ".mise", ".config/mise.toml", ".config/mise.local.toml", ".config/mise",
+		".tool-versions",
+		// What direnv evaluates through .envrc's use flake, use nix
+		// (nix-direnv) and devbox's generated .envrc: a shellHook or
+		// init_hook runs at every cd into the project.
+		"flake.nix", "shell.nix", "default.nix", "devbox.json",
 	}
 	// ShellFiles are protected in HOME when a writable root contains it:
 	// what a shell, a login, the session bus or the desktop reads code or

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
@@ -46,10 +47,10 @@ type gitPlace struct {
 	// editors' configuration: bit i set when NestedNames[i] is there
 	// (dirRecord.Conf). Such a place is not a repository, and is listed
 	// apart from one at the same path.
-	Conf uint32 `json:"conf,omitempty"`
+	Conf uint64 `json:"conf,omitempty"`
 	// Fresh are the bits of Conf that the root's previous scan record did
 	// not have: configuration that appeared since. Never recorded.
-	Fresh uint32 `json:"-"`
+	Fresh uint64 `json:"-"`
 	// Closed is a directory the scan could not read (no permission): what
 	// is inside is unknown, so it is protected whole (gitGuard.places).
 	// Never recorded: it is looked at again at each launch.
@@ -158,16 +159,18 @@ func unchanged(dir string, prior map[string]dirRecord) (dirRecord, bool) {
 func describe(dir string, id stamp, ents []dirent, isRoot bool) dirRecord {
 	rec := dirRecord{Path: dir, stamp: id}
 	for _, d := range ents {
-		if len(d.name) < 2 || d.name[0] != '.' {
-			continue // every nested name starts with a dot: most entries stop here
+		if len(d.name) < 2 || !nestedFirst[d.name[0]] || isRoot || testhook.NoNestedConfigs {
+			continue // few nested names, few first bytes: most entries stop here
 		}
-		if i, ok := nestedIndex[d.name]; ok && !isRoot && !testhook.NoNestedConfigs {
+		if i, ok := nestedIndex[d.name]; ok {
 			rec.Conf |= 1 << i
 		}
-		// The one nested name of two components: asked only of a
-		// directory holding .github.
-		if d.name == ".github" && !isRoot && !testhook.NoNestedConfigs && exists(dir+"/.github/hooks") {
-			rec.Conf |= 1 << nestedIndex[".github/hooks"]
+		// The nested names of two components (.github/hooks,
+		// .config/mise, ...): asked only of a directory holding the first.
+		for _, n := range nestedDeeper[d.name] {
+			if exists(dir + "/" + n) {
+				rec.Conf |= 1 << nestedIndex[n]
+			}
 		}
 	}
 	if !isRoot {
@@ -242,7 +245,7 @@ type dirRecord struct {
 	// it holds (workTreeNames), so the guard need not look again.
 	Has uint16 `json:"has,omitempty"`
 	// Conf: which of NestedNames it holds (bit i: NestedNames[i]).
-	Conf uint32 `json:"conf,omitempty"`
+	Conf uint64 `json:"conf,omitempty"`
 }
 
 // nestedIndex is the bit of each of NestedNames in Conf.
@@ -252,6 +255,19 @@ var nestedIndex = func() map[string]int {
 		m[n] = i
 	}
 	return m
+}()
+
+// nestedFirst are the first bytes of NestedNames; nestedDeeper, the
+// names of two components by their first.
+var nestedFirst, nestedDeeper = func() (first [256]bool, deeper map[string][]string) {
+	deeper = map[string][]string{}
+	for _, n := range NestedNames {
+		first[n[0]] = true
+		if top, _, ok := strings.Cut(n, "/"); ok {
+			deeper[top] = append(deeper[top], n)
+		}
+	}
+	return first, deeper
 }()
 
 func nestedName(n string) bool {

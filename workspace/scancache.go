@@ -40,7 +40,7 @@ var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means, or how it is written,
 // does.
-const scanVersion = 8
+const scanVersion = 9
 
 type scanRecord struct {
 	V      int        `json:"v"`
@@ -108,7 +108,7 @@ func cachedScan(root, dir string) (places []gitPlace, cut bool) {
 // markFresh marks the configuration places of found that known (the
 // previous record) did not have, or had with fewer names.
 func markFresh(found, known []gitPlace) {
-	had := map[string]uint32{}
+	had := map[string]uint64{}
 	for _, p := range known {
 		had[p.Path] |= p.Conf
 	}
@@ -259,7 +259,7 @@ func decodeScan(b []byte) (rec scanRecord, ok bool) {
 		rec.Places = make([]gitPlace, 0, places)
 	}
 	for range places {
-		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1)), Conf: uint32(r.int(1<<len(NestedNames) - 1))})
+		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1)), Conf: uint64(r.int(1<<len(NestedNames) - 1))})
 	}
 	if dirs > 0 {
 		rec.Dirs = make([]dirRecord, 0, dirs)
@@ -268,7 +268,7 @@ func decodeScan(b []byte) (rec scanRecord, ok bool) {
 		d := dirRecord{Path: r.str(), stamp: r.stamp()}
 		d.Shape = int8(r.int(shapeGitdir))
 		d.Has = uint16(r.int(1<<16 - 1))
-		d.Conf = uint32(r.int(1<<len(NestedNames) - 1))
+		d.Conf = uint64(r.int(1<<len(NestedNames) - 1))
 		for range r.count() {
 			if r.bad {
 				break

@@ -228,5 +228,13 @@ func (pf *policyFlags) prepareAgent(home string) error {
 	if err != nil {
 		return err
 	}
-	return a.PrepareHome(home)
+	ws := pf.workspace
+	if ws == "" {
+		ws = "." // as spec: an agent works in the directory it is started in
+	}
+	ws, err = filepath.Abs(ws)
+	if err != nil {
+		return fmt.Errorf("--workspace %q: %w", pf.workspace, err)
+	}
+	return a.PrepareHome(home, ws)
 }

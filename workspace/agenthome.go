@@ -1,0 +1,176 @@
+package workspace
+
+import (
+	"path"
+	"strings"
+)
+
+// HomeClass is what an agent does later with a path under its home, read
+// from the agent's own code (docs/agents.md, "The agent's home, mapped").
+type HomeClass int
+
+const (
+	// Keeps: transcripts, logs, caches, history, databases: writable.
+	Keeps HomeClass = iota + 1
+	// Runs: binaries, packages, plugins, extensions, hooks, helpers it
+	// spawns: read-only.
+	Runs
+	// Obeys: memory, instructions, commands, agents, skills, settings,
+	// trust decisions, acknowledgments: read-only.
+	Obeys
+	// Secrets: its sign-in, readable by this agent alone, never written.
+	Secrets
+)
+
+func (c HomeClass) String() string {
+	return [...]string{"unclassified", "keeps", "runs", "obeys", "secrets"}[c]
+}
+
+// HomePath is one row of an agent's home map. Path is under HOME, slash
+// separated; "*" is one name (path.Match); a row covers its path and all
+// below it. Source is the code it was read from.
+type HomePath struct {
+	Path   string
+	Class  HomeClass
+	Source string
+}
+
+// AgentHomes are the maps, per --agent name, of Claude Code 2.1.332,
+// Codex 0.171.0 and Gemini CLI 0.61.0 (docs/agents.md has them as tables,
+// with each row's reason). The read-only paths inside each agent's state
+// directories (AgentCLI.Protected) are built from them; a test holds the
+// rest of the policy and a real run's home against them.
+var AgentHomes = map[string][]HomePath{
+	"claude-code": {
+		{".claude/projects/*/memory", Obeys, "auto-memory: projects/<key of the repository root>/memory, loaded into every session of that project (the memory directory's resolveEntry)"},
+		{".claude/projects", Keeps, "transcripts per working directory (projects/<key>/<session>.jsonl), resumed by --resume"},
+		{".claude/sessions", Keeps, "session records"},
+		{".claude/todos", Keeps, "to-do lists"},
+		{".claude/plans", Keeps, "plan mode's plans"},
+		{".claude/file-history", Keeps, "the backups /rewind restores"},
+		{".claude/backups", Keeps, "~/.claude.json backups"},
+		{".claude/paste-cache", Keeps, "pasted text"},
+		{".claude/statsig", Keeps, "feature flags"},
+		{".claude/telemetry", Keeps, "telemetry queue"},
+		{".claude/debug", Keeps, "debug logs"},
+		{".claude/cache", Keeps, "caches"},
+		{".cache/claude-cli-nodejs", Keeps, "logs and MCP logs (the cache paths: XDG_CACHE_HOME/claude-cli-nodejs)"},
+		{".claude/history.jsonl", Keeps, "prompt history"},
+		{".claude.json", Obeys, "MCP servers per user and project, allowed tools, trust"},
+		{".claude/settings.json", Runs, "hooks, status line, apiKeyHelper: shell commands"},
+		{".claude/settings.local.json", Runs, "as settings.json"},
+		{".claude/CLAUDE.md", Obeys, "user instructions"},
+		{".claude/commands", Obeys, "slash commands"},
+		{".claude/agents", Obeys, "subagents"},
+		{".claude/skills", Obeys, "skills (and their hooks)"},
+		{".claude/hooks", Runs, "hook scripts"},
+		{".claude/plugins", Runs, "plugins: hooks, MCP servers, commands"},
+		{".claude/output-styles", Obeys, "output styles: system prompt text"},
+		{".claude/keybindings.json", Obeys, "key bindings"},
+		{".claude/.credentials.json", Secrets, "sign-in"},
+		{".claude/shell-snapshots", Runs, "sourced by the Bash tool before each command"},
+		{".claude/session-env", Runs, "sourced by the Bash tool"},
+	},
+	"codex": {
+		{".codex/config.toml", Runs, "[hooks], [mcp_servers], model providers, profiles, sandbox and approval settings"},
+		{".codex/hooks.json", Runs, "hooks"},
+		{".codex/.env", Obeys, "environment loaded at start"},
+		{".codex/auth.json", Secrets, "sign-in"},
+		{".codex/AGENTS.md", Obeys, "instructions"},
+		{".codex/AGENTS.override.md", Obeys, "instructions"},
+		{".codex/rules", Obeys, "command rules: what runs without asking"},
+		{".codex/prompts", Obeys, "custom prompts"},
+		{".codex/skills", Obeys, "skills"},
+		{".codex/plugins", Runs, "plugins"},
+		{".codex/shell_snapshots", Runs, "sourced before each command"},
+		{".codex/tmp", Runs, "arg0 helper links put first on PATH"},
+		{".codex/.tmp", Runs, "plugins staged before plugins/"},
+		{".codex/packages", Runs, "the standalone installer's releases/<v>/bin/codex, which current and ~/.local/bin/codex point at"},
+		{".codex/*.sqlite", Keeps, "state, logs, thread history databases; the memories in them a later session reads (residual)"},
+		{".codex/*.sqlite-wal", Keeps, "SQLite write-ahead logs"},
+		{".codex/*.sqlite-shm", Keeps, "SQLite shared memory"},
+		{".codex/sessions", Keeps, "rollouts (transcripts), resumed by codex resume"},
+		{".codex/archived_sessions", Keeps, "archived rollouts"},
+		{".codex/log", Keeps, "logs"},
+		{".codex/history.jsonl", Keeps, "prompt history"},
+		{".codex/installation_id", Keeps, "an identifier"},
+		{".codex/version.json", Keeps, "the update check's cache"},
+		{".codex/models_cache.json", Keeps, "the model list's cache"},
+		{".codex/cache", Keeps, "caches"},
+		{".codex/*.lock", Keeps, "lock files"},
+		{".codex/thread-writer-locks", Keeps, "the thread writers' coordination lock (.coordination.lock)"},
+		{".codex/.sandbox_migration", Obeys, "execpolicy's marker that the one-time migration of sandbox settings ran (execpolicy/src/sandbox_migration.rs): a planted one makes a later Codex skip it; writable, made at every first start (residual, not read further)"},
+	},
+	"gemini": {
+		{".gemini/settings.json", Runs, "hooks (BeforeTool, ...), MCP servers, tool settings, the sign-in method"},
+		{".gemini/.env", Obeys, "environment loaded at start"},
+		{".gemini/trustedFolders.json", Obeys, "folder trust"},
+		{".gemini/GEMINI.md", Obeys, "instructions"},
+		{".gemini/AGENTS.md", Obeys, "instructions"},
+		{".gemini/commands", Obeys, "custom commands"},
+		{".gemini/extensions", Runs, "extensions, with MCP servers and hooks"},
+		{".gemini/skills", Obeys, "skills"},
+		{".gemini/agents", Obeys, "subagents"},
+		{".gemini/policies", Obeys, "tool policies"},
+		{".gemini/hooks", Runs, "hooks"},
+		{".gemini/bin", Runs, "downloaded helpers it spawns: bin/litert/lit.<platform> (the Gemma router's server), no hash checked"},
+		{".gemini/acknowledgments", Obeys, "acknowledged project agents (acknowledgments/agents.json)"},
+		{".gemini/oauth_creds.json", Secrets, "sign-in"},
+		{".gemini/google_accounts.json", Secrets, "sign-in"},
+		{".gemini/mcp-oauth-tokens.json", Secrets, "MCP servers' tokens"},
+		{".gemini/projects.json", Obeys, "project path to slug (ProjectRegistry.getShortId): writable, rewritten at every start (residual)"},
+		{".gemini/tmp/*/memory", Obeys, "project memory (Storage.getProjectMemoryTempDir), in the system instruction: writable (residual)"},
+		{".gemini/tmp", Keeps, "chats, logs, shell history, checkpoints per project slug, with its .project_root marker"},
+		{".gemini/history", Keeps, "checkpointing's shadow git repository per slug (residual: its hooks run with checkpointing on)"},
+		{".gemini/installation_id", Keeps, "an identifier"},
+		{".gemini/user_id", Keeps, "an identifier"},
+		{".gemini/state.json", Keeps, "UI state (tips, banners)"},
+		{".gemini/*.tmp", Keeps, "the temporary files it renames over projects.json"},
+		{".gemini/projects.json.lock", Keeps, "proper-lockfile's lock of projects.json"},
+	},
+}
+
+// Residual are the rows of AgentHomes that stay writable although the
+// agent obeys them later: the agent stops without writing them, and no
+// backend can let it write its own entry alone yet (docs/agents.md says
+// what the user does to see them).
+var Residual = map[string]bool{
+	".gemini/projects.json": true, ".gemini/tmp/*/memory": true,
+	".codex/.sandbox_migration": true,
+}
+
+// ClassifyHome is the class of p (under HOME, slash separated) in agent's
+// map: the row that matches it or a parent of it, the longest first; 0
+// when no row does.
+func ClassifyHome(agent, p string) HomeClass {
+	var best HomePath
+	for _, r := range AgentHomes[agent] {
+		if covers(r.Path, p) && len(r.Path) > len(best.Path) {
+			best = r
+		}
+	}
+	return best.Class
+}
+
+// covers reports whether pattern names p or a parent of p.
+func covers(pattern, p string) bool {
+	pn, n := strings.Count(pattern, "/"), strings.Split(p, "/")
+	if len(n) <= pn {
+		return false
+	}
+	ok, _ := path.Match(pattern, strings.Join(n[:pn+1], "/"))
+	return ok
+}
+
+// homeReadonly are the paths of agent's map below dir ("" for all) that
+// are not Keeps and have no "*": read-only inside dir, a writable state
+// directory.
+func homeReadonly(agent, dir string) []string {
+	var ro []string
+	for _, r := range AgentHomes[agent] {
+		if r.Class != Keeps && !strings.Contains(r.Path, "*") && !Residual[r.Path] && (dir == "" || strings.HasPrefix(r.Path, dir+"/")) {
+			ro = append(ro, r.Path)
+		}
+	}
+	return ro
+}

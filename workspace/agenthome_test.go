@@ -1,0 +1,88 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/stretchr/testify/require"
+)
+
+// The policy of --agent NAME is its map: every row it keeps is writable,
+// every row it runs, obeys or signs in with is not (but the residual
+// rows, and the memory of the project the sandbox works in), on every
+// backend, since each renders the same model.
+func TestAgentHomePolicy(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude"), 0o700))
+	// A state file is writable where it exists.
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude/history.jsonl"), nil, 0o600))
+	rws, err := filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
+	own := ".claude/projects/" + claudeProjectKey(rws)
+	for _, name := range AgentCLINames() {
+		a, err := LookupAgentCLI(name)
+		require.NoError(t, err)
+		require.NoError(t, a.PrepareHome(home, ws))
+		c, err := Compose(Spec{Workspace: ws, Home: home, UserHome: home, AgentCLI: name})
+		require.NoError(t, err, name)
+		for _, r := range AgentHomes[name] {
+			for _, p := range samples(r.Path, own) {
+				want := r.Class == Keeps || Residual[r.Path] || strings.HasPrefix(p, own+"/")
+				if r.Path == ".claude/projects" && !strings.HasPrefix(p, own+"/") {
+					want = false // another project's entry
+				}
+				require.Equal(t, want, c.Canonical.Access(filepath.Join(home, p), policy.Write), "%s: ~/%s (%s, %s)", name, p, r.Path, r.Class)
+			}
+		}
+		// What the policy makes writable is what the map keeps, or a
+		// whole home (~/.codex) whose rows say what in it is kept.
+		for _, d := range append(append(a.StateDirs, a.StateFiles...), a.dirs(rws)...) {
+			if ClassifyHome(name, d) == 0 && hasRowsBelow(name, d) {
+				continue
+			}
+			require.Equal(t, Keeps, ClassifyHome(name, d), "%s: ~/%s", name, d)
+		}
+		for _, p := range append(a.Protected, a.Credentials...) {
+			require.NotEqual(t, Keeps, ClassifyHome(name, p), "%s: ~/%s", name, p)
+		}
+	}
+}
+
+// samples are paths a row covers, a file below it: "*" made a name, and
+// for Claude Code's projects both this project's entry and another's.
+func samples(pattern, own string) []string {
+	p := strings.ReplaceAll(pattern, "*", "other")
+	if strings.HasPrefix(pattern, ".claude/projects") {
+		return []string{p + "/f", own + strings.TrimPrefix(strings.ReplaceAll(pattern, "*", "x"), ".claude/projects/x") + "/f"}
+	}
+	return []string{p}
+}
+
+func TestClassifyHome(t *testing.T) {
+	for p, want := range map[string]HomeClass{
+		".claude/projects/-a/x.jsonl":                           Keeps,
+		".claude/projects/-a/memory/MEMORY.md":                  Obeys,
+		".codex/state_5.sqlite-wal":                             Keeps,
+		".codex/packages/standalone/releases/0.171.0/bin/codex": Runs,
+		".gemini/bin/litert/lit.linux_x86_64":                   Runs,
+		".gemini/tmp/proj/memory/MEMORY.md":                     Obeys,
+		".gemini/tmp/proj/chats/session.json":                   Keeps,
+		".gemini/unknown":                                       0,
+	} {
+		agent := map[string]string{".claude": "claude-code", ".codex": "codex", ".gemini": "gemini"}[strings.SplitN(p, "/", 2)[0]]
+		require.Equal(t, want, ClassifyHome(agent, p), p)
+	}
+}
+
+func hasRowsBelow(agent, dir string) bool {
+	for _, r := range AgentHomes[agent] {
+		if strings.HasPrefix(r.Path, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
