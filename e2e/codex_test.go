@@ -34,7 +34,7 @@ func shellQuote(s string) string {
 func codexEnv(w *world) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"OPENAI_API_KEY=sk-cordon-e2e", "CODEX_HOME=" + w.Home + "/.codex", "CORDON_E2E_TOKEN=" + w.Secret,
+		"OPENAI_API_KEY=sk-cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "CODEX_HOME=" + w.Home + "/.codex", "CORDON_E2E_TOKEN=" + w.Secret,
 	}
 }
 

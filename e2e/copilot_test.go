@@ -27,7 +27,7 @@ func copilotEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
 		"COPILOT_PROVIDER_BASE_URL=" + m.URL, "COPILOT_PROVIDER_TYPE=anthropic",
-		"COPILOT_PROVIDER_API_KEY=sk-ant-cordon-e2e", "COPILOT_MODEL=claude-sonnet-4", "CORDON_E2E_TOKEN=" + w.Secret,
+		"COPILOT_PROVIDER_API_KEY=sk-ant-cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "COPILOT_MODEL=claude-sonnet-4", "CORDON_E2E_TOKEN=" + w.Secret,
 		"COPILOT_OFFLINE=true", "COPILOT_HOME=" + w.Home + "/.copilot",
 	}
 }

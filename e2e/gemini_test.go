@@ -27,7 +27,7 @@ var geminiTools = toolNames{
 func geminiEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"GEMINI_API_KEY=cordon-e2e", "GOOGLE_GEMINI_BASE_URL=" + m.URL, "CORDON_E2E_TOKEN=" + w.Secret,
+		"GEMINI_API_KEY=cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "GOOGLE_GEMINI_BASE_URL=" + m.URL, "CORDON_E2E_TOKEN=" + w.Secret,
 		"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_DEFAULT_AUTH_TYPE=gemini-api-key",
 		// Headless, an untrusted folder turns --yolo back into asking.
 		"GEMINI_CLI_TRUST_WORKSPACE=true",

@@ -38,6 +38,12 @@ type AgentCLI struct {
 	// token: passed in although their names mark a secret (launcher.
 	// WithholdSecrets), the one secret the agent needs.
 	Keys []string
+	// ShellPrefix is the variable that names a command the agent wraps
+	// each of its shell commands (and hooks) in: cordon run sets it to
+	// its own helper, which drops Keys before it runs the command
+	// (launcher.AgentShellPrefix), so that the key the agent needs
+	// reaches none of the commands it runs.
+	ShellPrefix string
 	// Credentials are its sign-in files under HOME (names as in
 	// CredentialStores): readable by this agent, denied to every other.
 	Credentials []string
@@ -57,13 +63,15 @@ var AgentCLIs = map[string]AgentCLI{
 		StateFiles: []string{".claude/history.jsonl"},
 		Domains:    []string{"@anthropic"},
 		// The sandbox has no updater's business: the binary it would
-		// replace runs on the host next. Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB,
-		// which would keep the key from the commands Claude Code spawns:
-		// it also forces the default permission mode and runs each command
+		// replace runs on the host next.
+		Env:  []string{"DISABLE_AUTOUPDATER=1"},
+		Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		// Claude Code runs each Bash command and command hook as
+		// "PREFIX 'COMMAND'". Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB, which
+		// also forces the default permission mode and runs each command
 		// in Claude Code's own bubblewrap, which cannot start inside this
 		// sandbox (docs/threat-model.md, "Secrets in the environment").
-		Env:         []string{"DISABLE_AUTOUPDATER=1"},
-		Keys:        []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		ShellPrefix: "CLAUDE_CODE_SHELL_PREFIX",
 		Credentials: []string{".claude/.credentials.json"},
 	},
 	"codex": {
