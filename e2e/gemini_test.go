@@ -49,11 +49,19 @@ func geminiArgs(bin string) []string {
 	return []string{bin, "-p", "run the scripted tool calls", "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash"}
 }
 
+// geminiKeyRedacted are the user's settings of geminiWorld with Gemini
+// CLI's own redaction on, which a user turns on so that the commands it
+// runs, its hooks and MCP servers do not get its key: cordon cannot set it
+// for them (docs/threat-model.md, "Secrets in the environment"), and keeps
+// the file read-only inside.
+const geminiKeyRedacted = `{"security":{"auth":{"selectedType":"gemini-api-key"},"environmentVariableRedaction":{"enabled":true}}}`
+
 func TestGeminiInside(t *testing.T) {
 	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	w := geminiWorld(t)
+	write(t, filepath.Join(w.Home, ".gemini", "settings.json"), geminiKeyRedacted)
 	session(t, w, "gemini", scenarios(geminiTools), true, func(m *modelServer) {
 		runCLI(t, w.WS, geminiEnv(w, m), inside("gemini", m, geminiArgs(bin)...)...)
 	})

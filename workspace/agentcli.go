@@ -44,6 +44,11 @@ type AgentCLI struct {
 	// (launcher.AgentShellPrefix), so that the key the agent needs
 	// reaches none of the commands it runs.
 	ShellPrefix string
+	// KeySetting, for an agent without a ShellPrefix, is the setting of
+	// the user's own with which the agent keeps its key from the commands
+	// it runs: the agent reads it from a file cordon keeps read-only, so
+	// cordon cannot make it, and cordon run says so.
+	KeySetting string
 	// Credentials are its sign-in files under HOME (names as in
 	// CredentialStores): readable by this agent, denied to every other.
 	Credentials []string
@@ -95,6 +100,7 @@ var AgentCLIs = map[string]AgentCLI{
 		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+		KeySetting:  `exclude = ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"] under [shell_environment_policy] in ~/.codex/config.toml`,
 		Credentials: []string{".codex/auth.json"},
 	},
 	"gemini": {
@@ -114,6 +120,7 @@ var AgentCLIs = map[string]AgentCLI{
 		},
 		Domains:     []string{"@gemini"},
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		KeySetting:  `"security": {"environmentVariableRedaction": {"enabled": true}} in ~/.gemini/settings.json`,
 		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
 	},
 }

@@ -131,6 +131,9 @@ type Composed struct {
 	// commands it runs (AgentCLI.ShellPrefix; "" when it has none).
 	AgentKeys   []string
 	ShellPrefix string
+	// AgentName and KeySetting are the agent CLI's name and its
+	// AgentCLI.KeySetting.
+	AgentName, KeySetting string
 }
 
 // HomeAgentConfigs are files and directories under HOME whose contents
@@ -212,7 +215,8 @@ func Compose(s Spec) (*Composed, error) {
 	r := policy.NewResolver()
 	defer r.Close()
 	home := s.home(r)
-	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env, AgentKeys: agent.Keys, ShellPrefix: agent.ShellPrefix}
+	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env, AgentKeys: agent.Keys, ShellPrefix: agent.ShellPrefix,
+		AgentName: agent.Name, KeySetting: agent.KeySetting}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
 		ws, err := preset(r, s.Workspace, Options{Home: home, UserHome: s.UserHome, OwnCredentials: agent.Credentials, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})

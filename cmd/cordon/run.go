@@ -324,9 +324,16 @@ func (o *runOpts) environ(env []string, comp *workspace.Composed) (out, withheld
 // It replaces a prefix of the caller's, saying so: a prefix of the
 // caller's would hand the commands the key. When the sandbox cannot run
 // cordon, the agent still starts, and the line says that its commands
-// see its key.
+// see its key. An agent that keeps its key from its commands only by a
+// setting of the user's (comp.KeySetting) gets a line naming it.
 func agentShellPrefix(env []string, comp *workspace.Composed, stderr io.Writer) []string {
-	if comp.ShellPrefix == "" || !slices.ContainsFunc(comp.AgentKeys, func(k string) bool { return hasEnv(env, k) }) {
+	if !slices.ContainsFunc(comp.AgentKeys, func(k string) bool { return hasEnv(env, k) }) {
+		return env
+	}
+	if comp.ShellPrefix == "" {
+		if comp.KeySetting != "" {
+			fmt.Fprintf(stderr, "cordon run: %s gives the commands it runs its key unless you set %s (docs/guide.md)\n", comp.AgentName, comp.KeySetting)
+		}
 		return env
 	}
 	prefix, err := launcher.AgentShellPrefix(comp.Canonical, comp.AgentKeys)
