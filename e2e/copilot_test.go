@@ -18,6 +18,9 @@ var copilotTools = toolNames{
 	ShellArgs:    func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
 	TildeLiteral: true,
 	Settings:     []string{".copilot/mcp-config.json", ".copilot/hooks/planted.json"},
+	// Its unguarded control: neither the shell's env nor its copy in the
+	// workspace held COPILOT_PROVIDER_API_KEY's value.
+	KeepsOwnKey: true,
 }
 
 // copilotEnv points Copilot CLI at the model server as a provider of its
