@@ -3,6 +3,7 @@
 package launcher
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -31,5 +32,20 @@ func TestAgentShell(t *testing.T) {
 		if got := agentShell(env(c.env)); got != c.want && !strings.HasSuffix(got, "/bash") {
 			t.Errorf("agentShell(%v) = %q, want %q", c.env, got, c.want)
 		}
+	}
+}
+
+// The helper, started as the agent starts its prefix, runs the command
+// without the named variables and with the rest of the environment,
+// and so does what the command starts.
+func TestAgentShellDropsKeys(t *testing.T) {
+	cmd := exec.Command(os.Args[0], agentShellArg+"=CORDON_T_KEY,CORDON_T_OTHER", `echo "${CORDON_T_KEY-unset} $CORDON_T_KEEP"; sh -c 'echo "${CORDON_T_KEY-unset}"'`)
+	cmd.Env = append(os.Environ(), "CORDON_T_KEY=secret", "CORDON_T_KEEP=kept")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := string(out); got != "unset kept\nunset\n" {
+		t.Errorf("output %q, want the key unset in both and the rest kept", got)
 	}
 }
