@@ -49,6 +49,9 @@ type AgentCLI struct {
 	// it runs: the agent reads it from a file cordon keeps read-only, so
 	// cordon cannot make it, and cordon run says so.
 	KeySetting string
+	// KeyKept reports whether the user's settings under home make
+	// KeySetting (nil: it cannot tell).
+	KeyKept func(home string, keys []string) bool
 	// Credentials are its sign-in files under HOME (names as in
 	// CredentialStores): readable by this agent, denied to every other.
 	Credentials []string
@@ -101,6 +104,7 @@ var AgentCLIs = map[string]AgentCLI{
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
 		KeySetting:  `exclude = ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"] under [shell_environment_policy] in ~/.codex/config.toml`,
+		KeyKept:     codexKeyKept,
 		Credentials: []string{".codex/auth.json"},
 	},
 	"gemini": {
@@ -121,6 +125,7 @@ var AgentCLIs = map[string]AgentCLI{
 		Domains:     []string{"@gemini"},
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		KeySetting:  `"security": {"environmentVariableRedaction": {"enabled": true}} in ~/.gemini/settings.json`,
+		KeyKept:     geminiKeyKept,
 		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
 	},
 }

@@ -132,7 +132,8 @@ type Composed struct {
 	AgentKeys   []string
 	ShellPrefix string
 	// AgentName and KeySetting are the agent CLI's name and its
-	// AgentCLI.KeySetting.
+	// AgentCLI.KeySetting, "" when the user's settings make it already
+	// (AgentCLI.KeyKept).
 	AgentName, KeySetting string
 }
 
@@ -228,6 +229,9 @@ func Compose(s Spec) (*Composed, error) {
 		out.TmpDir = PrivateTmpDir(out.Workspace)
 		out.CacheDir = PrivateCacheDir(out.Workspace)
 		protect = extra
+	}
+	if agent.KeyKept != nil && home != "" && agent.KeyKept(home, agent.Keys) {
+		out.KeySetting = ""
 	}
 	if s.AgentCLI != "" && home != "" {
 		// After the workspace preset, so that no protection of the
