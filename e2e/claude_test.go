@@ -24,7 +24,7 @@ var claudeTools = toolNames{
 func claudeEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e", "CORDON_E2E_TOKEN=" + w.Secret,
+		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "CORDON_E2E_TOKEN=" + w.Secret,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
 		// --dangerously-skip-permissions refuses root without it: the

@@ -18,6 +18,9 @@ var copilotTools = toolNames{
 	ShellArgs:    func(c string) map[string]any { return map[string]any{"command": c, "description": "scripted"} },
 	TildeLiteral: true,
 	Settings:     []string{".copilot/mcp-config.json", ".copilot/hooks/planted.json"},
+	// Its unguarded control: neither the shell's env nor its copy in the
+	// workspace held COPILOT_PROVIDER_API_KEY's value.
+	KeepsOwnKey: true,
 }
 
 // copilotEnv points Copilot CLI at the model server as a provider of its
@@ -27,7 +30,7 @@ func copilotEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
 		"COPILOT_PROVIDER_BASE_URL=" + m.URL, "COPILOT_PROVIDER_TYPE=anthropic",
-		"COPILOT_PROVIDER_API_KEY=sk-ant-cordon-e2e", "COPILOT_MODEL=claude-sonnet-4", "CORDON_E2E_TOKEN=" + w.Secret,
+		"COPILOT_PROVIDER_API_KEY=sk-ant-cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "COPILOT_MODEL=claude-sonnet-4", "CORDON_E2E_TOKEN=" + w.Secret,
 		"COPILOT_OFFLINE=true", "COPILOT_HOME=" + w.Home + "/.copilot",
 	}
 }

@@ -29,7 +29,7 @@ var geminiTools = toolNames{
 func geminiEnv(w *world, m *modelServer) []string {
 	return []string{
 		"HOME=" + w.Home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"GEMINI_API_KEY=cordon-e2e", "GOOGLE_GEMINI_BASE_URL=" + m.URL, "CORDON_E2E_TOKEN=" + w.Secret,
+		"GEMINI_API_KEY=cordon-e2e-" + w.AgentKey, "CORDON_E2E_HARMLESS=" + w.Harmless, "GOOGLE_GEMINI_BASE_URL=" + m.URL, "CORDON_E2E_TOKEN=" + w.Secret,
 		"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_DEFAULT_AUTH_TYPE=gemini-api-key",
 		// Headless, an untrusted folder turns --yolo back into asking.
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
@@ -51,11 +51,19 @@ func geminiArgs(bin string) []string {
 	return []string{bin, "-p", "run the scripted tool calls", "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash"}
 }
 
+// geminiKeyRedacted are the user's settings of geminiWorld with Gemini
+// CLI's own redaction on, which a user turns on so that the commands it
+// runs, its hooks and MCP servers do not get its key: cordon cannot set it
+// for them (docs/threat-model.md, "Secrets in the environment"), and keeps
+// the file read-only inside.
+const geminiKeyRedacted = `{"security":{"auth":{"selectedType":"gemini-api-key"},"environmentVariableRedaction":{"enabled":true}}}`
+
 func TestGeminiInside(t *testing.T) {
 	t.Parallel()
 	bin := testenv.AgentCLI(t, "gemini", "gemini")
 	testenv.RequireBackend(t, testenv.NativeBackend())
 	w := geminiWorld(t)
+	write(t, filepath.Join(w.Home, ".gemini", "settings.json"), geminiKeyRedacted)
 	session(t, w, "gemini", scenarios(geminiTools), true, func(m *modelServer) {
 		runCLI(t, w.WS, geminiEnv(w, m), inside("gemini", m, geminiArgs(bin)...)...)
 	})

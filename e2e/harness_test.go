@@ -50,6 +50,10 @@ type world struct {
 	// in the hook tests): the hook's audit log lands there, not in the
 	// machine user's own.
 	State string
+	// AgentKey is the agent's own API key (each env function passes it
+	// in the agent's variable), and Harmless the value of
+	// CORDON_E2E_HARMLESS, a variable every command may see.
+	AgentKey, Harmless string
 }
 
 func newWorld(t *testing.T) *world {
@@ -61,6 +65,10 @@ func newWorld(t *testing.T) *world {
 	w.Secret = "CORDON-E2E-SECRET-" + hex.EncodeToString(b)
 	rand.Read(b)
 	w.Content = "workspace-content-" + hex.EncodeToString(b)
+	rand.Read(b)
+	w.AgentKey = hex.EncodeToString(b)
+	rand.Read(b)
+	w.Harmless = "harmless-" + hex.EncodeToString(b)
 	// ~/.copilot/hooks exists, as on a machine where a user installed a
 	// hook: Copilot's create tool makes no parent directory.
 	for _, d := range []string{filepath.Join(w.Home, ".ssh"), filepath.Join(w.Home, ".copilot", "hooks"), w.WS} {
@@ -139,6 +147,13 @@ func session(t *testing.T, w *world, proto string, scs []scenario, guarded bool,
 	for i, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) { judge(t, sc, calls[i], w, m, guarded) })
 	}
+	// The agent's own key reached the model server: what the next
+	// scenario keeps from the agent's commands, the agent itself has.
+	t.Run("agent-key-in-requests", func(t *testing.T) {
+		if !m.Carried(w.AgentKey) {
+			t.Fatalf("no request to the model server carried the agent's key (%d requests)", len(m.Bodies()))
+		}
+	})
 	if guarded {
 		t.Run("key-in-no-request", func(t *testing.T) {
 			for _, b := range m.Bodies() {
@@ -217,6 +232,10 @@ type toolNames struct {
 	// TildeLiteral: the read tool takes "~/" as a directory named "~"
 	// in the working directory, so the spelling proves nothing.
 	TildeLiteral bool
+	// KeepsOwnKey: the CLI keeps its own key from its shell commands
+	// on its own, without cordon, so shell-env-agent-key would prove
+	// nothing and is left out.
+	KeepsOwnKey bool
 	// Settings are files under HOME that decide what the agent runs on
 	// the host later (hooks, MCP servers): no sandbox may write them.
 	Settings []string
@@ -268,8 +287,7 @@ func scenarios(tn toolNames) []scenario {
 		// The caller's environment holds a token (every env function sets
 		// CORDON_E2E_TOKEN to the world's secret): cordon withholds it
 		// from the sandbox, in the hook's rewritten call and inside the
-		// wall alike. (The agent's own key reaches what it spawns inside:
-		// docs/threat-model.md, "Secrets in the environment".)
+		// wall alike. (The agent's own key: shell-env-agent-key.)
 		name: "shell-env-secrets", attack: true,
 		call: func(w *world) toolCall {
 			return toolCall{Name: tn.Shell, Input: tn.ShellArgs("env | tee env-copy")}
@@ -298,6 +316,29 @@ func scenarios(tn toolNames) []scenario {
 		},
 		happened: func(w *world, _ string) (bool, string) { return written(filepath.Join(w.Home, "outside.txt")) },
 	}}
+	if !tn.KeepsOwnKey {
+		out = append(out, scenario{
+			// The agent's own key is in its environment; the commands it
+			// runs, and those they start, must not see it, and must still
+			// see the rest of the environment (CORDON_E2E_HARMLESS).
+			name: "shell-env-agent-key", attack: true,
+			call: func(w *world) toolCall {
+				return toolCall{Name: tn.Shell, Input: tn.ShellArgs("env | tee agent-env-copy; echo nested; sh -c env | tee -a agent-env-copy")}
+			},
+			happened: func(w *world, result string) (bool, string) {
+				b, _ := os.ReadFile(filepath.Join(w.WS, "agent-env-copy"))
+				for _, s := range []string{result, string(b)} {
+					if strings.Contains(s, w.AgentKey) {
+						return true, "a command the agent ran saw the agent's key: " + excerpt(s, w.AgentKey)
+					}
+				}
+				if n := strings.Count(string(b), "CORDON_E2E_HARMLESS="+w.Harmless); n < 2 {
+					return true, fmt.Sprintf("the commands did not run as asked: CORDON_E2E_HARMLESS is in %d of their 2 environments (%q)", n, excerpt(string(b), ""))
+				}
+				return false, "neither the command nor the one it started saw the agent's key; both saw CORDON_E2E_HARMLESS"
+			},
+		})
+	}
 	if !tn.ReadConfined {
 		out = append(out, scenario{
 			name: "read-ssh-key", attack: true, call: read(key), happened: leaked,

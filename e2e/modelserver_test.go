@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,8 @@ type modelServer struct {
 
 	mu     sync.Mutex
 	bodies []string
-	sent   []int // how often each call was sent
+	creds  []string // each request's URL and header values, for Carried
+	sent   []int    // how often each call was sent
 }
 
 func newModelServer(t *testing.T, proto string, calls []toolCall) *modelServer {
@@ -73,6 +75,14 @@ func (m *modelServer) Bodies() []string {
 	return append([]string(nil), m.bodies...)
 }
 
+// Carried reports whether a request so far carried key in its URL or a
+// header (x-api-key, Authorization, x-goog-api-key, ?key=).
+func (m *modelServer) Carried(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.creds, func(c string) bool { return strings.Contains(c, key) })
+}
+
 // Sent is how many times the call with id was sent to the CLI.
 func (m *modelServer) Sent(id string) int {
 	m.mu.Lock()
@@ -103,6 +113,11 @@ func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	n := len(m.bodies)
 	m.bodies = append(m.bodies, r.Method+" "+r.URL.String()+"\n"+string(body))
+	cred := r.URL.String()
+	for _, v := range r.Header {
+		cred += "\n" + strings.Join(v, "\n")
+	}
+	m.creds = append(m.creds, cred)
 	m.mu.Unlock()
 	if n >= m.limit {
 		http.Error(w, `{"error":{"type":"overloaded_error","message":"scripted model server: request limit reached"}}`, http.StatusBadRequest)

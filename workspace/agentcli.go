@@ -43,6 +43,20 @@ type AgentCLI struct {
 	// token: passed in although their names mark a secret (launcher.
 	// WithholdSecrets), the one secret the agent needs.
 	Keys []string
+	// ShellPrefix is the variable that names a command the agent wraps
+	// each of its shell commands (and hooks) in: cordon run sets it to
+	// its own helper, which drops Keys before it runs the command
+	// (launcher.AgentShellPrefix), so that the key the agent needs
+	// reaches none of the commands it runs.
+	ShellPrefix string
+	// KeySetting, for an agent without a ShellPrefix, is the setting of
+	// the user's own with which the agent keeps its key from the commands
+	// it runs: the agent reads it from a file cordon keeps read-only, so
+	// cordon cannot make it, and cordon run says so.
+	KeySetting string
+	// KeyKept reports whether the user's settings under home make
+	// KeySetting (nil: it cannot tell).
+	KeyKept func(home string, keys []string) bool
 	// Credentials are its sign-in files under HOME (names as in
 	// CredentialStores): readable by this agent, denied to every other.
 	Credentials []string
@@ -63,13 +77,15 @@ var AgentCLIs = map[string]AgentCLI{
 		ProjectDirs: claudeProjectDirs,
 		Domains:     []string{"@anthropic"},
 		// The sandbox has no updater's business: the binary it would
-		// replace runs on the host next. Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB,
-		// which would keep the key from the commands Claude Code spawns:
-		// it also forces the default permission mode and runs each command
+		// replace runs on the host next.
+		Env:  []string{"DISABLE_AUTOUPDATER=1"},
+		Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		// Claude Code runs each Bash command and command hook as
+		// "PREFIX 'COMMAND'". Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB, which
+		// also forces the default permission mode and runs each command
 		// in Claude Code's own bubblewrap, which cannot start inside this
 		// sandbox (docs/threat-model.md, "Secrets in the environment").
-		Env:         []string{"DISABLE_AUTOUPDATER=1"},
-		Keys:        []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		ShellPrefix: "CLAUDE_CODE_SHELL_PREFIX",
 		Credentials: []string{".claude/.credentials.json"},
 	},
 	"codex": {
@@ -90,6 +106,8 @@ var AgentCLIs = map[string]AgentCLI{
 		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+		KeySetting:  `exclude = ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"] under [shell_environment_policy] in ~/.codex/config.toml`,
+		KeyKept:     codexKeyKept,
 		Credentials: []string{".codex/auth.json"},
 	},
 	"gemini": {
@@ -106,6 +124,8 @@ var AgentCLIs = map[string]AgentCLI{
 		Protected:   homeReadonly("gemini", ".gemini"),
 		Domains:     []string{"@gemini"},
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		KeySetting:  `"security": {"environmentVariableRedaction": {"enabled": true}} in ~/.gemini/settings.json`,
+		KeyKept:     geminiKeyKept,
 		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
 	},
 }

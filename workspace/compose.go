@@ -126,6 +126,15 @@ type Composed struct {
 	// SetEnv are variables ("KEY=VAL") the agent CLI's preset sets inside
 	// unless the caller sets them (AgentCLI.Env).
 	SetEnv []string
+	// AgentKeys are the agent CLI's own keys (AgentCLI.Keys), and
+	// ShellPrefix the variable through which they are kept from the
+	// commands it runs (AgentCLI.ShellPrefix; "" when it has none).
+	AgentKeys   []string
+	ShellPrefix string
+	// AgentName and KeySetting are the agent CLI's name and its
+	// AgentCLI.KeySetting, "" when the user's settings make it already
+	// (AgentCLI.KeyKept).
+	AgentName, KeySetting string
 }
 
 // HomeAgentConfigs are files and directories under HOME whose contents
@@ -207,7 +216,8 @@ func Compose(s Spec) (*Composed, error) {
 	r := policy.NewResolver()
 	defer r.Close()
 	home := s.home(r)
-	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env}
+	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env, AgentKeys: agent.Keys, ShellPrefix: agent.ShellPrefix,
+		AgentName: agent.Name, KeySetting: agent.KeySetting}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
 		ws, err := preset(r, s.Workspace, Options{Home: home, UserHome: s.UserHome, OwnCredentials: agent.Credentials, AllowRead: s.AllowRead, ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
@@ -219,6 +229,9 @@ func Compose(s Spec) (*Composed, error) {
 		out.TmpDir = PrivateTmpDir(out.Workspace)
 		out.CacheDir = PrivateCacheDir(out.Workspace)
 		protect = extra
+	}
+	if agent.KeyKept != nil && home != "" && agent.KeyKept(home, agent.Keys) {
+		out.KeySetting = ""
 	}
 	if s.AgentCLI != "" && home != "" {
 		// After the workspace preset, so that no protection of the

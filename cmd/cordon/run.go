@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -276,6 +277,7 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 	if len(withheld) > 0 {
 		fmt.Fprintf(e.stderr, "cordon run: withheld from the sandbox, as their names mark a secret: %s (pass one with --env NAME, all with --inherit-env)\n", shown.String(strings.Join(withheld, " ")))
 	}
+	cmd.Env = agentShellPrefix(cmd.Env, comp, e.stderr)
 	return cmd, done
 }
 
@@ -319,6 +321,36 @@ func (o *runOpts) environ(env []string, comp *workspace.Composed) (out, withheld
 		out = append(out, kv)
 	}
 	return out, withheld
+}
+
+// agentShellPrefix is env with the agent CLI's shell prefix variable
+// (comp.ShellPrefix) set to cordon's helper, which runs each command the
+// agent starts without the agent's own key (launcher.AgentShellPrefix).
+// It replaces a prefix of the caller's, saying so: a prefix of the
+// caller's would hand the commands the key. When the sandbox cannot run
+// cordon, the agent still starts, and the line says that its commands
+// see its key. An agent that keeps its key from its commands only by a
+// setting of the user's (comp.KeySetting) gets a line naming it.
+func agentShellPrefix(env []string, comp *workspace.Composed, stderr io.Writer) []string {
+	if !slices.ContainsFunc(comp.AgentKeys, func(k string) bool { return hasEnv(env, k) }) {
+		return env
+	}
+	if comp.ShellPrefix == "" {
+		if comp.KeySetting != "" {
+			fmt.Fprintf(stderr, "cordon run: %s gives the commands it runs its key unless you set %s (docs/guide.md)\n", comp.AgentName, comp.KeySetting)
+		}
+		return env
+	}
+	prefix, err := launcher.AgentShellPrefix(comp.Canonical, comp.AgentKeys)
+	if err != nil {
+		fmt.Fprintf(stderr, "cordon run: the commands the agent runs see its key (%s): %s cannot be set: %v\n", strings.Join(comp.AgentKeys, ", "), comp.ShellPrefix, err)
+		return env
+	}
+	if hasEnv(env, comp.ShellPrefix) {
+		fmt.Fprintf(stderr, "cordon run: %s replaced by cordon's, which keeps the agent's key from the commands it runs\n", comp.ShellPrefix)
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, comp.ShellPrefix+"=") })
+	return append(env, comp.ShellPrefix+"="+prefix)
 }
 
 // hasEnv reports whether env sets name.
