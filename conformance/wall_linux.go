@@ -1,0 +1,113 @@
+package conformance
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// readLease: a lease the sandbox takes must not hold back the host's
+// write; the host's own non-blocking open is the judge.
+func readLease(h *H) {
+	ws, p := h.ws()
+	file := h.Write("ws/notes.txt", "original\n")
+	ready, goFifo := filepath.Join(ws, "ready"), filepath.Join(ws, "go")
+	for _, f := range []string{ready, goFifo} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			h.Fatalf("fixture: mkfifo: %v", err)
+		}
+	}
+	b := h.background(p, `"$ATTACK" __attack lease "$FIX/ws/notes.txt" "$FIX/ws/ready" "$FIX/ws/go"
+grep -q original "$FIX/ws/notes.txt" && ok READ`)
+	said, err := h.fifo(ready, false, b)
+	if err != nil {
+		h.Fatalf("the sandbox did not report its lease: %v\n%s", err, b.wait())
+	}
+	hostErr := openWriteNow(file)
+	if _, err := h.fifo(goFifo, true, b); err != nil {
+		h.Fatalf("the sandbox did not wait for the host: %v\n%s", err, b.wait())
+	}
+	o := b.wait()
+	if hostErr != nil {
+		h.Errorf("host: open for writing while the sandbox held the file: %v (a lease holds the host back; the sandbox said %q)\n%s", hostErr, said, o)
+	}
+	h.Refuse(o, "LEASED")
+	h.Expect(o, "LOCKED", "READ")
+}
+
+// inodeVersionCase: the inode generation of a file outside the writable
+// roots stays, judged by the host's own FS_IOC_GETVERSION and ctime.
+func inodeVersionCase(h *H) {
+	_, p := h.ws()
+	file := h.Write("outside/ro.txt", "original\n")
+	p.Readonly = []string{file}
+	// Handed over now and kept, as each launch's hand-over (a chown,
+	// even to the same owner) moves the ctime the host judges by.
+	if err := os.Lchown(file, h.User.Uid, h.User.Gid); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	h.KeepOwner("outside/ro.txt")
+	gen, ctime, err := inodeVersion(file)
+	if err != nil {
+		h.NotApplicable("the host's file system keeps no inode generation for %s: %v", file, err)
+	}
+	o := h.Sandbox(p, `"$ATTACK" __attack setversion "$FIX/outside/ro.txt"
+grep -q original "$FIX/outside/ro.txt" && ok READ`)
+	gen2, ctime2, err := inodeVersion(file)
+	if err != nil || gen2 != gen || ctime2 != ctime {
+		h.Errorf("host: %s changed: generation %d to %d, ctime %v to %v (%v)\n%s", file, gen, gen2, ctime, ctime2, err, o)
+	}
+	h.Refuse(o, "SETVERSION")
+	h.Expect(o, "READ", "GETVERSION")
+}
+
+// mqueueCase: the host's POSIX message queues are out of reach, judged
+// by the host's own mq_open.
+func mqueueCase(h *H) {
+	_, p := h.ws()
+	host, own := "/cordon-host-"+filepath.Base(h.Dir), "/cordon-own-"+filepath.Base(h.Dir)
+	fd, err := mqOpen(host, unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
+	if err != nil {
+		h.NotApplicable("the host has no POSIX message queues to keep one in: %v", err)
+	}
+	// The case's user owns it, as the user's own queue would be.
+	unix.Fchown(fd, h.User.Uid, h.User.Gid)
+	unix.Close(fd)
+	h.Cleanup(func() { mqUnlink(host); mqUnlink(own) })
+	o := h.Sandbox(p, `"$ATTACK" __attack mqueue "$HOSTQ" "$OWNQ"`, "HOSTQ="+host, "OWNQ="+own)
+	if fd, err := mqOpen(host, unix.O_RDONLY); err != nil {
+		h.Errorf("host: the queue %s is gone: %v\n%s", host, err, o)
+	} else {
+		unix.Close(fd)
+	}
+	if fd, err := mqOpen(own, unix.O_RDONLY); !errors.Is(err, unix.ENOENT) {
+		if err == nil {
+			unix.Close(fd)
+		}
+		h.Errorf("host: the sandbox made the queue %s (%v)\n%s", own, err, o)
+	}
+	h.Refuse(o, "UNLINKED")
+	if h.Backend() == "landlock" {
+		// Elsewhere a queue made is in the sandbox's own IPC namespace,
+		// gone with it; the host's mq_open above is the judge.
+		h.Refuse(o, "CREATED")
+	}
+}
+
+// listmountCase: listmount and statmount are refused under landlock,
+// whose sandbox shares the user's user namespace (and so may name every
+// mount namespace the user owns); native and bwrap answer for their own
+// namespace only, which is the sandbox's view. Mount information a tool
+// needs stays in /proc/self/mountinfo.
+func listmountCase(h *H) {
+	_, p := h.ws()
+	o := h.Sandbox(p, `"$ATTACK" __attack listmount
+grep -q ' / ' /proc/self/mountinfo && ok MOUNTINFO`)
+	if h.Backend() == "landlock" {
+		h.Refuse(o, "LISTMOUNT", "STATMOUNT")
+	}
+	h.Expect(o, "MOUNTINFO")
+}
