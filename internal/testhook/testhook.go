@@ -226,3 +226,8 @@ var SkipMaskMountCheck bool
 // that orders the events: a test holds one event there to make another
 // come first.
 var NetEmit func(allowed bool)
+
+// LandlockProbe, when non-nil, is called by the landlock backend's probe
+// with its directory just made, the moment a signal or a kill that ends
+// the process during detection aims at.
+var LandlockProbe func(dir string)
