@@ -18,5 +18,8 @@ func wallCases() []Case {
 		{Name: "wall-listmount", Class: Process, Backends: linuxOnly,
 			Summary: "listmount and statmount, which name any mount namespace the user owns by its id (a concurrent native sandbox's binds); refused under landlock, confined to the sandbox's own user namespace elsewhere, and /proc/self/mountinfo still reads",
 			Run:     listmountCase},
+		{Name: "wall-meta-search", Class: Direct, Users: RootOnly, RootHarness: "the fixture is a directory of another user",
+			Summary: "a root sandbox under a root launcher sets a user.* attribute on, and backdates, a file inside another user's 0700 directory (open mode: the model lets it change any file), which the kernel would not let it reach (no search); the host's file keeps both, and the same on a file of its own works",
+			Run:     metaSearch},
 	}
 }

@@ -111,3 +111,40 @@ grep -q ' / ' /proc/self/mountinfo && ok MOUNTINFO`)
 	}
 	h.Expect(o, "MOUNTINFO")
 }
+
+// metaSearch: the metadata gate asks the sandbox for search on every
+// directory above what it changes, as the read side does; judged by the
+// host's attribute and time.
+func metaSearch(h *H) {
+	// Open mode (no policy): the model lets the sandbox change every
+	// file, and only the kernel's search on priv stands in the way.
+	p := Policy{}
+	f := h.Write("outside/priv/f", "theirs\n")
+	own := h.Write("mine/f", "mine\n")
+	priv := h.Path("outside/priv")
+	h.KeepOwner("outside/priv")
+	if err := os.Chown(priv, 65534, 65534); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	if err := os.Chmod(priv, 0o700); err != nil {
+		h.Fatalf("fixture: %v", err)
+	}
+	if err := unix.Setxattr(own, "user.cordon-probe", []byte("1"), 0); err != nil {
+		h.NotApplicable("this file system has no user extended attributes: %v", err)
+	}
+	unix.Removexattr(own, "user.cordon-probe")
+	before := mtime(h, f)
+	o := h.Sandbox(p, `"$ATTACK" __attack setxattr "$F" user.cordon-meta; touch -m -d 2001-01-01 "$F" 2>/dev/null && ok TOUCH
+"$ATTACK" __attack setxattr "$O" user.cordon-own >/dev/null 2>&1; touch -m -d 2001-01-01 "$O" && ok TOUCHOWN`, "F="+f, "O="+own)
+	h.Refuse(o, "SETXATTR", "TOUCH")
+	h.Expect(o, "TOUCHOWN")
+	if _, err := unix.Getxattr(f, "user.cordon-meta", nil); !errors.Is(err, unix.ENODATA) {
+		h.Errorf("host: %s has user.cordon-meta (%v)\n%s", f, err, o)
+	}
+	if now := mtime(h, f); !now.Equal(before) {
+		h.Errorf("host: the time of %s changed from %v to %v\n%s", f, before, now, o)
+	}
+	if _, err := unix.Getxattr(own, "user.cordon-own", nil); err != nil {
+		h.Errorf("host: the sandbox's own attribute on %s is missing: %v\n%s", own, err, o)
+	}
+}

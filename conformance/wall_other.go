@@ -7,3 +7,4 @@ func readLease(h *H)        { h.NotApplicable("Linux only") }
 func inodeVersionCase(h *H) { h.NotApplicable("Linux only") }
 func mqueueCase(h *H)       { h.NotApplicable("Linux only") }
 func listmountCase(h *H)    { h.NotApplicable("Linux only") }
+func metaSearch(h *H)       { h.NotApplicable("Linux only") }
