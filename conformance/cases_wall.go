@@ -21,5 +21,8 @@ func wallCases() []Case {
 		{Name: "wall-meta-search", Class: Direct, Users: RootOnly, RootHarness: "the fixture is a directory of another user",
 			Summary: "a root sandbox under a root launcher sets a user.* attribute on, and backdates, a file inside another user's 0700 directory (open mode: the model lets it change any file), which the kernel would not let it reach (no search); the host's file keeps both, and the same on a file of its own works",
 			Run:     metaSearch},
+		{Name: "wall-utf8-twins", Class: DoS, Backends: linuxOnly,
+			Summary: "a sandbox makes, at a repository workspace's top, a directory and a file named with an invalid UTF-8 byte (b\\xff) beside their U+FFFD twins (b\\xef\\xbf\\xbd); the next launches start, and each name written there lands in its own directory on the host",
+			Run:     utf8Twins},
 	}
 }

@@ -148,3 +148,21 @@ func metaSearch(h *H) {
 		h.Errorf("host: the sandbox's own attribute on %s is missing: %v\n%s", own, err, o)
 	}
 }
+
+// utf8Twins: names a sandbox made with a byte that is not UTF-8, beside
+// their U+FFFD twins, never make a later launch fail (the plan names
+// each by its bytes), judged by where the host finds each write.
+func utf8Twins(h *H) {
+	_, p := h.ws()
+	h.gitRepo("ws") // a protected .git: the top is frozen under landlock, each name a rule
+	o := h.Sandbox(p, `mkdir "$(printf 'b\377')" "$(printf 'b\357\277\275')" && printf x > "$(printf 'c\377')" && printf y > "$(printf 'c\357\277\275')" && ok MADE`)
+	h.Expect(o, "MADE")
+	for i := 0; i < 2; i++ {
+		o = h.Sandbox(p, `printf raw > "$(printf 'b\377')/w" && printf twin > "$(printf 'b\357\277\275')/w" && ok WROTE`)
+		h.Expect(o, "WROTE")
+	}
+	h.Want("ws/b\xff/w", "raw")
+	h.Want("ws/b\xef\xbf\xbd/w", "twin")
+	h.Want("ws/c\xff", "x")
+	h.Want("ws/c\xef\xbf\xbd", "y")
+}
