@@ -31,7 +31,9 @@ import (
 // /sbin/request-key on the host; bpf, userfaultfd and syslog, which no
 // ordinary tool needs in a sandbox and which give kernel attack surface or
 // read the host's kernel log. The ioctls TIOCSTI and TIOCLINUX, which push
-// input into a terminal, are refused too.
+// input into a terminal, are refused too, and so is a read lease
+// (fcntl F_SETLEASE), with which a sandbox holds back the host's writes
+// (seccomp_wall.go).
 //
 // The program is classic BPF over struct seccomp_data, for x86_64 and
 // aarch64. Other system call conventions on those kernels (x32, i386
@@ -447,6 +449,7 @@ func (a *asm) arch(ar arch, r Rules) {
 		}
 	}
 	a.emit(insn{code: bpfJeqK, k: nr("ioctl"), t: l("ioctl")})
+	a.emit(insn{code: bpfJeqK, k: nr("fcntl"), t: l("fcntl")})
 	a.emit(insn{code: bpfJeqK, k: nr("socketpair"), t: l("socketpair")})
 	a.emit(insn{code: bpfJeqK, k: nr("socket"), t: l("socket")})
 	if r.NoFastOpen {
@@ -510,6 +513,7 @@ func (a *asm) arch(ar arch, r Rules) {
 	if r.SelfOnly {
 		a.selfOnly(l, ret)
 	}
+	a.leases(l, ret)
 
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
 	a.label(l("ioctl"))
@@ -712,7 +716,7 @@ func Describe(r Rules) string {
 	if len(fams) == 0 {
 		fams = []string{"none"}
 	}
-	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX%s, x32 and i386 calls; "+
+	d := fmt.Sprintf("seccomp: refuse %s, ioctl TIOCSTI/TIOCLINUX, fcntl F_SETLEASE%s, x32 and i386 calls; "+
 		"sockets (%s) %s only, socketpair AF_UNIX only",
 		strings.Join(refused, ", "), userns, r.Sockets.Mode, strings.Join(fams, ", "))
 	if len(r.Notify) > 0 {

@@ -39,6 +39,8 @@ var archs = []arch{
 		"connect": 42, "bind": 49, "listen": 50, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
 		"mkdir": 83, "mkdirat": 258, "unlink": 87, "unlinkat": 263, "rmdir": 84, "rename": 82,
 		"renameat": 264, "renameat2": 316, "link": 86, "linkat": 265, "symlink": 88, "symlinkat": 266, "truncate": 76,
+		"fcntl": 72, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243,
+		"mq_notify": 244, "mq_getsetattr": 245, "statmount": 457, "listmount": 458,
 	}},
 	{"aarch64", auditArchAarch64, false, map[string]uint32{
 		"socket": 198, "socketpair": 199, "ioctl": 29,
@@ -60,5 +62,7 @@ var archs = []arch{
 		// The network allowlist without a namespace.
 		"connect": 203, "bind": 200, "listen": 201, "sendto": 206, "sendmsg": 211, "sendmmsg": 269,
 		"mkdirat": 34, "unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38, "renameat2": 276, "truncate": 45,
+		"fcntl": 25, "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183,
+		"mq_notify": 184, "mq_getsetattr": 185, "statmount": 457, "listmount": 458,
 	}},
 }

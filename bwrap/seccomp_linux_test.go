@@ -41,6 +41,10 @@ func TestSyscallNumbers(t *testing.T) {
 		"mkdirat": unix.SYS_MKDIRAT, "unlinkat": unix.SYS_UNLINKAT, "symlinkat": unix.SYS_SYMLINKAT,
 		"linkat": unix.SYS_LINKAT, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
 		"truncate": unix.SYS_TRUNCATE,
+		"fcntl":    unix.SYS_FCNTL, "mq_open": unix.SYS_MQ_OPEN, "mq_unlink": unix.SYS_MQ_UNLINK,
+		"mq_timedsend": unix.SYS_MQ_TIMEDSEND, "mq_timedreceive": unix.SYS_MQ_TIMEDRECEIVE,
+		"mq_notify": unix.SYS_MQ_NOTIFY, "mq_getsetattr": unix.SYS_MQ_GETSETATTR,
+		"statmount": unix.SYS_STATMOUNT, "listmount": unix.SYS_LISTMOUNT,
 	}
 	if runtime.GOARCH == "amd64" {
 		// The calls aarch64 has only the *at forms of.

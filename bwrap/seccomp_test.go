@@ -306,7 +306,7 @@ func ExampleDescribe() {
 		fmt.Println(s)
 	}
 	// Output:
-	// seccomp: refuse io_uring_setup, io_uring_enter, io_uring_register, add_key, keyctl, request_key, bpf, userfaultfd, syslog, ioctl TIOCSTI/TIOCLINUX, x32 and i386 calls
+	// seccomp: refuse io_uring_setup, io_uring_enter, io_uring_register, add_key, keyctl, request_key, bpf, userfaultfd, syslog, ioctl TIOCSTI/TIOCLINUX, fcntl F_SETLEASE, x32 and i386 calls
 	// sockets (network off) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only, socketpair AF_UNIX only
 }
 
@@ -356,5 +356,29 @@ func TestSeccompUnixStreamOnly(t *testing.T) {
 		}
 		require.Equal(t, uint32(retErrno|eacces), run(t, prog, call{ar.audit, ar.nr["socket"], afInet, 1, 0}), ar.name)
 		require.Equal(t, uint32(allow), run(t, prog, call{ar.audit, ar.nr["socket"], afNetlink, 3, netlinkRoute}), ar.name)
+	}
+}
+
+// TestSeccompLeases: every program refuses a read lease (EINVAL) and
+// lets every other fcntl through, on both architectures.
+func TestSeccompLeases(t *testing.T) {
+	for _, prog := range [][]byte{Seccomp(SocketsFor(false)), Seccomp(SocketsFor(true)), Seccomp(SocketsProxy()),
+		Program(Rules{Sockets: SocketsNoNamespace(), Refuse: append(Refusals(), PosixMQRefusals()...), SelfOnly: true, NoUserns: true})} {
+		for _, ar := range archs {
+			fcntl := ar.nr["fcntl"]
+			require.Equal(t, uint32(retErrno|einval), run(t, prog, call{ar.audit, fcntl, 3, fSetlease, 0}), "%s F_SETLEASE", ar.name)
+			for _, cmd := range []uint64{0, 1, 2, 3, 4, 1025, 1026, 1030, 1031} { // F_DUPFD .. F_GETLEASE, F_NOTIFY, F_DUPFD_CLOEXEC
+				require.Equal(t, uint32(allow), run(t, prog, call{ar.audit, fcntl, 3, cmd, 0}), "%s fcntl %d", ar.name, cmd)
+			}
+		}
+	}
+	r := RulesFor(SocketsFor(false))
+	r.Refuse = append(r.Refuse, PosixMQRefusals()...)
+	r.Refuse = append(r.Refuse, MountListRefusals()...)
+	prog := Program(r)
+	for _, ar := range archs {
+		for _, n := range []string{"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "listmount", "statmount"} {
+			require.Equal(t, uint32(retErrno|enosys), run(t, prog, call{ar.audit, ar.nr[n], 0, 0, 0}), "%s %s", ar.name, n)
+		}
 	}
 }

@@ -9,7 +9,7 @@ func Catalogue() []Case {
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), agentHomeCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(), unixCases(),
-		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(),
+		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(), wallCases(),
 	} {
 		all = append(all, part...)
 	}

@@ -33,6 +33,11 @@ func (g *gate) act(c *call) unix.Errno {
 	if !ok || !g.d.MayChange(where, st.Mode&unix.S_IFMT == unix.S_IFDIR) {
 		return denied
 	}
+	// The launcher's walk reached the object with its own rights; the
+	// kernel would have asked the sandbox for search on the way.
+	if !g.searchable(where) {
+		return unix.EACCES
+	}
 	if e := g.permitted(c.op, &st, fdPath, c.mode, c.uid, c.gid, c.name, c.ts); e != 0 {
 		return e
 	}

@@ -84,11 +84,11 @@ func Probe(ctx context.Context, timeout time.Duration) (abi int, err error) {
 	if err := ABIError(abi); err != nil {
 		return abi, err
 	}
-	dir, err := os.MkdirTemp("", "cordon-landlock-probe-")
+	dir, done, err := makeProbeDir()
 	if err != nil {
-		return abi, fmt.Errorf("probe directory: %w", err)
+		return abi, err
 	}
-	defer os.RemoveAll(dir)
+	defer done()
 	granted := filepath.Join(dir, "granted")
 	if err := os.WriteFile(granted, []byte("ok\n"), 0o600); err != nil {
 		return abi, fmt.Errorf("probe file: %w", err)

@@ -44,19 +44,19 @@ func initMain(fdArg string) int {
 	timing.Mark("init", "go start")
 	s, err := readSpec(fdArg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	if s.Probe != "" {
 		if err := probeMain(s); err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			sayf("%v", err)
 			return exitSetup
 		}
 		return 0
 	}
 	path := s.Path
 	if path == "" || len(s.Argv) == 0 {
-		fmt.Fprintln(os.Stderr, "cordon: sandbox: no command in the spec")
+		sayf("no command in the spec")
 		return exitSetup
 	}
 	// Looked up before the domain is in force, as the launcher checked
@@ -64,7 +64,7 @@ func initMain(fdArg string) int {
 	if !containsSlash(path) {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+			sayf("%s: %v", path, err)
 			return exitNotFound
 		}
 		path = lp
@@ -85,11 +85,11 @@ func initMain(fdArg string) int {
 		return keep(s, path)
 	}
 	if err := confine(s); err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	err = syscall.Exec(path, s.Argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+	sayf("%s: %v", path, err)
 	if errors.Is(err, syscall.ENOENT) {
 		return exitNotFound
 	}

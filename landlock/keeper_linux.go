@@ -42,20 +42,20 @@ const exitLauncherGone = 128 + int(syscall.SIGKILL)
 func keep(s *Spec, path string) int {
 	launcher, err := watchParent()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: prctl(PR_SET_CHILD_SUBREAPER): %v\n", err)
+		sayf("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
 		return exitSetup
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: prctl(PR_SET_DUMPABLE): %v\n", err)
+		sayf("prctl(PR_SET_DUMPABLE): %v", err)
 		return exitSetup
 	}
 	tasks, err := reap.OpenTasks()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	// One the launcher's caller ignores (SIGHUP under nohup) stays
@@ -80,7 +80,7 @@ func keep(s *Spec, path string) int {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		unix.Kill(pid, unix.SIGKILL)
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: pidfd_open of the command: %v\n", err)
+		sayf("pidfd_open of the command: %v", err)
 		tasks.KillAll(0)
 		return exitSetup
 	}
@@ -110,7 +110,7 @@ func keep(s *Spec, path string) int {
 		}
 		timing.Mark("init", "command exit")
 		if err := tasks.KillAll(0); err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			sayf("%v", err)
 		}
 		timing.Mark("init", "reap")
 		exitAs(ws)
@@ -195,7 +195,7 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 			err = guardKeeper(unix.Getpid(), unix.Gettid())
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			sayf("%v", err)
 			done <- result{0, exitSetup}
 			return
 		}
@@ -213,7 +213,7 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 			Setsid: newSession, Setctty: newSession && ctty >= 0, Ctty: ctty}}
 		pid, err := syscall.ForkExec(path, s.Argv, attr)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+			sayf("%s: %v", path, err)
 			code := exitNoExec
 			if err == syscall.ENOENT {
 				code = exitNotFound

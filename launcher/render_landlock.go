@@ -100,6 +100,8 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // a mount namespace to undo the view with; no System V IPC (the host's
 // segments, queues and semaphores); no change to another process's
 // limits, priority or scheduling (the host's processes of the same user);
+// no POSIX message queue (the host's) and no listmount or statmount (the
+// user's other mount namespaces, a native sandbox's binds);
 // no open with access mode 3, which Landlock lets through on a denied file
 // (its extended attributes by fgetxattr, its inode flags by ioctl); no
 // btrfs subvolume made, snapshotted or removed.
@@ -113,6 +115,8 @@ func landlockRules(network bool) bwrap.Rules {
 	s.UnixStreamOnly = true
 	r := bwrap.RulesFor(s)
 	r.Refuse = append(r.Refuse, bwrap.SysVIPCRefusals()...)
+	r.Refuse = append(r.Refuse, bwrap.PosixMQRefusals()...)
+	r.Refuse = append(r.Refuse, bwrap.MountListRefusals()...)
 	r.NoUserns = true
 	r.SelfOnly = true
 	r.NoAccessOpens = true
@@ -157,6 +161,24 @@ var lastingInodeIoctls = []uint32{
 	0x800c6613, // FS_IOC_SET_ENCRYPTION_POLICY
 	0xc0506617, // FS_IOC_ADD_ENCRYPTION_KEY
 	0xc0406618, // FS_IOC_REMOVE_ENCRYPTION_KEY
+	// FS_IOC_SETVERSION and ext4's own number for it rewrite the inode's
+	// generation (what NFS file handles carry) and its ctime, checked by
+	// ownership alone on any descriptor: native and bwrap answer EROFS
+	// outside the writable roots, Landlock nothing. Both sizes of the
+	// argument are native calls on 64-bit kernels.
+	0x40087602, // FS_IOC_SETVERSION
+	0x40047602, // FS_IOC32_SETVERSION
+	0x40086604, // EXT4_IOC_SETVERSION
+	0x40046604, // EXT4_IOC32_SETVERSION
+	// EXT4_IOC_MIGRATE converts a file the user owns between block maps
+	// and extents, checked the same way: it changes the inode's flags
+	// and blocks through a read-only descriptor.
+	0x00006609, // EXT4_IOC_MIGRATE
+	// BTRFS_IOC_SET_RECEIVED_SUBVOL (and its 32-bit layout) rewrites a
+	// subvolume's received UUID and times, by ownership alone: a later
+	// btrfs receive of the user's then applies to the wrong base.
+	0xc0c89425, // BTRFS_IOC_SET_RECEIVED_SUBVOL
+	0xc0c09425, // BTRFS_IOC_SET_RECEIVED_SUBVOL_32
 }
 
 // btrfsSubvolumeIoctls make, snapshot, remove or freeze a btrfs

@@ -43,12 +43,12 @@ func initMain(fdArg string) int {
 		err = build(s)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	if s.Probe {
 		if err := confine(s); err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+			sayf("%v", err)
 			return exitSetup
 		}
 		return 0
@@ -403,7 +403,7 @@ func run(s *Spec) int {
 	}
 	if s.ProxyPort != 0 {
 		if err := handListener(s.ProxyFd, s.ProxyPort); err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: network allowlist: %v\n", err)
+			sayf("network allowlist: %v", err)
 			return exitSetup
 		}
 	}
@@ -411,13 +411,13 @@ func run(s *Spec) int {
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", path, err)
+			sayf("%s: %v", path, err)
 			return exitNotFound
 		}
 		path = lp
 	}
 	if err := confine(s); err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %v\n", err)
+		sayf("%v", err)
 		return exitSetup
 	}
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
@@ -428,7 +428,7 @@ func run(s *Spec) int {
 			Setctty: s.Ctty && !s.weakened("new-session"), Ctty: s.CttyFd},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cordon: sandbox: %s: %v\n", filepath.Base(path), err)
+		sayf("%s: %v", filepath.Base(path), err)
 		if errors.Is(err, syscall.ENOENT) {
 			return exitNotFound
 		}
@@ -495,7 +495,7 @@ func reap(s *Spec, pid int) int {
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "cordon: sandbox: wait: %v\n", err)
+			sayf("wait: %v", err)
 			return exitSetup
 		}
 		if got != pid {

@@ -1,0 +1,4 @@
+package landlock
+
+// SweepProbes is sweepProbes, for the external tests.
+var SweepProbes = sweepProbes
