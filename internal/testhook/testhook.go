@@ -237,6 +237,7 @@ var NetEmit func(allowed bool)
 // connect to a Unix socket of the sandbox's own, just before it connects
 // through the pin: a test swaps the name for a host socket there.
 var GateUnixConnect func(tid int, name string)
+
 // LandlockProbe, when non-nil, is called by the landlock backend's probe
 // with its directory just made, the moment a signal or a kill that ends
 // the process during detection aims at.
