@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,10 +202,13 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 
 	code, _, errs = runCLI(t, "", "init", "codex", "--dir", project)
 	require.Equal(t, exitOK, code, errs)
-	_, by, _ := doctor(t, project)
-	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 	user := filepath.Join(home, ".codex", "config.toml")
 	proj := filepath.Join(project, ".codex", "config.toml")
+	trust := codexTrust(filepath.Join(project, ".codex", "hooks.json"))
+	require.NoError(t, os.MkdirAll(filepath.Dir(user), 0o755))
+	require.NoError(t, os.WriteFile(user, []byte(trust), 0o600))
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 	for _, layer := range []string{proj, user} {
 		for _, toml := range []string{
 			"features = { hooks = false }\n",
@@ -224,10 +228,44 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 			require.Contains(t, f.Detail, layer)
 		}
 		for _, toml := range []string{"[features]\nhooks = true\n[other]\nhooks = false\n", "other = { hooks = false }\n[a.features]\nhooks = false\n"} {
-			require.NoError(t, os.WriteFile(layer, []byte(toml), 0o644))
+			require.NoError(t, os.WriteFile(layer, []byte(toml+trust), 0o644))
 			_, by, _ := doctor(t, project)
 			require.Equal(t, "ok", by["hook codex"].Status, "%q: %+v", toml, by["hook codex"])
 		}
 		require.NoError(t, os.Remove(layer))
+		require.NoError(t, os.WriteFile(user, []byte(trust), 0o600))
 	}
+}
+
+// codexTrust is the state Codex writes when the user trusts the first
+// PreToolUse hook of the hooks.json at path (the hash is Codex's; cordon
+// only looks for one).
+func codexTrust(path string) string {
+	return fmt.Sprintf("\n[hooks.state.%q]\ntrusted_hash = \"sha256:0123\"\n", path+":pre_tool_use:0:0")
+}
+
+// After 'cordon init codex --user', Codex runs no hook until the user
+// trusts it (issue 38.7): doctor says so, and what to run, not "ok"; a
+// trust decision makes it ok, and a state that disables the hook fails.
+func TestDoctorCodexTrust(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "codex", "--user", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	hooks := filepath.Join(home, ".codex", "hooks.json")
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	_, by, _ := doctor(t, project)
+	f := by["hook codex"]
+	require.Equal(t, "fail", f.Status, f)
+	require.Contains(t, f.Detail, "no trust decision")
+	require.Contains(t, f.Detail, hooks+":pre_tool_use:0:0")
+	require.Contains(t, f.Fix, "Trust all and continue")
+
+	require.NoError(t, os.WriteFile(cfg, []byte("model = \"o3\"\n"+codexTrust(hooks)), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
+
+	require.NoError(t, os.WriteFile(cfg, []byte(codexTrust(hooks)+"enabled = false\n"), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "fail", by["hook codex"].Status)
+	require.Contains(t, by["hook codex"].Detail, "enabled = false")
 }
