@@ -234,9 +234,8 @@ func checkHooks(exe, dir, home string) []finding {
 				continue
 			}
 			if name == "codex" {
-				if why := setup.CodexUntrusted(path, setup.CodexConfigs(home, dir, os.Getenv)); why != "" {
-					out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: Codex runs no hook it was not told to trust", path, scope, why),
-						setup.CodexTrustFix})
+				if why, fix := setup.CodexUntrusted(path, setup.CodexConfigs(home, dir, os.Getenv)); why != "" {
+					out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: Codex runs no hook it was not told to trust", path, scope, why), fix})
 					continue
 				}
 			}

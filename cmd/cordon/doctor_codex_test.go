@@ -33,6 +33,7 @@ func TestDoctorCodexTrustAsCodexSeesIt(t *testing.T) {
 	_, by, _ := doctor(t, project)
 	require.Equal(t, "fail", by["hook codex"].Status, by["hook codex"])
 	require.Contains(t, by["hook codex"].Detail, hooks[0].Key)
+	require.Contains(t, by["hook codex"].Fix, fmt.Sprintf("trusted_hash = %q", hooks[0].CurrentHash), "doctor's hash is Codex's")
 
 	cfg := filepath.Join(home, ".codex", "config.toml")
 	trust := fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = %q\n", hooks[0].Key, hooks[0].CurrentHash)

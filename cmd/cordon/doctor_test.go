@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -204,10 +205,11 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 	require.Equal(t, exitOK, code, errs)
 	user := filepath.Join(home, ".codex", "config.toml")
 	proj := filepath.Join(project, ".codex", "config.toml")
-	trust := codexTrust(filepath.Join(project, ".codex", "hooks.json"))
+	_, by, _ := doctor(t, project)
+	trust := codexTrust(t, filepath.Join(project, ".codex", "hooks.json"), by["hook codex"])
 	require.NoError(t, os.MkdirAll(filepath.Dir(user), 0o755))
 	require.NoError(t, os.WriteFile(user, []byte(trust), 0o600))
-	_, by, _ := doctor(t, project)
+	_, by, _ = doctor(t, project)
 	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 	for _, layer := range []string{proj, user} {
 		for _, toml := range []string{
@@ -238,10 +240,14 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 }
 
 // codexTrust is the state Codex writes when the user trusts the first
-// PreToolUse hook of the hooks.json at path (the hash is Codex's; cordon
-// only looks for one).
-func codexTrust(path string) string {
-	return fmt.Sprintf("\n[hooks.state.%q]\ntrusted_hash = \"sha256:0123\"\n", path+":pre_tool_use:0:0")
+// PreToolUse hook of the hooks.json at path, with the hash doctor's fix
+// for the untrusted hook f names (TestDoctorCodexTrustAsCodexSeesIt holds
+// that hash against Codex's own).
+func codexTrust(t *testing.T, path string, f finding) string {
+	t.Helper()
+	m := regexp.MustCompile(`trusted_hash = "(sha256:[0-9a-f]{64})"`).FindStringSubmatch(f.Fix)
+	require.NotNil(t, m, "%+v", f)
+	return fmt.Sprintf("\n[hooks.state.%q]\ntrusted_hash = %q\n", path+":pre_tool_use:0:0", m[1])
 }
 
 // After 'cordon init codex --user', Codex runs no hook until the user
@@ -259,12 +265,19 @@ func TestDoctorCodexTrust(t *testing.T) {
 	require.Contains(t, f.Detail, "no trust decision")
 	require.Contains(t, f.Detail, hooks+":pre_tool_use:0:0")
 	require.Contains(t, f.Fix, "Trust all and continue")
+	trust := codexTrust(t, hooks, f)
 
-	require.NoError(t, os.WriteFile(cfg, []byte("model = \"o3\"\n"+codexTrust(hooks)), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte("model = \"o3\"\n"+trust), 0o600))
 	_, by, _ = doctor(t, project)
 	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 
-	require.NoError(t, os.WriteFile(cfg, []byte(codexTrust(hooks)+"enabled = false\n"), 0o600))
+	// Trust given to another version of the hook is none.
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(trust, "sha256:", "sha256:0", 1)), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "fail", by["hook codex"].Status)
+	require.Contains(t, by["hook codex"].Detail, "modified")
+
+	require.NoError(t, os.WriteFile(cfg, []byte(trust+"enabled = false\n"), 0o600))
 	_, by, _ = doctor(t, project)
 	require.Equal(t, "fail", by["hook codex"].Status)
 	require.Contains(t, by["hook codex"].Detail, "enabled = false")
