@@ -111,18 +111,11 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 					continue
 				}
 				entries += seen
-				switch {
-				case wide && dir != root:
-					rec = dirRecord{Path: dir, stamp: id, Shape: shapeWide}
-				case wide:
-					// The root cannot be protected whole: the first
-					// scanWide of its subdirectories are entered, and the
-					// scan counts as cut.
-					cut = true
-					fallthrough
-				default:
-					rec = describe(dir, id, ents, dir == root)
-				}
+				rec = recordOf(dir, id, ents, wide, dir == root)
+				// The root cannot be protected whole: the first scanWide
+				// of its subdirectories are entered, and the scan counts
+				// as cut.
+				cut = cut || wide && dir == root
 			}
 			dirs = append(dirs, rec)
 			kept += len(rec.Path)
@@ -147,6 +140,15 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 		level = next
 	}
 	return places, dirs, cut
+}
+
+// recordOf is what the scan records of a directory it read: a wide one
+// (not the root) only as such, neither described nor entered.
+func recordOf(dir string, id stamp, ents []dirent, wide, isRoot bool) dirRecord {
+	if wide && !isRoot {
+		return dirRecord{Path: dir, stamp: id, Shape: shapeWide}
+	}
+	return describe(dir, id, ents, isRoot)
 }
 
 // kept reports an entry the scan looks at (describe, shape): every name

@@ -40,23 +40,9 @@ func CodexUntrusted(path string, configs []string) (why, fix string) {
 	if json.Unmarshal(b, &file) != nil {
 		return "", ""
 	}
-	states := map[string]map[string]any{}
-	for _, c := range configs {
-		src, err := os.ReadFile(c)
-		if err != nil {
-			continue
-		}
-		var doc struct {
-			Hooks struct {
-				State map[string]map[string]any `toml:"state"`
-			} `toml:"hooks"`
-		}
-		if _, err := toml.Decode(string(src), &doc); err != nil {
-			return fmt.Sprintf("%s has TOML cordon cannot read (%v): Codex's trust in the hook is unknown", c, err), ""
-		}
-		for k, v := range doc.Hooks.State {
-			states[k] = v
-		}
+	states, why := codexStates(configs)
+	if why != "" {
+		return why, ""
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -105,6 +91,29 @@ func CodexUntrusted(path string, configs []string) (why, fix string) {
 		fix += "; or add to " + configs[len(configs)-1] + " what Codex would write: " + strings.Join(stanzas, "; ")
 	}
 	return strings.Join(whys, "; "), fix
+}
+
+// codexStates merges the [hooks.state] tables of configs, as Codex does.
+func codexStates(configs []string) (map[string]map[string]any, string) {
+	states := map[string]map[string]any{}
+	for _, c := range configs {
+		src, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Hooks struct {
+				State map[string]map[string]any `toml:"state"`
+			} `toml:"hooks"`
+		}
+		if _, err := toml.Decode(string(src), &doc); err != nil {
+			return nil, fmt.Sprintf("%s has TOML cordon cannot read (%v): Codex's trust in the hook is unknown", c, err)
+		}
+		for k, v := range doc.Hooks.State {
+			states[k] = v
+		}
+	}
+	return states, ""
 }
 
 // codexHookHash is the hash Codex trusts a command hook by
