@@ -266,21 +266,25 @@ func gitCases() []Case {
 	cs = append(cs, Case{Name: "cross-launch-scan-bound", Class: CrossLaunch, Needs: git,
 		OneBackend: "the scan for nested repositories and its record are the launcher's, on the host, before any backend; " +
 			"that each backend protects a repository the launcher gives it is cross-launch-closed-dir's",
-		Summary: "fill the workspace with 50,001 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
+		Summary: "fill the workspace with 50,004 directories so the scan for nested repositories hits its bound before a vendored repository; the next launch must still protect its hooks and config",
 		Run: func(h *H) {
-			h.LaunchTimeout = 3 * time.Minute // 50,001 mkdirs, then a scan of them
+			h.LaunchTimeout = 3 * time.Minute // 50,004 mkdirs, then a scan of them
 			_, p := h.ws()
 			h.gitRepo("ws")
-			h.gitRepo("ws/vendor/x/lib")
+			h.gitRepo("ws/vendor/x/y/lib")
 			h.Mkdir("ws/build")
 			h.Sandbox(p, `true`) // the user's earlier launch: the scan sees lib
 			// Directories, not files: files cost the scan no directory
-			// read (policy's TestScanBoundCountsDirectories).
-			o := h.Sandbox(p, `cd build && seq 1 50001 | xargs mkdir && ok FILL`)
+			// read (policy's TestScanBoundCountsDirectories). Six
+			// directories of 8,334, each under the bound inside one
+			// directory (beyond it a directory is read-only whole and
+			// not entered, which would not reach the bound), all at a
+			// level above lib's.
+			o := h.Sandbox(p, `cd build && for d in 0 1 2 3 4 5; do mkdir $d && (cd $d && seq 1 8334 | xargs mkdir) || exit 1; done && ok FILL`)
 			h.Expect(o, "FILL")
-			o = h.Sandbox(p, plant+`evilhook vendor/x/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/lib config core.fsmonitor "$P" && ok CONFIG`)
+			o = h.Sandbox(p, plant+`evilhook vendor/x/y/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/y/lib config core.fsmonitor "$P" && ok CONFIG`)
 			h.Refuse(o, "HOOK", "CONFIG")
-			a := h.AsUser("ws/vendor/x/lib", hostGit)
+			a := h.AsUser("ws/vendor/x/y/lib", hostGit)
 			h.NotPwned(o, a)
 		}})
 	cs = append(cs, Case{Name: "cross-launch-closed-dir", Class: CrossLaunch, Needs: git,

@@ -157,6 +157,7 @@ type subject struct {
 	below    string         // existing denied roots below a descending tool's target
 	cleaned  string         // the resolved cleaned reading, when it is what refuses
 	links    uint64         // other hard links of a write's target
+	fold     bool           // the tool matches names without case (tool.nocase)
 }
 
 func (s *subject) write() bool {
@@ -206,6 +207,7 @@ func (d *Decider) prepare(req Request) *subject {
 		return s
 	}
 	s.pickTarget()
+	s.fold = s.tool.nocase && !s.call.caseSensitive()
 	from := d.fromCwd(s.target)
 	s.lexical = d.scope.Lexical(from)
 	var resolved string
@@ -288,7 +290,7 @@ func (d *Decider) fromCwd(target string) string {
 // what is denied below a directory a recursive tool descends into, and
 // the cleaned reading of a path with "..".
 func (d *Decider) inspect(s *subject, resolved, from string) {
-	s.verdict = d.explain(resolved)
+	s.verdict = d.explain(resolved, s.fold)
 	if mutation.noKernel {
 		s.verdict.Read, s.verdict.Write = true, true
 	}
@@ -296,7 +298,7 @@ func (d *Decider) inspect(s *subject, resolved, from string) {
 		s.links = extraNames(resolved)
 	}
 	if s.tool.recursive && !mutation.noBelow {
-		s.below = d.deniedBelow(resolved)
+		s.below = d.deniedBelow(resolved, s.fold)
 	}
 	if hasDotDot(from) && !mutation.noCleaned {
 		d.alsoCleaned(s)
@@ -323,13 +325,13 @@ func (d *Decider) alsoCleaned(s *subject) {
 	if clean == s.call.Resolved {
 		return
 	}
-	v := d.explain(clean)
+	v := d.explain(clean, s.fold)
 	if s.verdict.Read && !v.Read || s.verdict.Write && !v.Write {
 		v.Read, v.Write = v.Read && s.verdict.Read, v.Write && s.verdict.Write
 		s.verdict, s.cleaned = v, clean
 	}
 	if s.tool.recursive && s.below == "" {
-		s.below = d.deniedBelow(clean)
+		s.below = d.deniedBelow(clean, s.fold)
 	}
 }
 
@@ -344,11 +346,12 @@ func hasDotDot(p string) bool {
 
 // deniedBelow lists the existing denied roots strictly below dir: a tool
 // that descends from dir (glob, grep, list) would read them, outside the
-// sandbox. A denied root that does not exist has nothing to read.
-func (d *Decider) deniedBelow(dir string) string {
+// sandbox. A denied root that does not exist has nothing to read. fold:
+// the tool matches names without case.
+func (d *Decider) deniedBelow(dir string, fold bool) string {
 	var below []string
 	for _, r := range d.denied {
-		if r != dir && d.withinFold(dir, r) {
+		if r != dir && d.withinFold(dir, r, fold) {
 			if _, err := os.Lstat(r); err == nil {
 				below = append(below, r)
 			}

@@ -19,18 +19,22 @@ var caseInsensitive = runtime.GOOS == "darwin"
 
 // explain is the launched policy's verdict on the canonical path p, also
 // under every root whose spelling differs from p's only in case and may be
-// the same file: the narrowest of those verdicts.
-func (d *Decider) explain(p string) policy.Verdict {
+// the same file, or, when fold is set, that a tool matching without case
+// reaches through p (Gemini's glob): the narrowest of those verdicts.
+func (d *Decider) explain(p string, fold bool) policy.Verdict {
 	v := d.kernel.Explain(p)
 	for _, r := range d.strict {
 		n, ok := foldPrefix(r, p)
-		if !ok || !d.sameFold(r, p[:n]) {
+		if !ok || !fold && !d.sameFold(r, p[:n]) {
 			continue
 		}
 		w := d.kernel.Explain(r + p[n:])
 		if v.Read && !w.Read || v.Write && !w.Write {
 			w.Read, w.Write = w.Read && v.Read, w.Write && v.Write
 			w.Reason = "spelled " + p + ", which names the same file on a case-insensitive volume: " + w.Reason
+			if fold {
+				w.Reason = "matched without case, " + p + " reaches " + r + p[n:] + ": " + w.Reason
+			}
 			v = w
 		}
 	}
@@ -69,11 +73,11 @@ func (d *Decider) sameFold(a, b string) bool {
 }
 
 // withinFold is guards.Within that also counts a case variant that may be
-// the same file.
-func (d *Decider) withinFold(root, p string) bool {
+// the same file, or any case variant when fold is set.
+func (d *Decider) withinFold(root, p string, fold bool) bool {
 	if root == p || strings.HasPrefix(p, root) && len(p) > len(root) && (p[len(root)] == '/' || root == "/") {
 		return true
 	}
 	n, ok := foldPrefix(root, p)
-	return ok && d.sameFold(root, p[:n])
+	return ok && (fold || d.sameFold(root, p[:n]))
 }

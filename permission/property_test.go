@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/blank"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -301,7 +302,7 @@ func (w *world) violation(cwd string, r Request, dec Decision) (why string, skip
 	}
 	target := args[tl.pathKey]
 	if tl.spell == spellClaudeCode {
-		target = jsTrim(target)
+		target = blank.TrimJS(target)
 		if target == "~" || strings.HasPrefix(target, "~/") {
 			target = w.home + target[1:]
 		}
@@ -526,19 +527,5 @@ func FuzzDecideAgainstKernel(f *testing.F) {
 		if why, _ := w.violation(cwd, r, dec); why != "" {
 			t.Fatalf("%s %s (cwd %q) -> %s %s: %s\nreason: %s", name, raw, cwd, dec.Action, dec.RuleID, why, dec.Reason)
 		}
-	})
-}
-
-// jsTrim is JavaScript's String.prototype.trim, written from the
-// specification's tables (WhiteSpace: TAB, VT, FF, SP, NBSP, ZWNBSP and
-// category Zs; LineTerminator: LF, CR, LS, PS) rather than from Go's.
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		switch r {
-		case 0x09, 0x0B, 0x0C, 0x20, 0xA0, 0xFEFF, 0x0A, 0x0D, 0x2028, 0x2029,
-			0x1680, 0x202F, 0x205F, 0x3000:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200A
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cordon-sandbox/cordon/internal/blank"
 )
 
 // spelling is how an agent turns the string a file tool is given into the
@@ -64,7 +66,7 @@ func (sp spelling) open(name, key, p, home string) (string, error) {
 		}
 		if sp == spellClaudeCode {
 			return "", fmt.Errorf("%s: %q %q begins or ends with %U, which Claude Code trims before it opens the path (it would open %q): give the path without it",
-				name, key, p, r, strings.TrimFunc(p, edgeBlank))
+				name, key, p, r, blank.TrimJS(p))
 		}
 		return "", fmt.Errorf("%s: %q %q begins or ends with %U: a path with white space at either end is refused, as cordon cannot be sure the agent keeps it: give the path without it",
 			name, key, p, r)

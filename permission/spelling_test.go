@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/blank"
 )
 
-// Every character JavaScript's trim removes (jsTrim, from the
+// Every character JavaScript's trim removes (blank.TrimJS, from the
 // specification's tables; Node 20 removes exactly these) is refused at
 // either edge of a Claude Code path, so no path cordon decides is one
 // Claude Code would open trimmed.
@@ -16,7 +18,7 @@ func TestEdgeBlankCoversJavaScriptTrim(t *testing.T) {
 		if r >= 0xD800 && r <= 0xDFFF {
 			continue
 		}
-		if jsTrim(string(r)) != "" {
+		if blank.TrimJS(string(r)) != "" {
 			continue
 		}
 		n++

@@ -30,6 +30,11 @@ type tool struct {
 	// without a slash matches at any depth: such a pattern is decided on
 	// where the walk starts (subject.walkRoot).
 	walk bool
+	// nocase: the agent matches the pattern's names without case (Gemini
+	// CLI globs with nocase unless the call sets case_sensitive), so
+	// ".SSH/*" lists ~/.ssh on any volume: the pattern is decided
+	// against every root its spelling folds onto.
+	nocase bool
 }
 
 // ToolSet names whose tool names a decider reads: each agent names its
@@ -68,7 +73,7 @@ var toolSets = map[ToolSet]map[string]tool{
 		"write_file":        {core: ToolWriteFile, pathKey: "file_path", spell: spellGemini},
 		"replace":           {core: ToolEditFile, pathKey: "file_path", spell: spellGemini},
 		"list_directory":    {core: ToolReadFile, pathKey: "dir_path", recursive: true, spell: spellGemini},
-		"glob":              {core: ToolGlob, pathKey: "dir_path", optional: true, globKey: "pattern", recursive: true, spell: spellGemini, walk: true},
+		"glob":              {core: ToolGlob, pathKey: "dir_path", optional: true, globKey: "pattern", recursive: true, spell: spellGemini, walk: true, nocase: true},
 		"grep_search":       {core: ToolGlob, pathKey: "dir_path", optional: true, recursive: true, spell: spellGemini},
 	},
 	// GitHub Copilot CLI: file tools take absolute paths only; glob and
@@ -142,6 +147,12 @@ type Call struct {
 	// Args is the arguments object, for tool-specific fields (content,
 	// old_string, ...).
 	Args map[string]json.RawMessage
+}
+
+// caseSensitive reports Gemini's glob argument case_sensitive: true, the
+// only way its glob matches with case; anything else folds.
+func (c *Call) caseSensitive() bool {
+	return string(c.Args["case_sensitive"]) == "true"
 }
 
 // String reads a string argument; missing is "", false.

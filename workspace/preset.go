@@ -427,6 +427,11 @@ func (g *gitGuard) places(places []gitPlace) {
 			g.note("%s is closed to you (no permission to read it): cordon cannot look for git repositories inside, so it is read-only in the sandbox; make it readable (chmod u+rx) to work in it", pl.Path)
 			return
 		}
+		if pl.Wide {
+			g.roots = append(g.roots, pl.Path)
+			g.note("%s has more than %d subdirectories, more than cordon looks through for git repositories at each launch: it is read-only in the sandbox; remove what you do not need in it (or move it out of the workspace) to work in it", pl.Path, scanWide)
+			return
+		}
 		if pl.Conf != 0 {
 			g.confPlace(pl.Path, pl.Conf)
 			return

@@ -13,26 +13,26 @@ import (
 // readDir lists a directory with getdents64 and the types it reports,
 // without os.ReadDir's sorting, allocations per entry and poller
 // registration: the bounded scan of a workspace calls it on every
-// directory, on every launch.
-func readDir(dir string, buf []byte) ([]dirent, stamp, error) {
+// directory, on every launch. It keeps only the entries the scan looks at
+// (kept), and stops at the first subdirectory past maxSub (wide): a
+// directory a sandbox filled with subdirectories costs a bounded read and
+// bounded memory. seen counts the entries read.
+func readDir(dir string, buf []byte, maxSub int) (ents []dirent, seen int, wide bool, id stamp, err error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, stamp{}, err
+		return nil, 0, false, stamp{}, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, stamp{}, err
+		return nil, 0, false, stamp{}, err
 	}
-	id := stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
-	var out []dirent
+	id = stamp{Ino: st.Ino, Ctime: st.Ctim.Nano()}
+	subs := 0
 	for {
 		n, err := unix.Getdents(fd, buf)
-		if err != nil {
-			return out, id, err
-		}
-		if n <= 0 {
-			return out, id, nil
+		if err != nil || n <= 0 {
+			return ents, seen, false, id, err
 		}
 		for off := 0; off < n; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
@@ -40,15 +40,22 @@ func readDir(dir string, buf []byte) ([]dirent, stamp, error) {
 			reclen := int(*(*uint16)(unsafe.Pointer(&rec[16])))
 			typ := rec[18]
 			name := rec[19:reclen]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
 			}
 			off += reclen
-			if s := string(name); s != "." && s != ".." {
-				out = append(out, dirent{name: s, typ: direntType(typ, dir, s)})
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			seen++
+			t := direntType(typ, dir, string(name))
+			if t.IsDir() {
+				if subs++; subs > maxSub {
+					return ents, seen, true, id, nil
+				}
+			}
+			if kept(string(name), t) {
+				ents = append(ents, dirent{name: string(name), typ: t})
 			}
 		}
 	}

@@ -3,23 +3,45 @@
 package workspace
 
 import (
+	"errors"
+	"io"
 	"os"
 	"strings"
 	"syscall"
 )
 
-func readDir(dir string, _ []byte) ([]dirent, stamp, error) {
+func readDir(dir string, _ []byte, maxSub int) (ents []dirent, seen int, wide bool, id stamp, err error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return nil, stamp{}, err
+		return nil, 0, false, stamp{}, err
 	}
-	id := stampOf(fi)
-	ents, err := os.ReadDir(dir)
-	out := make([]dirent, 0, len(ents))
-	for _, e := range ents {
-		out = append(out, dirent{name: e.Name(), typ: e.Type()})
+	id = stampOf(fi)
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, false, id, err
 	}
-	return out, id, err
+	defer f.Close()
+	subs := 0
+	for {
+		batch, err := f.ReadDir(1024)
+		for _, e := range batch {
+			seen++
+			if e.IsDir() {
+				if subs++; subs > maxSub {
+					return ents, seen, true, id, nil
+				}
+			}
+			if kept(e.Name(), e.Type()) {
+				ents = append(ents, dirent{name: e.Name(), typ: e.Type()})
+			}
+		}
+		if err != nil || len(batch) == 0 {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return ents, seen, false, id, err
+		}
+	}
 }
 
 func stampOf(fi os.FileInfo) stamp {

@@ -22,12 +22,21 @@ import (
 // have not changed since (see scancache.go), which are not read again. A
 // scan cut short keeps every repository seen before, and what it read:
 // the next one goes further.
+//
+// What a sandbox makes costs a later launch a bounded amount
+// (BENCHMARKS.md): a directory with more than scanWide subdirectories is
+// not listed further, nor entered, and is protected whole (it is wide:
+// what is in it is unknown), so its names are neither kept nor recorded;
+// scanBytes bounds the bytes of paths and names the scan keeps, which
+// bounds its memory and its record (scanRecordMax).
 const scanDepth = 10
 
 var (
 	scanDirs    = 50000
 	scanEntries = 1000000
 	scanReuse   = 200000
+	scanWide    = 10000
+	scanBytes   = 12 << 20
 )
 
 var scanSkip = map[string]bool{
@@ -55,6 +64,11 @@ type gitPlace struct {
 	// is inside is unknown, so it is protected whole (gitGuard.places).
 	// Never recorded: it is looked at again at each launch.
 	Closed bool `json:"-"`
+	// Wide is a directory with more than scanWide subdirectories, which
+	// the scan neither listed whole nor entered: protected whole, as a
+	// closed one is, and recorded, so that while it is unchanged a later
+	// launch spends one stat on it.
+	Wide bool `json:"wide,omitempty"`
 }
 
 // scanGit finds the git repositories below root (not root itself) by a
@@ -68,12 +82,12 @@ type gitPlace struct {
 func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs []dirRecord, cut bool) {
 	own := ownState()
 	level := []string{root}
-	read, entries, reused := 0, 0, 0
+	read, entries, reused, kept := 0, 0, 0, 0
 	buf := make([]byte, 32<<10)
 	for depth := 0; depth < scanDepth && len(level) > 0; depth++ {
 		var next []string
 		for _, dir := range level {
-			if read >= scanDirs || entries >= scanEntries || reused >= scanReuse {
+			if read >= scanDirs || entries >= scanEntries || reused >= scanReuse || kept >= scanBytes {
 				return places, dirs, true
 			}
 			rec, ok := unchanged(dir, prior)
@@ -84,7 +98,7 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 				if scanRead != nil {
 					scanRead(dir)
 				}
-				ents, id, err := readDir(dir, buf)
+				ents, seen, wide, id, err := readDir(dir, buf, scanWide)
 				if err != nil {
 					// A directory closed to this user may hide repositories
 					// a sandbox can open again (chmod is the owner's, and a
@@ -96,15 +110,22 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 					}
 					continue
 				}
-				entries += len(ents)
-				rec = describe(dir, id, ents, dir == root)
+				entries += seen
+				rec = recordOf(dir, id, ents, wide, dir == root)
+				// The root cannot be protected whole: the first scanWide
+				// of its subdirectories are entered, and the scan counts
+				// as cut.
+				cut = cut || wide && dir == root
 			}
 			dirs = append(dirs, rec)
+			kept += len(rec.Path)
 			switch rec.Shape {
 			case shapeWorkTree:
 				places = append(places, gitPlace{Path: dir, Has: rec.Has | hasKnown})
 			case shapeGitdir:
 				places = append(places, gitPlace{Path: dir, Gitdir: true})
+			case shapeWide:
+				places = append(places, gitPlace{Path: dir, Wide: true})
 			}
 			if rec.Conf != 0 {
 				places = append(places, gitPlace{Path: dir, Conf: rec.Conf})
@@ -112,12 +133,36 @@ func scanGit(root string, prior map[string]dirRecord) (places []gitPlace, dirs [
 			for _, n := range rec.Subdirs {
 				if sub := dir + "/" + n; sub != own {
 					next = append(next, sub)
+					kept += len(n) + len(sub)
 				}
 			}
 		}
 		level = next
 	}
-	return places, dirs, false
+	return places, dirs, cut
+}
+
+// recordOf is what the scan records of a directory it read: a wide one
+// (not the root) only as such, neither described nor entered.
+func recordOf(dir string, id stamp, ents []dirent, wide, isRoot bool) dirRecord {
+	if wide && !isRoot {
+		return dirRecord{Path: dir, stamp: id, Shape: shapeWide}
+	}
+	return describe(dir, id, ents, isRoot)
+}
+
+// kept reports an entry the scan looks at (describe, shape): every name
+// with a leading dot, the names of a git directory and of a work tree,
+// and every subdirectory. Other files are counted, not kept.
+func kept(name string, typ fs.FileMode) bool {
+	if typ.IsDir() || strings.HasPrefix(name, ".") {
+		return true
+	}
+	switch name {
+	case "HEAD", "objects", "refs", "commondir":
+		return true
+	}
+	return slices.Contains(workTreeNames, name)
 }
 
 // ownState is cordon's state directory as the scan meets it (resolved),
@@ -298,4 +343,5 @@ func has(h uint16, dir, name string) bool {
 const (
 	shapeWorkTree = 1 // holds a .git entry
 	shapeGitdir   = 2 // is shaped like a git directory; not entered
+	shapeWide     = 3 // has more than scanWide subdirectories; not entered
 )

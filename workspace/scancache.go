@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/atomicfile"
+	"github.com/cordon-sandbox/cordon/internal/boundedread"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
@@ -40,7 +41,11 @@ var racyWindow = 2 * time.Second
 
 // scanVersion changes when what a record means, or how it is written,
 // does.
-const scanVersion = 9
+const scanVersion = 10
+
+// scanRecordMax bounds a record, as written and as read back: scanBytes
+// of paths and names, with the numbers beside them.
+var scanRecordMax = 2*scanBytes + 4<<20
 
 type scanRecord struct {
 	V      int        `json:"v"`
@@ -146,8 +151,9 @@ func keepKnown(found, known []gitPlace, root string) []gitPlace {
 	for _, p := range known {
 		k := key{p.Path, p.Gitdir, p.Conf != 0}
 		// One an earlier version found in cordon's state directory
-		// (scanGit no longer enters it) is not kept either.
-		if have[k] || p.Path == root || !within(p.Path, root) || within(p.Path, own) {
+		// (scanGit no longer enters it) is not kept either, nor a wide
+		// one: the scan finds it again, from its record or by a read.
+		if have[k] || p.Wide || p.Path == root || !within(p.Path, root) || within(p.Path, own) {
 			continue
 		}
 		if p.Conf != 0 {
@@ -180,7 +186,7 @@ func keepKnown(found, known []gitPlace, root string) []gitPlace {
 // loadScan reads the record of root; current reports whether it may be
 // taken as the scan's result.
 func loadScan(file, root string) (rec scanRecord, current bool) {
-	b, err := os.ReadFile(file)
+	b, err := boundedread.File(file, scanRecordMax, true)
 	if err != nil {
 		return scanRecord{}, false
 	}
@@ -201,17 +207,29 @@ func loadScan(file, root string) (rec scanRecord, current bool) {
 }
 
 // storeScan writes the record atomically; a failure only costs a rescan.
+// A record over scanRecordMax drops the directories it knows, the deepest
+// first, and is no longer complete: the next scan reads those again. One
+// whose places alone are over it is not written, and the one before it
+// stays.
 func storeScan(dir, file string, rec scanRecord) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	_ = atomicfile.WriteFile(file, encodeScan(rec))
+	b := encodeScan(rec)
+	for len(b) > scanRecordMax && len(rec.Dirs) > 0 {
+		rec.Dirs, rec.Complete = rec.Dirs[:len(rec.Dirs)/2], false
+		b = encodeScan(rec)
+	}
+	if len(b) > scanRecordMax {
+		return
+	}
+	_ = atomicfile.WriteFile(file, b)
 }
 
 // The record's fields (record.go):
 //
 //	ROOT COMPLETE NPLACES NDIRS
-//	NPLACES x (PATH GITDIR HAS CONF)
+//	NPLACES x (PATH GITDIR HAS CONF WIDE)
 //	NDIRS x (PATH INO CTIME SHAPE HAS CONF NSUB NSUB x NAME)
 func scanHeader() string { return "cordon-scan " + strconv.Itoa(scanVersion) }
 
@@ -226,6 +244,7 @@ func encodeScan(rec scanRecord) []byte {
 		w.bool(p.Gitdir)
 		w.int(int64(p.Has))
 		w.int(int64(p.Conf))
+		w.bool(p.Wide)
 	}
 	for _, d := range rec.Dirs {
 		w.str(d.Path)
@@ -259,14 +278,14 @@ func decodeScan(b []byte) (rec scanRecord, ok bool) {
 		rec.Places = make([]gitPlace, 0, places)
 	}
 	for range places {
-		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1)), Conf: uint64(r.int(1<<len(NestedNames) - 1))})
+		rec.Places = append(rec.Places, gitPlace{Path: r.str(), Gitdir: r.bool(), Has: uint16(r.int(1<<16 - 1)), Conf: uint64(r.int(1<<len(NestedNames) - 1)), Wide: r.bool()})
 	}
 	if dirs > 0 {
 		rec.Dirs = make([]dirRecord, 0, dirs)
 	}
 	for range dirs {
 		d := dirRecord{Path: r.str(), stamp: r.stamp()}
-		d.Shape = int8(r.int(shapeGitdir))
+		d.Shape = int8(r.int(shapeWide))
 		d.Has = uint16(r.int(1<<16 - 1))
 		d.Conf = uint64(r.int(1<<len(NestedNames) - 1))
 		for range r.count() {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func paths(ps []gitPlace) []string {
@@ -249,11 +251,12 @@ func TestGuardAnswersFromTheScan(t *testing.T) {
 // another one.
 func TestScanRecordEncoding(t *testing.T) {
 	rec := scanRecord{V: scanVersion, Root: "/w s/new\nline", Complete: true,
-		Places: []gitPlace{{Path: "/w s/new\nline/a", Has: hasKnown | 3}, {Path: "/w s/é/.git", Gitdir: true}, {Path: "/w s/new\nline/a", Conf: 1<<len(NestedNames) - 1}},
+		Places: []gitPlace{{Path: "/w s/new\nline/a", Has: hasKnown | 3}, {Path: "/w s/é/.git", Gitdir: true}, {Path: "/w s/new\nline/a", Conf: 1<<len(NestedNames) - 1}, {Path: "/w s/wide", Wide: true}},
 		Dirs: []dirRecord{
 			{Path: "/w s/new\nline", stamp: stamp{Ino: 1<<64 - 1, Ctime: 1796143666658488214}, Subdirs: []string{"a", "b c"}},
 			{Path: "/w s/new\nline/a", stamp: stamp{Ino: 7, Ctime: 1}, Shape: shapeWorkTree, Has: 5, Conf: 9},
 			{Path: "/w s/é/.git", Shape: shapeGitdir},
+			{Path: "/w s/wide", Shape: shapeWide},
 		}}
 	b := encodeScan(rec)
 	got, ok := decodeScan(b)
@@ -286,4 +289,91 @@ func records(cache string) []string {
 		ents[i] = filepath.Base(e)
 	}
 	return ents
+}
+
+// A directory a sandbox filled with subdirectories (issue 39.9, at a
+// bound of 8 here, scanWide in production) is neither listed whole nor
+// entered: it is protected whole, a repository planted inside it
+// included, while a directory at the bound is entered as before. A later
+// launch spends a stat on it while it is unchanged, and the record keeps
+// none of its names.
+func TestScanWideDirectoryIsProtectedWhole(t *testing.T) {
+	defer func(w time.Duration, n int) { racyWindow, scanWide = w, n }(racyWindow, scanWide)
+	racyWindow, scanWide = 0, 8
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cache := t.TempDir()
+	wide, narrow := filepath.Join(ws, "wide"), filepath.Join(ws, "narrow")
+	for i := range scanWide + 1 {
+		require.NoError(t, os.MkdirAll(filepath.Join(wide, strings.Repeat("n", 200)+strconv.Itoa(i)), 0o755))
+	}
+	planted := filepath.Join(wide, strings.Repeat("n", 200)+"3")
+	require.NoError(t, os.MkdirAll(filepath.Join(planted, ".git", "hooks"), 0o755))
+	for i := range scanWide {
+		require.NoError(t, os.MkdirAll(filepath.Join(narrow, "d"+strconv.Itoa(i)), 0o755))
+	}
+	lib := filepath.Join(narrow, "d2")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, ".git"), 0o755))
+
+	var reads []string
+	scanRead = func(dir string) { reads = append(reads, dir) }
+	defer func() { scanRead = nil }()
+	p, err := Preset(ws, Options{ScanCache: cache})
+	require.NoError(t, err)
+	require.Contains(t, p.Derived(), wide, "the wide directory is read-only whole")
+	require.NotContains(t, p.Derived(), narrow)
+	require.Contains(t, p.Derived(), filepath.Join(lib, ".git"), "a repository beside it is guarded as ever")
+	for _, r := range reads {
+		require.False(t, within(r, wide) && r != wide, "entered %s", r)
+	}
+	c, err := policy.Canonicalize(p)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(c.Notes(), "\n"), wide+" has more than 8 subdirectories")
+
+	// The record holds no name from inside it, and a later launch only
+	// stats it.
+	ents := records(cache)
+	require.Len(t, ents, 1)
+	b, err := os.ReadFile(filepath.Join(cache, ents[0]))
+	require.NoError(t, err)
+	require.NotContains(t, string(b), strings.Repeat("n", 200))
+	reads = nil
+	p, err = Preset(ws, Options{ScanCache: cache})
+	require.NoError(t, err)
+	require.Contains(t, p.Derived(), wide)
+	require.NotContains(t, reads, wide)
+
+	// Emptied to the bound: entered again, and the planted repository is
+	// guarded as one.
+	require.NoError(t, os.Remove(filepath.Join(wide, strings.Repeat("n", 200)+"0")))
+	p, err = Preset(ws, Options{ScanCache: cache})
+	require.NoError(t, err)
+	require.NotContains(t, p.Derived(), wide)
+	require.Contains(t, p.Derived(), filepath.Join(planted, ".git"))
+}
+
+// A record over its cap is written without the directories it knows (a
+// later scan reads them again), never with fewer places; one over the
+// cap is not read back.
+func TestScanRecordIsCapped(t *testing.T) {
+	defer func(n int) { scanRecordMax = n }(scanRecordMax)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "r.scan")
+	rec := scanRecord{V: scanVersion, Root: "/w", Complete: true, Places: []gitPlace{{Path: "/w/a"}}}
+	for i := range 1000 {
+		rec.Dirs = append(rec.Dirs, dirRecord{Path: "/w/" + strings.Repeat("d", 100) + strconv.Itoa(i)})
+	}
+	scanRecordMax = 4096
+	storeScan(dir, file, rec)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(b), scanRecordMax)
+	got, current := loadScan(file, "/w")
+	require.False(t, current, "no longer complete")
+	require.Equal(t, rec.Places, got.Places)
+	require.Less(t, len(got.Dirs), len(rec.Dirs))
+
+	require.NoError(t, os.WriteFile(file, append(b, make([]byte, scanRecordMax)...), 0o600))
+	got, _ = loadScan(file, "/w")
+	require.Empty(t, got.Places, "a record over the cap is not read")
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/agents/hookcall"
+	"github.com/cordon-sandbox/cordon/internal/blank"
 	"github.com/cordon-sandbox/cordon/internal/strictjson"
 	"github.com/cordon-sandbox/cordon/permission"
 )
@@ -98,18 +99,27 @@ func patchText(in json.RawMessage) (string, error) {
 // The headers of Codex's patch format that name a file.
 var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
 
-// PatchPaths lists the files a patch touches, each as written after its
-// header. A header line is matched with the white space around it
-// removed, as a lenient parser would; the path keeps any white space of
-// its own, for the decider to refuse.
+// PatchPaths lists the files a patch touches, each as Codex reads it
+// (codex-rs/apply-patch, parser.rs): the patch is cut into lines at "\n"
+// (a "\r" before it dropped), and a hunk's header line is trimmed with
+// Rust's str::trim, every Unicode white space, before its marker is
+// matched; the path keeps any white space after the marker, for the
+// decider to refuse. A "*** Move to: " line Codex matches untrimmed, so
+// its path is also taken as written, white space at its end included.
+// Every line is read as a possible header, not only where Codex looks
+// for one: a path too many is decided, never one too few.
 func PatchPaths(patch string) []string {
 	var paths []string
 	for _, line := range strings.Split(patch, "\n") {
-		t := strings.TrimLeft(strings.TrimRight(line, " \t\r"), " \t")
+		line = strings.TrimSuffix(line, "\r")
+		t := blank.TrimRust(line)
 		for _, h := range patchHeaders {
 			if rest, ok := strings.CutPrefix(t, h); ok {
 				paths = append(paths, rest)
 			}
+		}
+		if rest, ok := strings.CutPrefix(line, "*** Move to: "); ok && rest != blank.TrimRust(rest) {
+			paths = append(paths, rest)
 		}
 	}
 	return paths

@@ -296,3 +296,16 @@ func TestTOMLInvalidIsNotOK(t *testing.T) {
 	cx, _ := Lookup("codex")
 	require.Contains(t, Disabled(cx, filepath.Join(dir, "hooks.json")), "has TOML cordon cannot read")
 }
+
+// Codex's hash of a command hook, held against the one Codex 0.171's
+// app-server (hooks/list currentHash) gave for this hook.
+func TestCodexHookHash(t *testing.T) {
+	m := "Bash|apply_patch"
+	got, ok := codexHookHash("pre_tool_use", &m, []byte(`{"type":"command","command":"/work/wt/hooks/bin/cordon hook codex --sandbox-bash"}`))
+	require.True(t, ok)
+	require.Equal(t, "sha256:6f9e4feb8c7b43280b33cfa9663c131a49353ba0f98ac1eec7a0f74728f7730d", got)
+	same, _ := codexHookHash("pre_tool_use", &m, []byte(`{"type":"command","command":"/work/wt/hooks/bin/cordon hook codex --sandbox-bash","timeout":600,"async":false}`))
+	require.Equal(t, got, same, "the defaults are the normalized form")
+	_, ok = codexHookHash("pre_tool_use", &m, []byte(`{"type":"command","command":"x","statusMessage":"s"}`))
+	require.False(t, ok, "a field cordon does not normalize is not hashed")
+}

@@ -63,6 +63,10 @@ func (a *Agent) layers(home, project string, getenv func(string) string) []strin
 		} else {
 			add(home, ".codex", "config.toml")
 		}
+		// The machine's layer, and its requirements, which can allow
+		// managed hooks only (codex-rs/hooks discovery).
+		add("/etc/codex", "config.toml")
+		add("/etc/codex", "requirements.toml")
 	}
 	return out
 }
@@ -107,6 +111,16 @@ func offIn(a *Agent, path string) string {
 				return ""
 			}
 			return path + " cannot be read (" + err.Error() + "): it may turn hooks off"
+		}
+		if filepath.Base(path) == "requirements.toml" {
+			only, err := tomlBool(string(b), []string{"allow_managed_hooks_only"})
+			switch {
+			case only != nil && *only:
+				return path + " allows managed hooks only (allow_managed_hooks_only = true)"
+			case err != nil:
+				return path + " has TOML cordon cannot read (" + err.Error() + "): it may turn hooks off"
+			}
+			return ""
 		}
 		off, err := tomlFalse(string(b), []string{"features", "hooks"})
 		switch {

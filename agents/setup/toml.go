@@ -10,20 +10,29 @@ import "github.com/BurntSushi/toml"
 // maintained TOML parser (BurntSushi/toml), not a reader of its own: the
 // verdict is what a real TOML reader makes of the file.
 func tomlFalse(src string, want []string) (bool, error) {
+	b, err := tomlBool(src, want)
+	return b != nil && !*b, err
+}
+
+// tomlBool is the boolean the TOML document src sets at the key path
+// want, nil when it sets none there.
+func tomlBool(src string, want []string) (*bool, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(src, &doc); err != nil {
-		return false, err // "toml: line 2 (last key ...): ..."
+		return nil, err // "toml: line 2 (last key ...): ..."
 	}
 	var v any = doc
 	for _, k := range want {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return false, nil
+			return nil, nil
 		}
 		if v, ok = m[k]; !ok {
-			return false, nil
+			return nil, nil
 		}
 	}
-	b, ok := v.(bool)
-	return ok && !b, nil
+	if b, ok := v.(bool); ok {
+		return &b, nil
+	}
+	return nil, nil
 }

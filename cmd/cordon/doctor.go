@@ -233,6 +233,12 @@ func checkHooks(exe, dir, home string) []finding {
 					"remove that setting"})
 				continue
 			}
+			if name == "codex" {
+				if why, fix := setup.CodexUntrusted(path, setup.CodexConfigs(home, dir, os.Getenv)); why != "" {
+					out = append(out, finding{check, "fail", fmt.Sprintf("%s (%s) runs this cordon, but %s: Codex runs no hook it was not told to trust", path, scope, why), fix})
+					continue
+				}
+			}
 			out = append(out, finding{check, "ok", fmt.Sprintf("%s (%s) runs this cordon", path, scope), ""})
 		}
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -201,10 +203,14 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 
 	code, _, errs = runCLI(t, "", "init", "codex", "--dir", project)
 	require.Equal(t, exitOK, code, errs)
-	_, by, _ := doctor(t, project)
-	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 	user := filepath.Join(home, ".codex", "config.toml")
 	proj := filepath.Join(project, ".codex", "config.toml")
+	_, by, _ := doctor(t, project)
+	trust := codexTrust(t, filepath.Join(project, ".codex", "hooks.json"), by["hook codex"])
+	require.NoError(t, os.MkdirAll(filepath.Dir(user), 0o755))
+	require.NoError(t, os.WriteFile(user, []byte(trust), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
 	for _, layer := range []string{proj, user} {
 		for _, toml := range []string{
 			"features = { hooks = false }\n",
@@ -224,10 +230,55 @@ func TestDoctorHooksOffInAnotherLayer(t *testing.T) {
 			require.Contains(t, f.Detail, layer)
 		}
 		for _, toml := range []string{"[features]\nhooks = true\n[other]\nhooks = false\n", "other = { hooks = false }\n[a.features]\nhooks = false\n"} {
-			require.NoError(t, os.WriteFile(layer, []byte(toml), 0o644))
+			require.NoError(t, os.WriteFile(layer, []byte(toml+trust), 0o644))
 			_, by, _ := doctor(t, project)
 			require.Equal(t, "ok", by["hook codex"].Status, "%q: %+v", toml, by["hook codex"])
 		}
 		require.NoError(t, os.Remove(layer))
+		require.NoError(t, os.WriteFile(user, []byte(trust), 0o600))
 	}
+}
+
+// codexTrust is the state Codex writes when the user trusts the first
+// PreToolUse hook of the hooks.json at path, with the hash doctor's fix
+// for the untrusted hook f names (TestDoctorCodexTrustAsCodexSeesIt holds
+// that hash against Codex's own).
+func codexTrust(t *testing.T, path string, f finding) string {
+	t.Helper()
+	m := regexp.MustCompile(`trusted_hash = "(sha256:[0-9a-f]{64})"`).FindStringSubmatch(f.Fix)
+	require.NotNil(t, m, "%+v", f)
+	return fmt.Sprintf("\n[hooks.state.%q]\ntrusted_hash = %q\n", path+":pre_tool_use:0:0", m[1])
+}
+
+// After 'cordon init codex --user', Codex runs no hook until the user
+// trusts it (issue 38.7): doctor says so, and what to run, not "ok"; a
+// trust decision makes it ok, and a state that disables the hook fails.
+func TestDoctorCodexTrust(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "codex", "--user", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	hooks := filepath.Join(home, ".codex", "hooks.json")
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	_, by, _ := doctor(t, project)
+	f := by["hook codex"]
+	require.Equal(t, "fail", f.Status, f)
+	require.Contains(t, f.Detail, "no trust decision")
+	require.Contains(t, f.Detail, hooks+":pre_tool_use:0:0")
+	require.Contains(t, f.Fix, "Trust all and continue")
+	trust := codexTrust(t, hooks, f)
+
+	require.NoError(t, os.WriteFile(cfg, []byte("model = \"o3\"\n"+trust), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
+
+	// Trust given to another version of the hook is none.
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(trust, "sha256:", "sha256:0", 1)), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "fail", by["hook codex"].Status)
+	require.Contains(t, by["hook codex"].Detail, "modified")
+
+	require.NoError(t, os.WriteFile(cfg, []byte(trust+"enabled = false\n"), 0o600))
+	_, by, _ = doctor(t, project)
+	require.Equal(t, "fail", by["hook codex"].Status)
+	require.Contains(t, by["hook codex"].Detail, "enabled = false")
 }
