@@ -270,11 +270,11 @@ func TestScanRecordEncoding(t *testing.T) {
 	for name, bad := range map[string][]byte{
 		"cut":         b[:len(b)-1],
 		"trailing":    append(append([]byte(nil), b...), "x\x00"...),
-		"version":     []byte(strings.Replace(string(b), "cordon-scan 9", "cordon-scan 8", 1)),
-		"huge count":  []byte("cordon-scan 9\n/x\x001\x009999999999\x000\x00"),
+		"version":     []byte(strings.Replace(string(b), "cordon-scan 10", "cordon-scan 9", 1)),
+		"huge count":  []byte("cordon-scan 10\n/x\x001\x009999999999\x000\x00"),
 		"json":        []byte(`{"v":9,"root":"/x"}`),
-		"bad number":  []byte("cordon-scan 9\n/x\x00yes\x000\x000\x00"),
-		"bad subdirs": []byte("cordon-scan 9\n/x\x001\x000\x001\x00/x\x001\x001\x000\x000\x000\x003\x00a\x00"),
+		"bad number":  []byte("cordon-scan 10\n/x\x00yes\x000\x000\x00"),
+		"bad subdirs": []byte("cordon-scan 10\n/x\x001\x000\x001\x00/x\x001\x001\x000\x000\x000\x003\x00a\x00"),
 	} {
 		_, ok := decodeScan(bad)
 		require.False(t, ok, name)
