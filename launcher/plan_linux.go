@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,7 +22,7 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 		EmptyFile:  empty,
 		MaskRoot:   maskRootPath(),
 		Chdir:      c.Dir,
-		Stat:       reg.stat(canon.Stat),
+		Stat:       reg.stat(liveStat(canon.Stat)),
 		AbsentFile: c.AbsentFile,
 	}
 	for _, made := range []string{c.TmpDir, c.CacheDir} {
@@ -84,5 +85,25 @@ func (reg *registry) releaser() func() {
 		r.me, r.mine, r.reaped, r.masks = reg.me, reg.mine, reg.reaped, reg.masks
 		r.release()
 		r.unlock()
+	}
+}
+
+// liveStat asks again about a root the policy found absent when it was
+// resolved: a file made since by the launcher itself (the audit log and
+// its anchor, written after the policy took them in) or by the host must
+// get its read-only bind. The entry gate keeps only names that do not
+// exist from being made; one that exists without a bind would be
+// writable inside. A link made since stays absent, as the policy would
+// have seen it.
+func liveStat(resolved bwrap.StatFunc) bwrap.StatFunc {
+	return func(p string) (exists, dir bool) {
+		if exists, dir = resolved(p); exists {
+			return exists, dir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return exists, dir
+		}
+		return true, fi.IsDir()
 	}
 }
