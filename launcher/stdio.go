@@ -142,7 +142,12 @@ func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 			*w = out
 			continue
 		}
-		tw := &termWriter{f: f}
+		tw := &termWriter{f: f, in: -1}
+		if in, ok := c.Stdin.(*os.File); ok && IsTerminal(in) && sameFile(in, f) {
+			tw.in = int(in.Fd())
+		} else if fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0); err == nil && fl&unix.O_ACCMODE == unix.O_RDWR {
+			tw.in = int(f.Fd())
+		}
 		c.termOut = append(c.termOut, tw)
 		out = tw
 		*w = tw
@@ -159,28 +164,38 @@ func sameFile(a, b *os.File) bool {
 	return err == nil && os.SameFile(ai, bi)
 }
 
-// termWriter copies the sandbox's output to the caller's terminal and
-// follows the modes it switches on.
+// termWriter copies the sandbox's output to the caller's terminal, but
+// its clipboard queries, and follows the modes it switches on and what it
+// asks the terminal.
 type termWriter struct {
 	mu    sync.Mutex
 	f     *os.File
+	in    int // the same terminal open for reading (-1: none)
 	modes termModes
+	guard answerGuard
 }
 
 func (w *termWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.modes.feed(b)
-	return w.f.Write(b)
+	o := w.guard.out(b)
+	w.modes.feed(o)
+	if _, err := w.f.Write(o); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
-// reset switches off what the sandbox's output left switched on.
+// reset switches off what the sandbox's output left switched on, and
+// reads the terminal's answers to what it asked (nothing reads them while
+// it runs: its stdin is not the terminal).
 func (w *termWriter) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if r := w.modes.reset(); len(r) > 0 {
 		w.f.Write(r)
 	}
+	w.guard.settle(w.in, int(w.f.Fd()), true)
 }
 
 // resetTerminals, once the sandbox has ended, leaves each terminal it

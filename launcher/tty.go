@@ -91,6 +91,7 @@ type ttySession struct {
 	outFd    int          // the caller's terminal written to (-1: not)
 	out      io.Writer    // or this writer
 	modes    termModes    // what the output switched on in outFd's terminal
+	guard    answerGuard  // what the terminal is asked, and answers
 
 	stopIn       [2]int // closed write end stops the input relay
 	ctlOut       [2]int // 'd' drain and end, 'h' hang up (when not polled)
@@ -386,6 +387,7 @@ func (t *ttySession) finish() {
 			// The relay has ended: nothing writes to the terminal
 			// after these.
 			t.write(t.modes.reset())
+			t.guard.settle(t.inFd, t.outFd, !t.raw)
 		}
 		t.restore()
 		t.closeAll()

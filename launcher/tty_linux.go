@@ -179,3 +179,7 @@ func (c *Cmd) ttyArgv(canon *policy.Canonical, argv []string) []string {
 }
 
 func cloexecPipe(p []int) error { return unix.Pipe2(p, unix.O_CLOEXEC) }
+
+// tcflushIn discards what the terminal fd has received and not yet been
+// read.
+func tcflushIn(fd int) { unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH) }

@@ -74,6 +74,7 @@ func (t *ttySession) relayInPolled(f *os.File) {
 
 // typed passes keystrokes to the pty; false once the pty is gone.
 func (t *ttySession) typed(b []byte) bool {
+	t.guard.relayed(b)
 	if i := t.suspendKey(b); i >= 0 {
 		if t.writeMaster(b[:i]) != nil {
 			return false
@@ -281,6 +282,7 @@ func (t *ttySession) drainOut() {
 }
 
 func (t *ttySession) write(b []byte) {
+	b = t.guard.out(b)
 	if t.out != nil {
 		t.out.Write(b)
 		return
