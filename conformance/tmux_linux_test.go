@@ -55,11 +55,11 @@ printf '\033[c'; IFS= read -r -s -d c a; printf 'DA[%s]\n' "${a#?}"
 			}
 			t.Run(name, func(t *testing.T) {
 				s := newTmuxShell(t, tmux, u, dir)
-				line := s.after(bin + " run --backend " + testenv.NativeBackend() + " " + flag + " -- " + attack, true)
+				line := s.after(bin+" run --backend "+testenv.NativeBackend()+" "+flag+" -- "+attack, true)
 				require.Equal(t, "P> END", line, "the shell's line after cordon returned")
 				require.NotContains(t, s.screen(), "U0VDUkVU", "the paste buffer reached the screen")
 				if flag == "" {
-					s.after(bin + " run --backend " + testenv.NativeBackend() + " -- " + own, false)
+					s.after(bin+" run --backend "+testenv.NativeBackend()+" -- "+own, false)
 					sc := s.screen()
 					require.Regexp(t, `CPR\[\[\d+;\d+\]`, sc, "the program's own cursor position query")
 					require.Regexp(t, `DA\[\[\?[\d;]+\]`, sc, "the program's own DA1 query")

@@ -37,14 +37,14 @@ type answerGuard struct {
 const oscHeld = 64
 
 const (
-	gGround byte = iota
-	gEsc         // after ESC (held)
-	gCsi         // in a CSI sequence
-	gOscNum      // after ESC ], reading its number (held)
-	gOscPc       // after ESC ] 52 ;, reading Pc (held)
-	gOscPd       // after Pc's ';': '?' makes it a query (held)
-	gDrop        // in a dropped query, to its end
-	gDropEsc     // ESC inside a dropped query
+	gGround  byte = iota
+	gEsc          // after ESC (held)
+	gCsi          // in a CSI sequence
+	gOscNum       // after ESC ], reading its number (held)
+	gOscPc        // after ESC ] 52 ;, reading Pc (held)
+	gOscPd        // after Pc's ';': '?' makes it a query (held)
+	gDrop         // in a dropped query, to its end
+	gDropEsc      // ESC inside a dropped query
 )
 
 const maxCount = 1 << 20
@@ -213,7 +213,8 @@ func (g *answerGuard) pending() int { return max(g.da1Out-g.da1In, 0) }
 
 // answerScan finds DA1 answers (CSI ? … c) in a terminal's input, as the
 // terminal sends them: not inside a string (OSC, DCS, APC, PM, SOS),
-// whose content another answer may echo.
+// whose content another answer may echo. Where it errs it errs by
+// counting fewer: settle then waits longer, never stops early.
 type answerScan struct {
 	st      byte // 0 ground, 1 ESC, 2 CSI, 3 string, 4 ESC in a string
 	private bool
@@ -258,13 +259,15 @@ func (s *answerScan) feed(b []byte) int {
 				s.st = 4
 			}
 		case 4:
-			if c == '\\' {
+			// Only ST ends a string here: an answer that echoes an
+			// ESC (a title) must not be taken as ending it and
+			// holding a DA1 answer, which would end settle early.
+			switch c {
+			case '\\':
 				s.st = 0
-			} else {
-				s.st = 1
-				if c == '[' {
-					s.st, s.private = 2, false
-				}
+			case 0x1b:
+			default:
+				s.st = 3
 			}
 		}
 	}
