@@ -18,6 +18,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/tty"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -439,7 +440,7 @@ func (l Launch) setStdio(stdin *io.Reader, stdout, stderr *io.Writer) int {
 		case 2:
 			*stderr = f
 		}
-		if launcher.IsTerminal(f) && term < 0 {
+		if tty.IsTerminal(f) && term < 0 {
 			term = i
 		}
 	}

@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/tty"
 )
 
 // What crosses into the sandbox on its descriptors (docs/threat-model.md,
@@ -119,17 +119,18 @@ func checkFile(name string, f *os.File) error {
 // changed for after the run (stty -echo), and be reached with ioctls.
 // What the command switched on in the terminal through its output (the
 // alternate screen, mouse reporting, ...) is switched off again by Wait
-// (termModes).
+// (package tty).
 func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 	if c.Tty || testhook.SkipTerminalReplace {
 		return
 	}
-	if IsTerminal(inner.Stdin) {
+	if tty.IsTerminal(inner.Stdin) {
 		inner.Stdin = nil
 	}
-	var out *termWriter
+	var out *tty.Writer
+	var outF *os.File
 	for _, w := range []*io.Writer{&inner.Stdout, &inner.Stderr} {
-		if !IsTerminal(*w) {
+		if !tty.IsTerminal(*w) {
 			continue
 		}
 		f := (*w).(*os.File)
@@ -138,71 +139,22 @@ func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 		// tracker sees the bytes in the order the terminal does, or a
 		// sequence split across them (ESC[?1049 on one, h on the
 		// other) escapes both trackers.
-		if out != nil && sameFile(out.f, f) {
+		if out != nil && tty.SameFile(outF, f) {
 			*w = out
 			continue
 		}
-		tw := &termWriter{f: f, in: -1}
-		if in, ok := c.Stdin.(*os.File); ok && IsTerminal(in) && sameFile(in, f) {
-			tw.in = int(in.Fd())
-		} else if fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0); err == nil && fl&unix.O_ACCMODE == unix.O_RDWR {
-			tw.in = int(f.Fd())
-		}
+		tw := tty.NewWriter(f, c.Stdin)
 		c.termOut = append(c.termOut, tw)
-		out = tw
+		out, outF = tw, f
 		*w = tw
 	}
-}
-
-// sameFile reports whether a and b are the same terminal.
-func sameFile(a, b *os.File) bool {
-	ai, err := a.Stat()
-	if err != nil {
-		return false
-	}
-	bi, err := b.Stat()
-	return err == nil && os.SameFile(ai, bi)
-}
-
-// termWriter copies the sandbox's output to the caller's terminal, but
-// its clipboard queries, and follows the modes it switches on and what it
-// asks the terminal.
-type termWriter struct {
-	mu    sync.Mutex
-	f     *os.File
-	in    int // the same terminal open for reading (-1: none)
-	modes termModes
-	guard answerGuard
-}
-
-func (w *termWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o := w.guard.out(b)
-	w.modes.feed(o)
-	if _, err := w.f.Write(o); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// reset switches off what the sandbox's output left switched on, and
-// reads the terminal's answers to what it asked (nothing reads them while
-// it runs: its stdin is not the terminal).
-func (w *termWriter) reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if r := w.modes.reset(); len(r) > 0 {
-		w.f.Write(r)
-	}
-	w.guard.settle(w.in, int(w.f.Fd()), true)
 }
 
 // resetTerminals, once the sandbox has ended, leaves each terminal it
 // wrote to through a pipe with the modes it had.
 func (c *Cmd) resetTerminals() {
 	for _, w := range c.termOut {
-		w.reset()
+		w.Reset()
 	}
 	c.termOut = nil
 }
@@ -224,7 +176,7 @@ func fdKindFromStat(fd int, st *unix.Stat_t) (kind string, refuse bool, err erro
 	case unix.S_IFREG:
 		return "a regular file", false, nil
 	case unix.S_IFCHR:
-		if _, err := unix.IoctlGetTermios(fd, ioctlGetTermios); err == nil {
+		if tty.IsTerminalFd(fd) {
 			return "a terminal", false, nil
 		}
 		if dataDevice(st) {

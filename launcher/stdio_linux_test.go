@@ -17,6 +17,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/tty"
 )
 
 // fdFile opens fd as an *os.File closed with the test.
@@ -163,7 +164,7 @@ func TestDescriptorAccepted(t *testing.T) {
 // line read from the terminal is what the user types next.
 func TestTerminalReplacedWithoutTty(t *testing.T) {
 	testenv.RequireBwrap(t)
-	m, s, err := openPty()
+	m, s, err := tty.OpenPty()
 	require.NoError(t, err)
 	defer s.Close()
 	output := playTerminal(t, m)
@@ -244,7 +245,7 @@ func TestTerminalStdoutStderrOneStream(t *testing.T) {
 			got = append(got, buf[:n]...)
 		}
 	}
-	m, s, err := openPty()
+	m, s, err := tty.OpenPty()
 	require.NoError(t, err)
 	defer unix.Close(m)
 	defer s.Close()
@@ -253,7 +254,7 @@ func TestTerminalStdoutStderrOneStream(t *testing.T) {
 	require.NoError(t, err)
 	s2 := os.NewFile(uintptr(fd), s.Name())
 	defer s2.Close()
-	m2, o, err := openPty()
+	m2, o, err := tty.OpenPty()
 	require.NoError(t, err)
 	defer unix.Close(m2)
 	defer o.Close()

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package launcher
+package tty
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package launcher
+package tty
 
 import "github.com/cordon-sandbox/cordon/internal/testhook"
 
