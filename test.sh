@@ -30,6 +30,7 @@ source scripts/ensure-bwrap.sh
 ensure_bwrap
 ensure_btrfs
 ensure_podman
+ensure_tmux
 if [[ $(uname -s) == Linux ]]; then
   export CORDON_REQUIRE_BACKEND=${CORDON_REQUIRE_BACKEND:-bwrap,native,landlock}
 fi

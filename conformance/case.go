@@ -152,11 +152,14 @@ const (
 
 // Result is one case run as one user.
 type Result struct {
-	Case    string        `json:"case"`
-	Class   string        `json:"class"`
-	User    string        `json:"user"`
-	Outcome Outcome       `json:"result"`
-	Detail  string        `json:"detail,omitempty"`
+	Case    string  `json:"case"`
+	Class   string  `json:"class"`
+	User    string  `json:"user"`
+	Outcome Outcome `json:"result"`
+	Detail  string  `json:"detail,omitempty"`
+	// Started is when the case began, Elapsed its wall time, both kept
+	// so that a report can give each user's suite its wall time.
+	Started time.Time     `json:"-"`
 	Elapsed time.Duration `json:"-"`
 	Seconds float64       `json:"seconds"`
 }

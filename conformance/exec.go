@@ -18,6 +18,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/spawn"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/launcher"
+	"github.com/cordon-sandbox/cordon/tty"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -190,12 +191,30 @@ func (o Output) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", o.Code, clip(o.Stdout), clip(o.Stderr))
 }
 
+// clip bounds what a failure quotes of a command's output or a file:
+// whole up to clipHead+clipTail bytes, beyond that its head and its tail
+// (where a command says why it ended), cut at line ends, with a line that
+// says how much was left out. The table shortens details further
+// (shortDetail); JSON and JUnit keep what clip kept.
 func clip(s string) string {
-	if len(s) > 2000 {
-		return s[:2000] + "\n[...]"
+	if len(s) <= clipHead+clipTail {
+		return s
 	}
-	return s
+	head, tail := s[:clipHead], s[len(s)-clipTail:]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i+1]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		tail = tail[i+1:]
+	}
+	left := len(s) - len(head) - len(tail)
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
+	}
+	return fmt.Sprintf("%s[... %d bytes left out ...]\n%s", head, left, tail)
 }
+
+const clipHead, clipTail = 32 << 10, 32 << 10
 
 // Executor runs a Launch inside a backend as some user.
 type Executor interface {
@@ -421,7 +440,7 @@ func (l Launch) setStdio(stdin *io.Reader, stdout, stderr *io.Writer) int {
 		case 2:
 			*stderr = f
 		}
-		if launcher.IsTerminal(f) && term < 0 {
+		if tty.IsTerminal(f) && term < 0 {
 			term = i
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Summary is the one-line verdict, e.g. "verify: 88 passed, 0 failed,
@@ -40,7 +41,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, x := range r.Results {
 		if x.Outcome == Fail {
 			fmt.Fprintf(w, "\n--- FAIL: %s (%s, class %s)\n    %s\n", x.Case, x.User, x.Class,
-				strings.ReplaceAll(strings.TrimRight(x.Detail, "\n"), "\n", "\n    "))
+				strings.ReplaceAll(shortDetail(x.Detail), "\n", "\n    "))
 		}
 	}
 	fmt.Fprintln(w)
@@ -64,12 +65,13 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -87,7 +89,10 @@ type junitMessage struct {
 
 // WriteJUnit writes the report as JUnit XML, one testsuite per user; not
 // applicable and not run cases are skipped test cases, never passed or
-// failed ones.
+// failed ones. Times are wall times: the run's for the whole, each case's
+// own, and for a user's suite the span from its first case's start to its
+// last case's end (cases run side by side, so the sum of their times
+// would overstate it). A failure keeps its detail whole.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	secs := func(d float64) string { return fmt.Sprintf("%.3f", d) }
 	out := junitSuites{Time: secs(r.Elapsed.Seconds())}
@@ -120,13 +125,11 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	for i := range out.Suites {
 		s := &out.Suites[i]
-		var t float64
-		for _, c := range s.Cases {
-			var f float64
-			fmt.Sscanf(c.Time, "%g", &f)
-			t += f
+		if first, d := r.span(r.Users[i]); !first.IsZero() {
+			s.Time, s.Timestamp = secs(d.Seconds()), first.UTC().Format("2006-01-02T15:04:05")
+		} else {
+			s.Time = secs(0)
 		}
-		s.Time = secs(t)
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Skipped += s.Skipped
@@ -141,6 +144,45 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// span is the wall time user's cases took, from the first one's start
+// to the last one's end; first is zero when none of them ran.
+func (r *Report) span(user string) (first time.Time, d time.Duration) {
+	var last time.Time
+	for _, x := range r.Results {
+		if x.User != user || x.Started.IsZero() {
+			continue
+		}
+		if first.IsZero() || x.Started.Before(first) {
+			first = x.Started
+		}
+		if end := x.Started.Add(x.Elapsed); end.After(last) {
+			last = end
+		}
+	}
+	return first, last.Sub(first)
+}
+
+// Table details longer than this many lines keep their head and tail.
+const tableHead, tableTail = 40, 40
+
+// shortDetail shortens a failure's detail for the table: whole lines
+// only, the first ones (which say what failed) and the last ones (where
+// a command's output says why it ended), with a line between that says
+// how much is left out and where it is. JSON and JUnit keep it whole.
+func shortDetail(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) <= tableHead+tableTail+1 {
+		return strings.Join(lines, "\n")
+	}
+	left := lines[tableHead : len(lines)-tableTail]
+	n := 0
+	for _, l := range left {
+		n += len(l) + 1
+	}
+	mid := fmt.Sprintf("[... %d lines (%d bytes) left out here; --json and --junit keep them ...]", len(left), n)
+	return strings.Join(append(append(lines[:tableHead:tableHead], mid), lines[len(lines)-tableTail:]...), "\n")
 }
 
 func firstLine(s string) string {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -189,4 +190,90 @@ func TestVerifyInterrupted(t *testing.T) {
 			require.Empty(t, left, "fixtures left in %s", tmp)
 		})
 	}
+}
+
+// TestReportWallTimes: cases of two users run side by side; each suite's
+// time is its cases' span (not their sum), the whole the run's wall time,
+// each case its own.
+func TestReportWallTimes(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r := &Report{Backend: "native", Users: []string{"root", "cordon-verify"}, Elapsed: 2500 * time.Millisecond}
+	r.Results = []Result{
+		{Case: "a", User: "root", Outcome: Pass, Started: at(0), Elapsed: 2000 * time.Millisecond, Seconds: 2},
+		{Case: "b", User: "root", Outcome: Pass, Started: at(500), Elapsed: 1000 * time.Millisecond, Seconds: 1},
+		{Case: "a", User: "cordon-verify", Outcome: Pass, Started: at(1000), Elapsed: 1200 * time.Millisecond, Seconds: 1.2},
+		{Case: "b", User: "cordon-verify", Outcome: NotRun, Detail: "not run: interrupted"},
+	}
+	var b bytes.Buffer
+	require.NoError(t, r.WriteJUnit(&b))
+	var doc struct {
+		Time   string `xml:"time,attr"`
+		Suites []struct {
+			Time      string `xml:"time,attr"`
+			Timestamp string `xml:"timestamp,attr"`
+			Cases     []struct {
+				Time string `xml:"time,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b.Bytes(), &doc), b.String())
+	require.Equal(t, "2.500", doc.Time)
+	require.Equal(t, []string{"2.000", "1.200"}, []string{doc.Suites[0].Time, doc.Suites[1].Time})
+	require.Equal(t, "2026-01-02T03:04:05", doc.Suites[0].Timestamp)
+	require.Equal(t, []string{"2.000", "1.000"}, []string{doc.Suites[0].Cases[0].Time, doc.Suites[0].Cases[1].Time})
+}
+
+// TestReportFullDetail: a failure whose reason is its last line (as a
+// command's stderr ends with why it failed), after much output: JSON and
+// JUnit keep every line; the table keeps the first and the last whole and
+// says what it left out.
+func TestReportFullDetail(t *testing.T) {
+	var d strings.Builder
+	d.WriteString("host: the build did not run\nexit 1\nstderr:\n")
+	for i := range 500 {
+		fmt.Fprintf(&d, "noise line %d %s\n", i, strings.Repeat("x", 60))
+	}
+	d.WriteString("cordon: the decisive reason, in full")
+	detail := d.String()
+	r := &Report{Backend: "bwrap", Users: []string{"root"}, Failed: 1,
+		Results: []Result{{Case: "work-build", Class: Work.String(), User: "root", Outcome: Fail, Detail: detail}}}
+
+	var js bytes.Buffer
+	require.NoError(t, r.WriteJSON(&js))
+	var got Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &got))
+	require.Equal(t, detail, got.Results[0].Detail)
+
+	var ju bytes.Buffer
+	require.NoError(t, r.WriteJUnit(&ju))
+	var doc junitDoc
+	require.NoError(t, xml.Unmarshal(ju.Bytes(), &doc))
+	require.Equal(t, detail, doc.Suites[0].Cases[0].Failure.Text)
+	require.Equal(t, "host: the build did not run", doc.Suites[0].Cases[0].Failure.Message)
+
+	var tb bytes.Buffer
+	r.WriteTable(&tb)
+	out := tb.String()
+	require.Contains(t, out, "    host: the build did not run\n")
+	require.Contains(t, out, "    cordon: the decisive reason, in full\n")
+	require.Contains(t, out, "lines (")
+	require.NotContains(t, out, "noise line 250 ")
+	require.Less(t, strings.Count(out, "\n"), 100)
+}
+
+// TestClipKeepsTail: a command's output beyond clip's bound keeps its
+// head and its last line (where it says why it ended), cut at line ends.
+func TestClipKeepsTail(t *testing.T) {
+	s := "first line\n" + strings.Repeat(strings.Repeat("y", 99)+"\n", 2000) + "cordon: why it ended\n"
+	c := clip(s)
+	require.True(t, strings.HasPrefix(c, "first line\n"))
+	require.True(t, strings.HasSuffix(c, "\ncordon: why it ended\n"))
+	require.Contains(t, c, " bytes left out ...]\n")
+	require.Less(t, len(c), clipHead+clipTail+100)
+	for _, l := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+		require.True(t, l == "first line" || l == "cordon: why it ended" || len(l) == 99 || strings.HasPrefix(l, "[... "), "line cut: %q", l)
+	}
+	short := "a\nb\n"
+	require.Equal(t, short, clip(short))
 }

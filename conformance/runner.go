@@ -264,7 +264,7 @@ func (r *Report) count() {
 // here) and cordon's cache in cache.
 func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string) (res Result) {
 	start := time.Now()
-	res = Result{Case: c.Name, Class: c.Class.String(), User: u.Name, Outcome: Pass}
+	res = Result{Case: c.Name, Class: c.Class.String(), User: u.Name, Outcome: Pass, Started: start}
 	defer func() {
 		res.Elapsed = time.Since(start)
 		res.Seconds = float64(res.Elapsed.Round(time.Millisecond)) / float64(time.Second)

@@ -21,6 +21,7 @@ import (
 	"github.com/cordon-sandbox/cordon/netpolicy"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/tty"
 )
 
 // Backend names.
@@ -146,7 +147,7 @@ type Cmd struct {
 
 	// Tty gives the command a pseudo-terminal of its own, as ssh -t and
 	// docker run -t do (Linux and macOS). Each of Stdin, Stdout and Stderr
-	// that is a terminal (an *os.File, see IsTerminal) is replaced inside
+	// that is a terminal (an *os.File, see tty.IsTerminal) is replaced inside
 	// by the new terminal, which is the controlling terminal of the
 	// command's session: Ctrl-C, Ctrl-Z and Ctrl-\ signal the foreground
 	// job inside, resizes arrive as SIGWINCH, /dev/tty opens. From Start
@@ -207,7 +208,7 @@ type Cmd struct {
 	release    func()   // removes stubs and temp files after Wait
 	tmpHold    *os.File // the TMPDIR, locked while the sandbox runs
 	cacheHold  *os.File // the private cache, likewise
-	tty        *ttySession
+	tty        *tty.Session
 	net        *netSession
 	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
 	// handoff: nothing needs undoing after the sandbox that release
@@ -243,7 +244,7 @@ type Cmd struct {
 	stopGate   func()
 	// termOut are the caller's terminals that stdout and stderr reach
 	// through a pipe (replaceTerminals), for Wait to reset.
-	termOut []*termWriter
+	termOut []*tty.Writer
 	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
 	streamCanon *policy.Canonical
 }
@@ -335,7 +336,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	c.inner = inner
 	c.release = release
 	if c.Tty {
-		t, err := c.newTtySession(inner)
+		t, err := tty.New(c.Stdin, c.Stdout, c.Stderr, inner)
 		if err != nil {
 			c.finish()
 			return err
@@ -366,7 +367,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 	timing.Mark("run", "plan, spec")
 	if err := spawn.Start(inner); err != nil {
 		if c.tty != nil {
-			c.tty.abort()
+			c.tty.Abort()
 			c.tty = nil
 		}
 		c.finish()
@@ -384,7 +385,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 		c.statusW = nil
 	}
 	if c.tty != nil {
-		c.tty.start()
+		c.tty.Start()
 	}
 	if c.net != nil {
 		if err := c.net.start(); err != nil {
@@ -455,7 +456,7 @@ func (c *Cmd) Exec() error {
 		defer func() {
 			// A panic on the way out still leaves the terminal usable.
 			if r := recover(); r != nil {
-				c.tty.restore()
+				c.tty.Restore()
 				panic(r)
 			}
 		}()
@@ -474,7 +475,7 @@ func (c *Cmd) Exec() error {
 				continue
 			default:
 			}
-			if c.tty == nil || !c.tty.signal(s) {
+			if c.tty == nil || !c.tty.Signal(s) {
 				c.Process.Signal(s)
 			}
 		}
@@ -525,7 +526,7 @@ func (c *Cmd) Wait() error {
 	c.markGone()
 	c.stopNet() // the sandbox is gone: so is every connection through the proxy
 	if c.tty != nil {
-		c.tty.finish()
+		c.tty.Finish()
 	}
 	c.resetTerminals()
 	if judge != nil && c.ProcessState != nil {
@@ -603,3 +604,7 @@ func (c *Cmd) CombinedOutput() ([]byte, error) {
 // DefaultStubLinger is how long mount stubs stay after the last sandbox
 // holding them exits, unless CORDON_STUB_LINGER says otherwise.
 const DefaultStubLinger = time.Second
+
+// ttyCtty is the descriptor (0, 1 or 2) inside that is the sandbox's pty
+// and becomes its session's controlling terminal.
+func (c *Cmd) ttyCtty() int { return tty.Ctty(c.Stdin, c.Stdout, c.Stderr) }

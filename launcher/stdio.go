@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/tty"
 )
 
 // What crosses into the sandbox on its descriptors (docs/threat-model.md,
@@ -119,17 +119,18 @@ func checkFile(name string, f *os.File) error {
 // changed for after the run (stty -echo), and be reached with ioctls.
 // What the command switched on in the terminal through its output (the
 // alternate screen, mouse reporting, ...) is switched off again by Wait
-// (termModes).
+// (package tty).
 func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 	if c.Tty || testhook.SkipTerminalReplace {
 		return
 	}
-	if IsTerminal(inner.Stdin) {
+	if tty.IsTerminal(inner.Stdin) {
 		inner.Stdin = nil
 	}
-	var out *termWriter
+	var out *tty.Writer
+	var outF *os.File
 	for _, w := range []*io.Writer{&inner.Stdout, &inner.Stderr} {
-		if !IsTerminal(*w) {
+		if !tty.IsTerminal(*w) {
 			continue
 		}
 		f := (*w).(*os.File)
@@ -138,48 +139,14 @@ func (c *Cmd) replaceTerminals(inner *exec.Cmd) {
 		// tracker sees the bytes in the order the terminal does, or a
 		// sequence split across them (ESC[?1049 on one, h on the
 		// other) escapes both trackers.
-		if out != nil && sameFile(out.f, f) {
+		if out != nil && tty.SameFile(outF, f) {
 			*w = out
 			continue
 		}
-		tw := &termWriter{f: f}
+		tw := tty.NewWriter(f, c.Stdin)
 		c.termOut = append(c.termOut, tw)
-		out = tw
+		out, outF = tw, f
 		*w = tw
-	}
-}
-
-// sameFile reports whether a and b are the same terminal.
-func sameFile(a, b *os.File) bool {
-	ai, err := a.Stat()
-	if err != nil {
-		return false
-	}
-	bi, err := b.Stat()
-	return err == nil && os.SameFile(ai, bi)
-}
-
-// termWriter copies the sandbox's output to the caller's terminal and
-// follows the modes it switches on.
-type termWriter struct {
-	mu    sync.Mutex
-	f     *os.File
-	modes termModes
-}
-
-func (w *termWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.modes.feed(b)
-	return w.f.Write(b)
-}
-
-// reset switches off what the sandbox's output left switched on.
-func (w *termWriter) reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if r := w.modes.reset(); len(r) > 0 {
-		w.f.Write(r)
 	}
 }
 
@@ -187,7 +154,7 @@ func (w *termWriter) reset() {
 // wrote to through a pipe with the modes it had.
 func (c *Cmd) resetTerminals() {
 	for _, w := range c.termOut {
-		w.reset()
+		w.Reset()
 	}
 	c.termOut = nil
 }
@@ -209,7 +176,7 @@ func fdKindFromStat(fd int, st *unix.Stat_t) (kind string, refuse bool, err erro
 	case unix.S_IFREG:
 		return "a regular file", false, nil
 	case unix.S_IFCHR:
-		if _, err := unix.IoctlGetTermios(fd, ioctlGetTermios); err == nil {
+		if tty.IsTerminalFd(fd) {
 			return "a terminal", false, nil
 		}
 		if dataDevice(st) {

@@ -9,12 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+	"github.com/cordon-sandbox/cordon/tty"
 )
 
 // fdFile opens fd as an *os.File closed with the test.
@@ -154,40 +157,82 @@ func TestDescriptorAccepted(t *testing.T) {
 // Without Tty, the caller's terminal does not enter the sandbox: on stdin
 // the command reads /dev/null, on stdout and stderr it writes to a pipe
 // copied to the terminal (one for both: the terminal sees one stream),
-// and the screen modes it switched on are
-// switched off once it has ended.
+// and the screen modes it switched on are switched off once it has ended.
+// What it asked the terminal (here, the cursor position) is answered
+// after it has ended, as nothing reads the terminal while it runs: cordon
+// asks for the device attributes and reads up to that answer, so the next
+// line read from the terminal is what the user types next.
 func TestTerminalReplacedWithoutTty(t *testing.T) {
 	testenv.RequireBwrap(t)
-	m, s, err := openPty()
+	m, s, err := tty.OpenPty()
 	require.NoError(t, err)
-	defer unix.Close(m)
 	defer s.Close()
+	output := playTerminal(t, m)
 	cmd := Command(workspacePolicy(t, t.TempDir()), "sh", "-c",
 		`test -t 0 || echo IN-NOT-TTY; test -t 1 || echo OUT-NOT-TTY; test -t 2 || echo ERR-NOT-TTY >&2
-read -r x || echo EOF; [ /proc/self/fd/1 -ef /proc/self/fd/2 ] && echo ONE-PIPE; printf '\033[?1049h\033[?2004h'`)
+read -r x || echo EOF; [ /proc/self/fd/1 -ef /proc/self/fd/2 ] && echo ONE-PIPE; printf '\033[?1049h\033[?2004h\033[6n'`)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
 	require.NoError(t, cmd.Run())
-	require.NoError(t, unix.SetNonblock(m, true))
-	var got []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Read(m, buf)
-		if n <= 0 || err != nil {
-			break
-		}
-		got = append(got, buf[:n]...)
-	}
-	out := string(got)
+	_, err = unix.Write(m, []byte("typed\n"))
+	require.NoError(t, err)
+	line := make([]byte, 64)
+	n, err := s.Read(line)
+	require.NoError(t, err)
+	require.Equal(t, "typed\n", string(line[:n]), "the line read after the run")
+	out := output()
 	for _, want := range []string{"IN-NOT-TTY", "OUT-NOT-TTY", "ERR-NOT-TTY", "EOF", "ONE-PIPE"} {
 		require.Contains(t, out, want)
 	}
-	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h\x1b[?1049l"), "%q", out)
+	// (The line discipline echoes the answer as it arrives, ^[[9;9R,
+	// while nothing reads it.)
+	out = strings.Replace(out, "^[[9;9R", "", 1)
+	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[6n\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h\x1b[?1049l\x1b[c"), "%q", out)
+}
+
+// playTerminal is a terminal on pty master m that answers the cursor
+// position (CSI 6 n) and the device attributes (CSI c) as it reads each
+// query; output returns what it has read so far. m is closed with the
+// test.
+func playTerminal(t *testing.T, m int) (output func() string) {
+	var mu sync.Mutex
+	var got []byte
+	answered := map[string]int{}
+	answers := map[string]string{"\x1b[6n": "\x1b[9;9R", "\x1b[c": "\x1b[?1;2c"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := unix.Read(m, buf)
+			if n <= 0 || err != nil {
+				return
+			}
+			mu.Lock()
+			got = append(got, buf[:n]...)
+			for q, a := range answers {
+				for ; answered[q] < strings.Count(string(got), q); answered[q]++ {
+					unix.Write(m, []byte(a))
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { unix.Close(m); <-done })
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return string(got)
+	}
 }
 
 // Stdout and stderr on one terminal are one stream to it: a sequence
 // begun on one and ended on the other switches the mode on, and is
 // switched off at the end. On two terminals, each gets its own reset.
 func TestTerminalStdoutStderrOneStream(t *testing.T) {
+	// Nothing answers here (TestTerminalReplacedWithoutTty has a
+	// terminal that does).
+	testhook.SkipTermSettle = true
+	t.Cleanup(func() { testhook.SkipTermSettle = false })
 	readAll := func(m int) string {
 		require.NoError(t, unix.SetNonblock(m, true))
 		var got []byte
@@ -200,7 +245,7 @@ func TestTerminalStdoutStderrOneStream(t *testing.T) {
 			got = append(got, buf[:n]...)
 		}
 	}
-	m, s, err := openPty()
+	m, s, err := tty.OpenPty()
 	require.NoError(t, err)
 	defer unix.Close(m)
 	defer s.Close()
@@ -209,7 +254,7 @@ func TestTerminalStdoutStderrOneStream(t *testing.T) {
 	require.NoError(t, err)
 	s2 := os.NewFile(uintptr(fd), s.Name())
 	defer s2.Close()
-	m2, o, err := openPty()
+	m2, o, err := tty.OpenPty()
 	require.NoError(t, err)
 	defer unix.Close(m2)
 	defer o.Close()

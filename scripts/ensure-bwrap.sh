@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need when it is missing (Linux only): bubblewrap,
 # which cordon's Linux backend needs (test.sh and try.sh), and btrfs-progs
-# for one test and podman for the container test (test.sh, as root).
+# for one test, podman for the container test and tmux for the terminal
+# test (test.sh, as root).
 #
 # ensure_bwrap --best-effort (try.sh): a user who is not root and has no
 # sudo that works without a password gets a note instead of a failure:
@@ -59,4 +60,17 @@ ensure_podman() {
     { apt-get update -qq >/dev/null 2>&1 &&
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1; } ||
     echo "could not install podman: TestContainerPodman will fail under CORDON_REQUIRE_BACKEND" >&2
+}
+
+# ensure_tmux installs Debian's tmux, as root, for the test that reads the
+# user's shell line after cordon returns (TestTerminalAnswersTmux).
+ensure_tmux() {
+  [[ $(uname -s) == Linux && $(id -u) == 0 ]] || return 0
+  command -v tmux >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || return 0
+  echo "installing tmux with apt-get (for the terminal test)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null 2>&1; } ||
+    echo "could not install tmux: TestTerminalAnswersTmux will fail under CORDON_REQUIRE_BACKEND" >&2
 }

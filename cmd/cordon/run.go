@@ -22,6 +22,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/timing"
 	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/netproxy"
+	"github.com/cordon-sandbox/cordon/tty"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -271,7 +272,7 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 	cmd.AbsentFile = workspace.AbsentFile
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	cmd.Tty = o.tty || !o.noTty && (launcher.IsTerminal(e.stdin) || launcher.IsTerminal(e.stdout))
+	cmd.Tty = o.tty || !o.noTty && (tty.IsTerminal(e.stdin) || tty.IsTerminal(e.stdout))
 	var withheld []string
 	cmd.Env, withheld = o.environ(os.Environ(), comp)
 	if len(withheld) > 0 {

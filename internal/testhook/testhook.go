@@ -190,6 +190,15 @@ var SkipTerminalReplace bool
 // output switched on (alternate screen, mouse reporting, ...) after it.
 var SkipTermModeReset bool
 
+// SkipTermSettle, when true, returns from a run without reading the
+// terminal's answers to what the sandbox asked (they then reach the
+// user's shell).
+var SkipTermSettle bool
+
+// SkipClipboardFilter, when true, passes the sandbox's OSC 52 clipboard
+// queries on to the user's terminal.
+var SkipClipboardFilter bool
+
 // MetagateAct, when non-nil, is called by package metagate's supervisor
 // with the calling thread's id and the path of the object it resolved,
 // decided and will now change, just before it performs the call: a test

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package launcher
+package tty
 
 import (
 	"io"
@@ -25,6 +25,32 @@ import (
 // the line discipline turns Ctrl-C, Ctrl-Z and Ctrl-\ into signals for
 // the foreground job inside, SIGWINCH follows resizes and /dev/tty opens.
 
+// stdio are the command's Stdin, Stdout and Stderr, as launcher.Cmd has
+// them.
+type stdio struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// New opens a pty for a command whose stdio are stdin, stdout and stderr
+// (see newSession); inner is the command as it will be started, whose
+// stdio that stood for a terminal become the pty.
+func New(stdin io.Reader, stdout, stderr io.Writer, inner *exec.Cmd) (*Session, error) {
+	return stdio{stdin, stdout, stderr}.newSession(inner)
+}
+
+// Stands says which of stdin, stdout and stderr the sandbox's pty stands
+// in for (ttyFds).
+func Stands(stdin io.Reader, stdout, stderr io.Writer) [3]bool {
+	return stdio{stdin, stdout, stderr}.ttyFds()
+}
+
+// Ctty is the descriptor (0, 1 or 2) inside that is the pty and becomes
+// the session's controlling terminal.
+func Ctty(stdin io.Reader, stdout, stderr io.Writer) int {
+	return stdio{stdin, stdout, stderr}.ttyCtty()
+}
+
 // IsTerminal reports whether v is an *os.File open on a terminal.
 func IsTerminal(v any) bool {
 	f, ok := v.(*os.File)
@@ -37,7 +63,7 @@ func IsTerminal(v any) bool {
 
 // ttyFds says which of Stdin, Stdout and Stderr the sandbox's pty stands
 // in for: those that are terminals, or all three when none is.
-func (c *Cmd) ttyFds() (sub [3]bool) {
+func (c stdio) ttyFds() (sub [3]bool) {
 	some := false
 	for i, s := range []any{c.Stdin, c.Stdout, c.Stderr} {
 		sub[i] = IsTerminal(s)
@@ -49,9 +75,7 @@ func (c *Cmd) ttyFds() (sub [3]bool) {
 	return sub
 }
 
-// ttyCtty is the descriptor (0, 1 or 2) inside that is the pty and
-// becomes the session's controlling terminal.
-func (c *Cmd) ttyCtty() int {
+func (c stdio) ttyCtty() int {
 	sub := c.ttyFds()
 	for i := range sub {
 		if sub[i] {
@@ -61,9 +85,9 @@ func (c *Cmd) ttyCtty() int {
 	return 0
 }
 
-// ttySession is one command's pty and the relay between it and the
+// Session is one command's pty and the relay between it and the
 // caller's terminal (or, when the caller has none, Stdin and Stdout).
-type ttySession struct {
+type Session struct {
 	mu     sync.Mutex
 	master int // -1 once hung up
 	slave  *os.File
@@ -91,6 +115,7 @@ type ttySession struct {
 	outFd    int          // the caller's terminal written to (-1: not)
 	out      io.Writer    // or this writer
 	modes    termModes    // what the output switched on in outFd's terminal
+	guard    answerGuard  // what the terminal is asked, and answers
 
 	stopIn       [2]int // closed write end stops the input relay
 	ctlOut       [2]int // 'd' drain and end, 'h' hang up (when not polled)
@@ -99,10 +124,10 @@ type ttySession struct {
 	finishedOnce sync.Once
 }
 
-// newTtySession opens the pty, gives it the caller's terminal modes and
+// newSession opens the pty, gives it the caller's terminal modes and
 // size, and puts the caller's terminal in raw mode when keystrokes are to
 // be relayed. inner's stdio that stood for a terminal become the pty.
-func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
+func (c stdio) newSession(inner *exec.Cmd) (*Session, error) {
 	ttySignals.ensure()
 	m, s, err := openPty()
 	if err != nil {
@@ -115,10 +140,10 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 		s.Close()
 		return nil, err
 	}
-	t := &ttySession{master: m, slave: s, term: -1, inFd: -1, outFd: -1,
+	t := &Session{master: m, slave: s, term: -1, inFd: -1, outFd: -1,
 		stopIn: [2]int{-1, -1}, ctlOut: [2]int{-1, -1}, outDone: make(chan struct{})}
 	t.mf, t.polled = pollableMaster(m)
-	fail := func(err error) (*ttySession, error) {
+	fail := func(err error) (*Session, error) {
 		t.closeAll()
 		return nil, err
 	}
@@ -169,7 +194,7 @@ func (c *Cmd) newTtySession(inner *exec.Cmd) (*ttySession, error) {
 // thread while the sandbox runs; they start once it has started, since a
 // goroutine being started while cordon forks the sandbox made the fork
 // about 1 ms slower (BENCHMARKS.md, interactive).
-func (t *ttySession) startRelay() {
+func (t *Session) startRelay() {
 	go t.relayOut()
 	if t.inFd >= 0 {
 		t.inDone = make(chan struct{})
@@ -181,7 +206,7 @@ func (t *ttySession) startRelay() {
 // caller's terminal (the first of Stdin, Stdout, Stderr that is one, for
 // sizes and modes), or, when the pty was forced on without one (--tty),
 // Stdin and Stdout as plain streams.
-func (t *ttySession) ends(c *Cmd, sub [3]bool) {
+func (t *Session) ends(c stdio, sub [3]bool) {
 	if sub == [3]bool{true, true, true} && !IsTerminal(c.Stdin) && !IsTerminal(c.Stdout) && !IsTerminal(c.Stderr) {
 		t.inReader = c.Stdin
 		switch {
@@ -221,10 +246,10 @@ func (t *ttySession) ends(c *Cmd, sub [3]bool) {
 	}
 }
 
-// start, once the sandbox has started, gives the pty's slave end to the
+// Start, once the sandbox has started, gives the pty's slave end to the
 // sandbox alone, so the master reads EIO once every process inside has
 // let go of it, and follows the caller's terminal from then on.
-func (t *ttySession) start() {
+func (t *Session) Start() {
 	t.slave.Close()
 	t.startRelay()
 	ttySignals.add(t)
@@ -237,7 +262,7 @@ func (t *ttySession) start() {
 // onSignal follows the caller's terminal: a resize (SIGWINCH), or a
 // return from a stop (SIGCONT, after fg), after which the shell may have
 // reset its modes.
-func (t *ttySession) onSignal(s os.Signal) {
+func (t *Session) onSignal(s os.Signal) {
 	if s == syscall.SIGCONT {
 		if t.keepRaw {
 			t.makeRaw()
@@ -263,14 +288,14 @@ var ttySignals sigHub
 type sigHub struct {
 	once     sync.Once
 	mu       sync.Mutex
-	sessions map[*ttySession]bool
+	sessions map[*Session]bool
 }
 
-// ensure starts catching the signals; newTtySession calls it before the
+// ensure starts catching the signals; newSession calls it before the
 // sandbox starts, while the machine is quiet.
 func (h *sigHub) ensure() {
 	h.once.Do(func() {
-		h.sessions = map[*ttySession]bool{}
+		h.sessions = map[*Session]bool{}
 		c := make(chan os.Signal, 8)
 		signal.Notify(c, syscall.SIGWINCH, syscall.SIGCONT)
 		go func() {
@@ -285,7 +310,7 @@ func (h *sigHub) ensure() {
 	})
 }
 
-func (h *sigHub) add(t *ttySession) {
+func (h *sigHub) add(t *Session) {
 	h.ensure()
 	h.mu.Lock()
 	h.sessions[t] = true
@@ -293,7 +318,7 @@ func (h *sigHub) add(t *ttySession) {
 }
 
 // remove returns once no signal is being passed to t.
-func (h *sigHub) remove(t *ttySession) {
+func (h *sigHub) remove(t *Session) {
 	h.mu.Lock()
 	delete(h.sessions, t)
 	h.mu.Unlock()
@@ -301,7 +326,7 @@ func (h *sigHub) remove(t *ttySession) {
 
 // resize copies the caller's terminal size onto the pty; the kernel then
 // sends SIGWINCH to the foreground job inside.
-func (t *ttySession) resize() {
+func (t *Session) resize() {
 	if t.term < 0 {
 		return
 	}
@@ -318,7 +343,7 @@ func (t *ttySession) resize() {
 
 // makeRaw is cfmakeraw on the caller's terminal: every byte typed goes to
 // the pty, whose own line discipline does echo, editing and signals.
-func (t *ttySession) makeRaw() error {
+func (t *Session) makeRaw() error {
 	r := *t.saved
 	r.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
 	r.Oflag &^= unix.OPOST
@@ -333,16 +358,16 @@ func (t *ttySession) makeRaw() error {
 	return nil
 }
 
-// restore puts the caller's terminal back as it was, after the output
+// Restore puts the caller's terminal back as it was, after the output
 // written so far.
-func (t *ttySession) restore() {
+func (t *Session) Restore() {
 	if t.raw {
 		unix.IoctlSetTermios(t.term, ioctlSetTermiosDrain, t.saved)
 		t.raw = false
 	}
 }
 
-func (t *ttySession) writeMaster(b []byte) error {
+func (t *Session) writeMaster(b []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for len(b) > 0 {
@@ -369,9 +394,9 @@ func (t *ttySession) writeMaster(b []byte) error {
 	return nil
 }
 
-// finish, once the sandbox has ended: the rest of its output, then the
+// Finish, once the sandbox has ended: the rest of its output, then the
 // caller's terminal as it was.
-func (t *ttySession) finish() {
+func (t *Session) Finish() {
 	t.finishedOnce.Do(func() {
 		t.ended.Store(true)
 		t.drainOut()
@@ -386,15 +411,16 @@ func (t *ttySession) finish() {
 			// The relay has ended: nothing writes to the terminal
 			// after these.
 			t.write(t.modes.reset())
+			t.guard.settle(t.inFd, t.outFd, !t.raw)
 		}
-		t.restore()
+		t.Restore()
 		t.closeAll()
 	})
 }
 
 // stopRelayIn returns once the relay takes no keystroke typed from here
 // on.
-func (t *ttySession) stopRelayIn() {
+func (t *Session) stopRelayIn() {
 	switch {
 	case t.inF != nil:
 		t.inF.SetReadDeadline(time.Unix(1, 0))
@@ -412,15 +438,15 @@ func (t *ttySession) stopRelayIn() {
 	}
 }
 
-// abort undoes newTtySession when the sandbox did not start.
+// Abort undoes newSession when the sandbox did not start.
 // The relay has not started (start does that).
-func (t *ttySession) abort() {
-	t.restore()
+func (t *Session) Abort() {
+	t.Restore()
 	t.slave.Close()
 	t.closeAll()
 }
 
-func (t *ttySession) closeAll() {
+func (t *Session) closeAll() {
 	t.closeMaster()
 	if t.inF != nil {
 		t.inF.Close()
@@ -433,3 +459,12 @@ func (t *ttySession) closeAll() {
 		}
 	}
 }
+
+// IsTerminalFd reports whether descriptor fd is open on a terminal.
+func IsTerminalFd(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	return err == nil
+}
+
+// OpenPty opens a new pseudo-terminal (openPty): its master and its slave.
+func OpenPty() (int, *os.File, error) { return openPty() }

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package launcher
+package tty
 
 import (
 	"bytes"
@@ -14,14 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The relay between the caller's side and the pty (ttySession): keystrokes
+// The relay between the caller's side and the pty (Session): keystrokes
 // in, output out, and the suspend key a command without job control would
 // otherwise swallow.
 
 // relayIn copies keystrokes from the caller's terminal to the pty until
 // told to stop; it reads only what is there, so that no keystroke typed
 // after the command ends is taken from the caller.
-func (t *ttySession) relayIn() {
+func (t *Session) relayIn() {
 	if t.inF != nil {
 		t.relayInPolled(t.inF)
 		return
@@ -54,7 +54,7 @@ func (t *ttySession) relayIn() {
 // relayInPolled is relayIn through the runtime's poller (Linux), from the
 // caller's terminal opened again (pollableInput), f: told to stop, its
 // read deadline passes.
-func (t *ttySession) relayInPolled(f *os.File) {
+func (t *Session) relayInPolled(f *os.File) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := f.Read(buf)
@@ -73,7 +73,8 @@ func (t *ttySession) relayInPolled(f *os.File) {
 }
 
 // typed passes keystrokes to the pty; false once the pty is gone.
-func (t *ttySession) typed(b []byte) bool {
+func (t *Session) typed(b []byte) bool {
+	t.guard.relayed(b)
 	if i := t.suspendKey(b); i >= 0 {
 		if t.writeMaster(b[:i]) != nil {
 			return false
@@ -90,7 +91,7 @@ func (t *ttySession) typed(b []byte) bool {
 // a shell's job control (the process group is then orphaned, and the
 // kernel discards SIGTSTP), and does not ignore or catch SIGTSTP itself.
 // -1 otherwise: the key goes to the pty as typed.
-func (t *ttySession) suspendKey(b []byte) int {
+func (t *Session) suspendKey(b []byte) int {
 	if !t.keepRaw || bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 }) < 0 || !canStopSelf() {
 		return -1
 	}
@@ -119,10 +120,10 @@ func (t *ttySession) suspendKey(b []byte) int {
 // suspend stops the command (SIGSTOP: the kernel would discard SIGTSTP),
 // gives the user's terminal back as it was, and stops the launcher the
 // way Ctrl-Z would have; SIGCONT (fg, bg) undoes it all.
-func (t *ttySession) suspend() {
+func (t *Session) suspend() {
 	sid := int(t.stopped.Load())
 	unix.Kill(-sid, syscall.SIGSTOP)
-	t.restore()
+	t.Restore()
 	unix.Kill(0, syscall.SIGTSTP)
 }
 
@@ -160,7 +161,7 @@ func defaultAction(pid int, sig syscall.Signal) bool {
 
 // copyIn copies a non-terminal Stdin to the pty and ends it with the
 // end-of-file character, as typing Ctrl-D would.
-func (t *ttySession) copyIn() {
+func (t *Session) copyIn() {
 	buf := make([]byte, 4096)
 	last := byte('\n')
 	for {
@@ -189,7 +190,7 @@ func (t *ttySession) copyIn() {
 // of the pty (EIO), or, once told to drain, until it has been quiet for a
 // moment (drainQuiet): with no pid namespace a leftover process could hold
 // it forever.
-func (t *ttySession) relayOut() {
+func (t *Session) relayOut() {
 	defer close(t.outDone)
 	if t.polled {
 		t.relayOutPolled()
@@ -247,7 +248,7 @@ const drainMax = time.Second
 // relayOutPolled is relayOut through the runtime's poller (Linux): while
 // it waits it holds no thread. Draining is a read deadline pushed on by
 // each read; hanging up closes the master, which ends the read.
-func (t *ttySession) relayOutPolled() {
+func (t *Session) relayOutPolled() {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := t.mf.Read(buf)
@@ -268,7 +269,7 @@ func (t *ttySession) relayOutPolled() {
 }
 
 // drainOut tells relayOut that the sandbox has ended.
-func (t *ttySession) drainOut() {
+func (t *Session) drainOut() {
 	if !t.polled {
 		unix.Write(t.ctlOut[1], []byte{'d'})
 		return
@@ -280,7 +281,8 @@ func (t *ttySession) drainOut() {
 	}
 }
 
-func (t *ttySession) write(b []byte) {
+func (t *Session) write(b []byte) {
+	b = t.guard.out(b)
 	if t.out != nil {
 		t.out.Write(b)
 		return
@@ -301,7 +303,7 @@ func (t *ttySession) write(b []byte) {
 
 // hangup closes the master, as a terminal that goes away does: the kernel
 // sends SIGHUP to the session inside.
-func (t *ttySession) hangup() {
+func (t *Session) hangup() {
 	if t.polled {
 		t.closeMaster()
 		return
@@ -309,7 +311,7 @@ func (t *ttySession) hangup() {
 	unix.Write(t.ctlOut[1], []byte{'h'})
 }
 
-func (t *ttySession) closeMaster() {
+func (t *Session) closeMaster() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.master >= 0 {
@@ -322,11 +324,11 @@ func (t *ttySession) closeMaster() {
 	}
 }
 
-// signal passes a signal sent to the launcher on as a terminal would:
+// Signal passes a signal sent to the launcher on as a terminal would:
 // SIGINT and SIGQUIT to the foreground job inside, SIGTERM to the
 // command (the session leader), SIGHUP as a hang-up. It reports false when
 // there is no job to send it to (no controlling terminal inside).
-func (t *ttySession) signal(s os.Signal) bool {
+func (t *Session) Signal(s os.Signal) bool {
 	if s == syscall.SIGHUP {
 		t.hangup()
 		return true

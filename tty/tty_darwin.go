@@ -1,4 +1,4 @@
-package launcher
+package tty
 
 import (
 	"bytes"
@@ -104,4 +104,10 @@ func cloexecPipe(p []int) error {
 	unix.CloseOnExec(p[0])
 	unix.CloseOnExec(p[1])
 	return nil
+}
+
+// tcflushIn discards what the terminal fd has received and not yet been
+// read.
+func tcflushIn(fd int) {
+	unix.IoctlSetPointerInt(fd, unix.TIOCFLUSH, 1) // FREAD
 }
