@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -42,8 +44,14 @@ func makeProbeDir() (dir string, done func(), err error) {
 			held = append(held, s)
 		}
 	}
-	sigs := make(chan os.Signal, len(held))
-	signal.Notify(sigs, held...)
+	// The marker (SIGWINCH, ignored by default) is caught too: done sends
+	// it to the process after the removal and reads up to it, so a held
+	// signal that the kernel delivered before it has reached the channel
+	// by then (the runtime hands the pending signals over lowest number
+	// first; the marker's is above every held one) and is not lost to a
+	// Stop that came first.
+	sigs := make(chan os.Signal, len(held)+1)
+	signal.Notify(sigs, append(held, probeMarker)...)
 	dir, err = os.MkdirTemp("", probePrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		signal.Stop(sigs)
@@ -54,19 +62,41 @@ func makeProbeDir() (dir string, done func(), err error) {
 	}
 	return dir, func() {
 		removeProbeDir(dir)
-		signal.Stop(sigs)
+		var came []syscall.Signal
+		unix.Kill(os.Getpid(), probeMarker)
+		bound := time.NewTimer(time.Second) // a marker never seen ends the wait
+		defer bound.Stop()
+	wait:
 		for {
 			select {
 			case s := <-sigs:
-				// Raised again now that the directory is gone: the
-				// process's own handler (or the default) takes it.
-				unix.Kill(os.Getpid(), s.(syscall.Signal))
-			default:
-				return
+				if s == probeMarker {
+					break wait
+				}
+				came = append(came, s.(syscall.Signal))
+			case <-bound.C:
+				break wait
 			}
+		}
+		signal.Stop(sigs)
+		if len(came) == 0 {
+			return
+		}
+		// Raised again now that the directory is gone, at this thread:
+		// a signal aimed at the thread itself is taken as the call
+		// returns, so the process's own handler (or the default, which
+		// ends it) has it before done returns, not at some later moment.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for _, s := range came {
+			unix.Tgkill(os.Getpid(), unix.Gettid(), s)
 		}
 	}, nil
 }
+
+// probeMarker is the signal done sends itself to know that every held
+// signal has been handed over (makeProbeDir).
+const probeMarker = syscall.SIGWINCH
 
 // removeProbeDir removes what a probe makes in dir (granted, and denied
 // where Landlock did not hold) and dir itself, by name inside the opened

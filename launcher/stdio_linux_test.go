@@ -186,6 +186,9 @@ read -r x || echo EOF; [ /proc/self/fd/1 -ef /proc/self/fd/2 ] && echo ONE-PIPE;
 	// (The line discipline echoes the answer as it arrives, ^[[9;9R,
 	// while nothing reads it.)
 	out = strings.Replace(out, "^[[9;9R", "", 1)
+	// The line typed after the run is echoed, as the terminal's modes
+	// are back; whether the echo was read yet is not what this test asks.
+	out = strings.TrimSuffix(out, "typed\r\n")
 	require.True(t, strings.HasSuffix(out, "\x1b[?1049h\x1b[?2004h\x1b[6n\x1b[!p\x1b[4l\x1b[0m\x0f\x1b(B\x1b[?2004l\x1b[?7h\x1b[?1049l\x1b[c"), "%q", out)
 }
 
