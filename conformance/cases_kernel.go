@@ -38,6 +38,17 @@ func keyDesc(h *H, what string) string {
 	return "cordon-" + what + "-" + h.Secret[len(h.Secret)-16:]
 }
 
+// withOwnUnix adds AF_UNIX to the families a mode allows where the
+// landlock backend's Unix socket gate serves it (network off, and an
+// allowlist): the sandbox's own sockets work there, the host's stay out
+// of reach (the unix-own-sockets cases).
+func withOwnUnix(h *H, network bool, allowed []int) []int {
+	if h.Backend() == "landlock" && !network && !slices.Contains(allowed, afUnix) {
+		return append(slices.Clone(allowed), afUnix)
+	}
+	return allowed
+}
+
 func kernelCases() []Case {
 	var cs []Case
 	for _, network := range []bool{false, true} {
@@ -72,7 +83,7 @@ func kernelCases() []Case {
 			Case{Name: "kernel-socket-families" + suffix, Class: Kernel, Backends: linuxOnly,
 				Summary: "socket() of every address family the mode does not allow (AF_PACKET, AF_ALG, AF_BLUETOOTH, AF_KEY, AF_XDP, AF_CAN, AF_TIPC, AF_RDS...), " + mode,
 				Run: func(h *H) {
-					o := h.Sandbox(pol(h), `"$ATTACK" __attack socket `+strings.Join(familiesBut(allowed...), " "))
+					o := h.Sandbox(pol(h), `"$ATTACK" __attack socket `+strings.Join(familiesBut(withOwnUnix(h, network, allowed)...), " "))
 					h.Refuse(o, "SOCKET")
 				}},
 		)

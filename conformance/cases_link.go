@@ -111,9 +111,7 @@ mkdir -p "$g/history/p" && echo h > "$g/history/p/x" && ok WORK_DIR`)
 					// ~/.gemini's top from any new entry (docs/design.md).
 					h.Expect(o, "ABSENT")
 				} else {
-					// No stubs either: the entry gate keeps the names,
-					// and makes the agent's own files beside them.
-					h.Expect(o, "ABSENT", "WORK_TMP", "WORK_FILE", "WORK_DIR")
+					h.Expect(o, "EMPTY_JSON", "EMPTY_MD", "DIR_STAYS_DIR", "WORK_TMP", "WORK_FILE", "WORK_DIR")
 					h.Want("home/.gemini/installation_id", "id\n")
 					h.Want("home/.gemini/history/p/x", "h\n")
 				}

@@ -185,7 +185,7 @@ true`, "B="+s.Body)
 			Summary: "with an allowlist, socket() of every address family but IPv4, IPv6 and netlink (AF_UNIX, AF_PACKET, AF_VSOCK, AF_ALG...)",
 			Run: func(h *H) {
 				s := h.NetServer("127.0.0.1:0")
-				o := h.Sandbox(allow(h, local(s)), `"$ATTACK" __attack socket `+strings.Join(familiesBut(afInet, afInet6, afNetlink), " "))
+				o := h.Sandbox(allow(h, local(s)), `"$ATTACK" __attack socket `+strings.Join(familiesBut(withOwnUnix(h, false, []int{afInet, afInet6, afNetlink})...), " "))
 				h.Refuse(o, "SOCKET")
 			}},
 		{Name: "net-nothing-left", Class: Network, Needs: needCurl,

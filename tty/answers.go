@@ -1,6 +1,10 @@
 package tty
 
-import "github.com/cordon-sandbox/cordon/internal/testhook"
+import (
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/testhook"
+)
 
 // answerGuard stands between the sandbox's output and the user's
 // terminal for what the terminal answers on its input: the clipboard
@@ -25,7 +29,7 @@ type answerGuard struct {
 	num    uint32 // the OSC's number, or the CSI's first parameter, saturated
 	nparam int    // CSI: parameters begun
 	plain  bool   // CSI: no private marker nor intermediate so far
-	asked  bool   // an escape sequence or ENQ reached the terminal
+	asked  bool   // a sequence a terminal may answer reached it (askingCSI...)
 	da1Out int    // DA1 queries that reached the terminal (saturated)
 	da1In  int    // DA1 answers relayed to the sandbox (saturated)
 	in     answerScan
@@ -70,7 +74,6 @@ func (g *answerGuard) step(c byte, o *[]byte) bool {
 	case gGround:
 		switch c {
 		case 0x1b:
-			g.asked = true
 			g.hold(c)
 			g.st = gEsc
 			return false
@@ -90,6 +93,9 @@ func (g *answerGuard) step(c byte, o *[]byte) bool {
 			*o = append(append(*o, g.release()...), c)
 			g.st, g.num, g.nparam, g.plain = gCsi, 0, 0, true
 		default:
+			// DECID (ESC Z) is answered; DCS (DECRQSS, XTGETTCAP), APC
+			// (kitty's graphics queries) and PM strings may be.
+			g.asked = g.asked || strings.IndexByte("ZP_^", c) >= 0
 			*o = append(append(*o, g.release()...), c)
 			g.st = gGround
 		}
@@ -137,6 +143,16 @@ func (g *answerGuard) csiByte(c byte, o []byte) []byte {
 		if c == 'c' && g.plain && g.num == 0 {
 			g.da1Out = min(g.da1Out+1, maxCount)
 		}
+		// Reports a terminal sends back: device attributes (c), status
+		// and cursor position (n), window reports (t), DECREQTPARM (x),
+		// and, with a private marker or an intermediate, DECRQM ($p),
+		// XTVERSION (>q), the keyboard protocol (?u), XTSMGRAPHICS (?S),
+		// XTQMODKEYS (?m). Modes, colours and the screen (h, l, m, J...)
+		// are not answered: typing ahead survives a program that only
+		// sets them.
+		if strings.IndexByte("cntx", c) >= 0 || (!g.plain && strings.IndexByte("pqumS", c) >= 0) {
+			g.asked = true
+		}
 		g.st = gGround
 	case c == 0x1b:
 		g.hold(c)
@@ -166,6 +182,11 @@ func (g *answerGuard) oscByte(c byte, o *[]byte) bool {
 			g.hold(c)
 			g.st = gOscPc
 		default:
+			// Colour queries (OSC 4, 5, 10-19 with '?') are answered;
+			// titles, links and the working directory are not.
+			if n := g.num; n == 4 || n == 5 || (n >= 10 && n <= 19) {
+				g.asked = true
+			}
 			return pass()
 		}
 	case gOscPc:

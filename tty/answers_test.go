@@ -67,3 +67,18 @@ func TestAnswerGuardCounts(t *testing.T) {
 	e.out([]byte("\x05"))
 	require.True(t, e.asked, "ENQ asks for the answerback")
 }
+
+// TestAnswerGuardAsks: sequences a terminal answers set asked; modes,
+// colours, titles and the screen do not, so typing ahead survives them.
+func TestAnswerGuardAsks(t *testing.T) {
+	for _, q := range []string{"\x1b[c", "\x1b[>c", "\x1b[6n", "\x1b[5n", "\x1b[14t", "\x1b[?2026$p", "\x1b[>q", "\x1b[?u", "\x1bZ", "\x1bP$qm\x1b\\", "\x1b]11;?\x07", "\x05"} {
+		var g answerGuard
+		g.out([]byte(q))
+		require.True(t, g.asked, "%q", q)
+	}
+	for _, s := range []string{"\x1b[?1049h\x1b[?25l\x1b[?1000h\x1b[?2004h\x1b[0m\x1b[2J\x1b[H", "\x1b]0;title\x07", "\x1b#8", "\x1b(B"} {
+		var g answerGuard
+		g.out([]byte(s))
+		require.False(t, g.asked, "%q", s)
+	}
+}
