@@ -140,12 +140,3 @@ func refusedCreate(h *H) string {
 	}
 	return "Read-only file system|Permission denied"
 }
-
-// refusedWrite is what the backend's refusal of a write says: a
-// read-only mount's EROFS, or Landlock's EACCES.
-func refusedWrite(h *H) string {
-	if h.Backend() == "landlock" {
-		return "Permission denied"
-	}
-	return "Read-only file system"
-}

@@ -42,7 +42,7 @@ var freshAgents = []freshAgent{{
 		// settings file picks the API key: the system's, outside HOME
 		// (Gemini CLI reads it only from a directory no other user can
 		// write), so that HOME stays a home that never saw Gemini CLI.
-		return append(geminiEnv(w, m), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+geminiSystemSettings)
+		return append(geminiEnv(w, m), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+geminiSystemSettingsPath())
 	},
 	args: func(bin string, _ *modelServer) []string { return geminiArgs(bin) },
 }}
@@ -50,6 +50,29 @@ var freshAgents = []freshAgent{{
 // geminiSystemSettings is the system settings file freshAgents' Gemini CLI
 // reads, in this package's testdata.
 var geminiSystemSettings, _ = filepath.Abs(filepath.Join("testdata", "gemini-system-settings.json"))
+
+// geminiSystemSettingsPath is where Gemini CLI reads geminiSystemSettings
+// from: it skips a system settings file with a directory above it that
+// is not root's alone (a clone under /tmp, mode 1777), so for root the
+// file is copied beneath root's cache directory; any other user's Gemini
+// skips it wherever it is, and signs in from the user's settings.
+func geminiSystemSettingsPath() string {
+	if os.Getuid() != 0 {
+		return geminiSystemSettings
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return geminiSystemSettings
+	}
+	dir := filepath.Join(cache, "cordon-e2e", "gemini-system")
+	b, err1 := os.ReadFile(geminiSystemSettings)
+	err2 := os.MkdirAll(dir, 0o755)
+	p := filepath.Join(dir, "settings.json")
+	if err1 != nil || err2 != nil || os.WriteFile(p, b, 0o644) != nil {
+		return geminiSystemSettings
+	}
+	return p
+}
 
 // TestFreshHome: each agent CLI, for a user who never ran it (no
 // ~/.claude, ~/.claude.json, ~/.codex or ~/.gemini at all), started by
