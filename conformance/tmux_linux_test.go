@@ -95,6 +95,10 @@ func newTmuxShell(t *testing.T, tmux string, u User, dir string) *tmuxShell {
 
 func (s *tmuxShell) run(args ...string) string {
 	cmd := exec.Command(s.tmux, append([]string{"-S", s.sock}, args...)...)
+	// tmux runs the session's command with $SHELL -c, or else with the
+	// account's login shell, which for the suite's own user is nologin:
+	// CI's environment has no SHELL, and the session ended at once.
+	cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
 	if !s.u.Invoker {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.u.Uid), Gid: uint32(s.u.Gid), Groups: []uint32{}}}
 	}
