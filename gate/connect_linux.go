@@ -25,7 +25,8 @@ const connectWait = 10 * time.Second
 
 // connect decides a connect(2): a Unix socket to one of the sandbox's
 // own (connectUnix), a netlink socket to the kernel, and a TCP socket
-// only to the proxy. The caller's socket is taken (pidfd_getfd: the
+// only to the proxy or to one of the sandbox's own listeners on the
+// loopback (connectOwn). The caller's socket is taken (pidfd_getfd: the
 // same open socket, its O_NONBLOCK included) and its address read once
 // into the supervisor's own copy; if that copy names the proxy, the
 // supervisor connects the socket itself, to the proxy's address as the
@@ -37,8 +38,8 @@ const connectWait = 10 * time.Second
 // (the second wall, see landlock.Spec.ProxyPort), so both walls say the
 // same, and, unlike ECONNREFUSED or ENETUNREACH, a program (and its
 // user) can tell a policy's refusal from a host that is down. Refused:
-// every destination but the proxy, IPv6 ones but the proxy's address in
-// its IPv4-mapped form, a TCP connect without a proxy, and connect on
+// every destination but the proxy and the sandbox's own listeners,
+// IPv6 ones but those in their IPv4-mapped form and ::1, and connect on
 // an IP socket that is not TCP (a datagram socket handed in by the
 // caller).
 func (g *gate) connect() (int64, unix.Errno, bool) {
@@ -54,8 +55,7 @@ func (g *gate) connect() (int64, unix.Errno, bool) {
 	case unix.AF_NETLINK:
 		return 0, connectNetlink(&s), true
 	}
-	proxy, ok := proxyOf(g.d)
-	if !ok || (s.dom != unix.AF_INET && s.dom != unix.AF_INET6) || s.typ != unix.SOCK_STREAM || s.proto != unix.IPPROTO_TCP {
+	if !tcpOf(&s) {
 		return 0, unix.EACCES, true
 	}
 	dest, unspec, e := parseSockaddr(s.dom, s.addr)
@@ -67,8 +67,9 @@ func (g *gate) connect() (int64, unix.Errno, bool) {
 		var zero [16]byte
 		return 0, rawConnect(s.sock, zero[:]), true
 	}
-	if dest.Addr().Unmap() != proxy.Addr() || dest.Port() != proxy.Port() {
-		return 0, unix.EACCES, true
+	proxy, ok := proxyOf(g.d)
+	if !ok || dest.Addr().Unmap() != proxy.Addr() || dest.Port() != proxy.Port() {
+		return 0, g.connectOwn(&s, dest), true // inet_linux.go
 	}
 	if testhook.MetagateConnect != nil {
 		testhook.MetagateConnect(int(g.n.pid), uintptr(g.n.args[1]))
@@ -110,17 +111,13 @@ func parseSockaddr(dom int, b []byte) (netip.AddrPort, bool, unix.Errno) {
 	}
 }
 
-// connectProxy connects sock (the caller's, taken) to proxy, from the
-// supervisor's own address. A non-blocking socket answers as the kernel
+// connectProxy connects sock (the caller's, taken) to proxy (or to one
+// of the sandbox's own listeners), from the supervisor's own address. A non-blocking socket answers as the kernel
 // would (EINPROGRESS, then the caller polls and reads SO_ERROR as
 // usual); a blocking one is connected without blocking the supervisor
 // longer than connectWait.
 func connectProxy(sock, dom int, proxy netip.AddrPort) unix.Errno {
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(proxy.Port()), Addr: proxy.Addr().As4()}
-	if dom == unix.AF_INET6 {
-		// As16 of an IPv4 address is its IPv4-mapped form.
-		sa = &unix.SockaddrInet6{Port: int(proxy.Port()), Addr: proxy.Addr().As16()}
-	}
+	sa := sockaddrOf(dom, proxy) // inet_linux.go
 	fl, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0)
 	if err != nil {
 		return errnoOf(err)

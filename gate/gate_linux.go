@@ -177,6 +177,8 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
 	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
 	defer g.socks.close()
+	g.inet.diag = -1
+	defer g.inet.close()
 	defer g.ent.cleanMade()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -217,6 +219,7 @@ type gate struct {
 	link     [pathMax]byte
 	ent      entryState // the entry gate's (entry_linux.go)
 	socks    unixState  // the sandbox's own Unix sockets (unix_linux.go)
+	inet     inetState  // the sandbox's own TCP listeners (inet_linux.go)
 	// own: the sandbox has a root of its own (Rooted), root the
 	// caller's, open for one request.
 	own  bool

@@ -104,9 +104,10 @@ func confinedThread(r ThreadRestricter, binds <-chan bindReq, ready chan<- error
 // its own copy of the address, so that no address the sandbox rewrites
 // in its memory, and no descriptor it swaps, changes what is bound: a
 // pathname Unix socket where the model lets the sandbox make the name
-// (recorded, so that connect reaches it), autobind, and netlink's;
-// abstract names and IP addresses are refused (EACCES; Landlock refuses
-// every TCP bind too).
+// (recorded, so that connect reaches it), autobind, netlink's, and a TCP
+// socket on the loopback (bindInet); abstract names and other IP
+// addresses are refused (EACCES; Landlock refuses every TCP bind the
+// sandbox would make itself).
 func (g *gate) bind() (int64, unix.Errno, bool) {
 	var buf [sockaddrMax]byte
 	s, e, ok := g.takeSock(buf[:])
@@ -129,14 +130,15 @@ func (g *gate) bind() (int64, unix.Errno, bool) {
 		// kernel lets anyone join; the launcher's capabilities are off.
 		return 0, rawBind(s.sock, s.addr), true
 	}
-	return 0, unix.EACCES, true
+	return 0, g.bindInet(&s), true // inet_linux.go
 }
 
 // listen decides listen(2) where the filter would refuse it for TCP
 // (ConnectRules, UnixRules): the caller's socket, taken, listens when it
 // is a Unix socket (the supervisor's listen is on that very socket, so
-// a descriptor swapped meanwhile changes nothing); a TCP socket
-// listening on the host's network is refused (EACCES).
+// a descriptor swapped meanwhile changes nothing), and when it is a TCP
+// socket on the loopback (listenTCP); a TCP socket listening on the
+// host's network is refused (EACCES).
 func (g *gate) listen() (int64, unix.Errno, bool) {
 	fd := int32(g.n.args[0])
 	if fd < 0 {
@@ -158,6 +160,9 @@ func (g *gate) listen() (int64, unix.Errno, bool) {
 	dom, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil {
 		return 0, errnoOf(err), true
+	}
+	if dom == unix.AF_INET || dom == unix.AF_INET6 {
+		return 0, g.listenTCP(sock, dom), true // inet_linux.go
 	}
 	if dom != unix.AF_UNIX {
 		return 0, unix.EACCES, true

@@ -67,18 +67,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 				c.stopNet()
 				return nil, nil, err
 			}
-			rules = gate.Rules(rules)
-			// The entry gate: names made, removed, renamed or linked
-			// where the plan froze a directory (gate).
-			rules = gate.EntryRules(rules)
-			if c.NetPolicy != nil {
-				rules = gate.ConnectRules(rules) // after Rules, which replaces Notify
-			}
-			if !c.Network {
-				// The sandbox's own Unix sockets: bind and connect
-				// decided by the gate (gate.UnixRules).
-				rules = gate.UnixRules(rules)
-			}
+			rules = landlockGatedRules(c.Network, c.NetPolicy != nil, plan.ABI)
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
 		spec.Seccomp = bwrap.Program(rules)

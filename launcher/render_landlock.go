@@ -78,16 +78,41 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	out.LandlockPlan = pl
 	// As a launch installs it: the metadata calls go to the launcher,
 	// which decides them by the plan (landlock.Plan.MayChangeMeta).
-	rules := gate.EntryRules(gate.Rules(landlockRules(network)))
-	if np != nil {
-		rules = gate.ConnectRules(gate.EntryRules(gate.Rules(landlockProxyRules())))
-	}
-	if !network {
-		rules = gate.UnixRules(rules)
-	}
+	rules := landlockGatedRules(network, np != nil, pl.ABI)
 	out.Seccomp = bwrap.Describe(rules)
 	return out, nil
 }
+
+// landlockGatedRules are the seccomp rules of a landlock sandbox with
+// the gate: the metadata and entry gates (gate.Rules, gate.EntryRules);
+// with an allowlist, or with the network off where Landlock has TCP
+// rights (ABI 4) to hold the loopback as a second wall (loopbackHeld),
+// TCP sockets whose bind, listen and connect the gate decides
+// (gate.ConnectRules: the proxy, and the sandbox's own listeners on the
+// loopback); with the network off, the sandbox's own Unix sockets
+// (gate.UnixRules).
+func landlockGatedRules(network, proxy bool, abi int) bwrap.Rules {
+	r := landlockRules(network)
+	tcp := proxy || loopbackHeld(network, abi)
+	if tcp {
+		r = landlockProxyRules()
+	}
+	r = gate.EntryRules(gate.Rules(r))
+	if tcp {
+		r = gate.ConnectRules(r) // after Rules, which replaces Notify
+	}
+	if !network {
+		r = gate.UnixRules(r)
+	}
+	return r
+}
+
+// loopbackHeld says whether a landlock sandbox with the network off
+// serves on the host's loopback: where Landlock handles TCP (ABI 4), so
+// that a bind or connect the gate did not make reaches nothing (the
+// sandbox itself may bind no port and connect only to the proxy's);
+// before it, with the gate as the only wall, TCP sockets stay refused.
+func loopbackHeld(network bool, abi int) bool { return !network && abi >= 4 }
 
 // landlockRules are the seccomp rules of a landlock sandbox, which has no
 // namespace of its own: with the network on the host's network's sockets
