@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -247,4 +248,105 @@ func TestHelperGateLoopback(t *testing.T) {
 	report("bind-other-address", unix.Bind(tcp(unix.AF_INET, 0), &unix.SockaddrInet4{Addr: [4]byte{10, 0, 0, 1}}))
 	_, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	report("udp", err)
+}
+
+// BenchmarkLoopbackConnect times 10,000 connects to the sandbox's own
+// listener on 127.0.0.1 under the gate and the same loop without it, in
+// one run, and reports both and their ratio (BENCHMARKS.md): go test
+// ./gate -run '^$' -bench LoopbackConnect -benchtime 1x.
+func BenchmarkLoopbackConnect(b *testing.B) {
+	const n = 10000
+	per := map[string]float64{}
+	for _, mode := range []string{"ungated", "gated"} {
+		arg := fmt.Sprintf("%s %d", mode, n)
+		var out string
+		if mode == "gated" {
+			yes := func(string, bool) bool { return true }
+			out = runUnderLoopbackGateT(b, "TestHelperLoopbackConnectLoop", arg, gate.Funcs{Change: yes, Read: yes})
+		} else {
+			o, err := testenv.Subprocess(b, "TestHelperLoopbackConnectLoop", arg).CombinedOutput()
+			require.NoError(b, err, "%s", o)
+			out = string(o)
+		}
+		var ns float64
+		for _, l := range strings.Split(out, "\n") {
+			if _, err := fmt.Sscanf(l, "elapsed %g", &ns); err == nil {
+				break
+			}
+		}
+		require.NotZero(b, ns, "child:\n%s", out)
+		per[mode] = ns / n
+		b.ReportMetric(ns/n, mode+"-ns/connect")
+	}
+	b.ReportMetric(per["gated"]/per["ungated"], "ratio")
+}
+
+// runUnderLoopbackGateT is runUnderLoopbackGate for any helper.
+func runUnderLoopbackGateT(tb testing.TB, helper, arg string, d gate.Decider) string {
+	tb.Helper()
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(tb, err)
+	defer unix.Close(sp[0])
+	childEnd := os.NewFile(uintptr(sp[1]), "gate socket")
+	cmd := testenv.Subprocess(tb, helper, arg)
+	cmd.ExtraFiles = []*os.File{childEnd}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(tb, cmd.Start())
+	childEnd.Close()
+	listener, err := gate.RecvFd(sp[0])
+	require.NoError(tb, err, "child:\n%s", out.String())
+	id, err := gate.Self()
+	require.NoError(tb, err)
+	served := make(chan error, 1)
+	go func() { served <- gate.Serve(context.Background(), listener, d, id) }()
+	require.NoError(tb, cmd.Wait(), "child:\n%s", out.String())
+	require.NoError(tb, <-served)
+	return out.String()
+}
+
+// TestHelperLoopbackConnectLoop: "MODE N": listens on 127.0.0.1 at a
+// port the kernel picks, accepts on another thread, and connects N times
+// from this one, under the gate's filter when MODE is gated; prints the
+// loop's time.
+func TestHelperLoopbackConnectLoop(t *testing.T) {
+	var mode string
+	var n int
+	if _, err := fmt.Sscanf(testenv.InSubprocess(t), "%s %d", &mode, &n); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	if mode == "gated" {
+		require.NoError(t, unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		l, err := gate.Install(bwrap.Program(loopbackRules()))
+		require.NoError(t, err)
+		gate.SendFd(3, l)
+		unix.Close(l)
+		unix.Close(3)
+	}
+	srv, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	lo4 := [4]byte{127, 0, 0, 1}
+	require.NoError(t, unix.Bind(srv, &unix.SockaddrInet4{Addr: lo4}))
+	require.NoError(t, unix.Listen(srv, 4096))
+	got, err := unix.Getsockname(srv)
+	require.NoError(t, err)
+	go func() {
+		for {
+			c, _, err := unix.Accept(srv)
+			if err != nil {
+				return
+			}
+			unix.Close(c)
+		}
+	}()
+	sa := &unix.SockaddrInet4{Port: got.(*unix.SockaddrInet4).Port, Addr: lo4}
+	start := time.Now()
+	for range n {
+		c, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		require.NoError(t, err)
+		require.NoError(t, unix.Connect(c, sa))
+		unix.Close(c)
+	}
+	fmt.Printf("elapsed %d\n", time.Since(start).Nanoseconds())
 }
