@@ -97,6 +97,9 @@ func landlockGatedRules(network, proxy bool, abi int) bwrap.Rules {
 	if tcp {
 		r = landlockProxyRules()
 	}
+	if tcp && !proxy {
+		r.Sockets.Mode = "network off, no network namespace: TCP on the loopback, to the sandbox's own listeners, through the gate"
+	}
 	r = gate.EntryRules(gate.Rules(r))
 	if tcp {
 		r = gate.ConnectRules(r) // after Rules, which replaces Notify
@@ -165,8 +168,9 @@ func landlockProxyRules() bwrap.Rules {
 // landlockNetEnforcement is how the landlock backend keeps a sandbox to
 // its proxy.
 const landlockNetEnforcement = "no network namespace: cordon's proxy listens on a free port of the host's loopback behind a per-launch credential; " +
-	"the seccomp filter lets the sandbox make TCP sockets only (no UDP or raw sockets, no listen, no TCP Fast Open; Unix stream sockets reach only the sandbox's own) and hands every connect to cordon, " +
-	"which takes the socket and connects it itself, from its own copy of the address, when that address is the proxy's, and refuses every other (EACCES); " +
+	"the seccomp filter lets the sandbox make TCP sockets only (no UDP or raw sockets, no TCP Fast Open; Unix stream sockets reach only the sandbox's own) and hands every bind, listen and connect to cordon, " +
+	"which takes the socket and connects it itself, from its own copy of the address, when that address is the proxy's or one of the sandbox's own listeners, and refuses every other (EACCES); " +
+	"a listener is bound on the loopback only, at a port the kernel picks; " +
 	"Landlock's TCP connect right admits only the proxy's port and no bind, as a second wall (ABI 4)"
 
 // lastingInodeIoctls change a file or directory for good on a descriptor
