@@ -7,7 +7,7 @@ func Catalogue() []Case {
 	for _, part := range [][]Case{
 		workCases(), entriesCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
-		gitCases(), stateCases(), raceCases(), kernelCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), agentHomeCases(), modelCases(), seatbeltCases(),
+		gitCases(), stateCases(), raceCases(), kernelCases(), localhostCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), agentHomeCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(), unixCases(),
 		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(), wallCases(),
 	} {
