@@ -1,6 +1,11 @@
 package conformance
 
-import "strconv"
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // localhostServe serves HTTP on the loopback at a port the kernel picks
 // and fetches it from the same sandbox: $1 the address.
@@ -29,6 +34,25 @@ for fam, a in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 socket.create_connection(s.getsockname()); s.accept(); print("@@" "OWN@@")
 ' "$P"`
+
+// localhostListen listens on 127.0.0.1 at a port the kernel picks, says
+// where in $W/port, and once $S exists writes how many connections it
+// accepted to $W/accepted.
+const localhostListen = `python3 -c '
+import os, socket, sys, time
+w, stop = sys.argv[1], sys.argv[2]
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8); s.setblocking(False)
+open(w + "/port.tmp", "w").write(str(s.getsockname()[1])); os.rename(w + "/port.tmp", w + "/port")
+n = 0
+for _ in range(3000):
+    try:
+        s.accept(); n += 1
+    except BlockingIOError:
+        if os.path.exists(stop):
+            break
+        time.sleep(0.01)
+open(w + "/accepted", "w").write(str(n))
+' "$W" "$S" && ok LISTENED`
 
 func localhostCases() []Case {
 	return []Case{
@@ -60,6 +84,30 @@ const s = http.createServer((q, r) => r.end("ok")).listen(0, () => {
 				h.Refuse(o, "TCP")
 				h.Expect(o, "OWN")
 				h.Untouched(s, 0, o)
+			}},
+		{Name: "net-loopback-other-sandbox", Class: Network, Backends: linuxOnly, Needs: []string{"python3"},
+			Summary: "with the network off, a second sandbox's listener on the loopback accepts nothing from the first (under landlock both are on the host's loopback), judged by what the listener accepted",
+			Run: func(h *H) {
+				w := h.Mkdir("a/run")
+				stop := h.Path("stop")
+				a := h.Background(h.Script(Policy{Workspace: h.Path("a")}, localhostListen, "W="+w, "S="+stop))
+				for end := time.Now().Add(20 * time.Second); !h.Exists("a/run/port"); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(end) || h.ctx.Err() != nil {
+						os.WriteFile(stop, nil, 0o644)
+						h.Fatalf("the listening sandbox did not start:\n%s", a())
+					}
+				}
+				port, _ := os.ReadFile(w + "/port")
+				_, p := h.ws()
+				o := h.Sandbox(p, localhostHost, "P="+strings.TrimSpace(string(port)))
+				os.WriteFile(stop, nil, 0o644)
+				oa := a()
+				h.Expect(oa, "LISTENED")
+				h.Refuse(o, "TCP")
+				h.Expect(o, "OWN")
+				if n, _ := os.ReadFile(w + "/accepted"); strings.TrimSpace(string(n)) != "0" {
+					h.Errorf("host: the second sandbox's listener accepted %q connections:\n%s\n%s", n, o, oa)
+				}
 			}},
 	}
 }
