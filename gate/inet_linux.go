@@ -200,10 +200,10 @@ func (s *inetState) isOwn(cookie uint64) bool {
 	return false
 }
 
-// alive says whether the socket with cookie still listens, as the
-// kernel reports it: asked by cookie alone it finds no socket, so the
-// record keeps the cookie only while the socket's own lookup (listenerAt)
-// answers it; room asks by a dump of listeners instead.
+// alive says whether the socket with cookie still listens, from a dump
+// of the listeners the kernel knows (an exact question needs the
+// socket's address, which the record does not keep); only room asks,
+// when the record is full.
 func (s *inetState) alive(cookie uint64) bool {
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		found := false
@@ -221,11 +221,11 @@ func (s *inetState) alive(cookie uint64) bool {
 
 // The kernel's socket diagnostics for TCP (linux/inet_diag.h).
 const (
-	tcpListen       = 10 // TCP_LISTEN
-	inetDiagReqLen  = 56 // struct inet_diag_req_v2
-	inetDiagMsgLen  = 72 // struct inet_diag_msg
-	inetDiagCookie  = 4 + 40
-	inetDiagNoCooki = ^uint32(0) // INET_DIAG_NOCOOKIE
+	tcpListen        = 10 // TCP_LISTEN
+	inetDiagReqLen   = 56 // struct inet_diag_req_v2
+	inetDiagMsgLen   = 72 // struct inet_diag_msg
+	inetDiagCookie   = 4 + 40
+	inetDiagNoCookie = ^uint32(0) // INET_DIAG_NOCOOKIE
 )
 
 // listenerAt asks the kernel which socket a connection to dest reaches
@@ -281,8 +281,8 @@ func (s *inetState) ask(fam uint8, at netip.AddrPort, flags uint16, each func(co
 			a := at.Addr().As16()
 			copy(id[4:], a[:])
 		}
-		ne32(id[40:], inetDiagNoCooki)
-		ne32(id[44:], inetDiagNoCooki)
+		ne32(id[40:], inetDiagNoCookie)
+		ne32(id[44:], inetDiagNoCookie)
 	}
 	if err := unix.Sendto(s.diag, req[:], 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return
