@@ -119,18 +119,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if workers <= 0 {
 		workers = 4
 	}
-	base := cfg.BaseDir
-	if base == "" {
-		d, err := os.MkdirTemp(FixtureParent(), "cordon-verify-")
-		if err != nil {
-			return nil, err
-		}
-		defer RemoveFixture(d)
-		if _, err := Base(d, cfg.Users, ""); err != nil {
-			return nil, err
-		}
-		base = d
+	base, remove, err := fixtureBase(cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer remove()
 	type job struct {
 		i int
 		c *Case
@@ -189,23 +182,7 @@ dispatch:
 	close(ch)
 	ended := make(chan struct{})
 	go func() { wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-	case <-ctx.Done():
-		// Interrupted: the cases in flight get a few seconds to stop
-		// their launches and run their cleanups; one that takes longer
-		// is left behind, reported not run like the others.
-		grace := cfg.Grace
-		if grace <= 0 {
-			grace = 5 * time.Second
-		}
-		t := time.NewTimer(grace)
-		select {
-		case <-ended:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	settle(ctx, ended, cfg.Grace)
 	mu.Lock()
 	closed = true
 	mu.Unlock()
@@ -221,6 +198,43 @@ dispatch:
 	rep.Elapsed = time.Since(start)
 	rep.Seconds = rep.Elapsed.Seconds()
 	return rep, nil
+}
+
+// fixtureBase is cfg's base directory, or a new one that remove removes.
+func fixtureBase(cfg Config) (base string, remove func(), err error) {
+	if cfg.BaseDir != "" {
+		return cfg.BaseDir, func() {}, nil
+	}
+	d, err := os.MkdirTemp(FixtureParent(), "cordon-verify-")
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := Base(d, cfg.Users, ""); err != nil {
+		RemoveFixture(d)
+		return "", nil, err
+	}
+	return d, func() { RemoveFixture(d) }, nil
+}
+
+// settle waits for the workers to end. Interrupted, the cases in flight
+// get grace (5 s by default) to stop their launches and run their
+// cleanups; one that takes longer is left behind, reported not run like
+// the others.
+func settle(ctx context.Context, ended <-chan struct{}, grace time.Duration) {
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	}
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	}
 }
 
 // NotRunReport is the report of a run interrupted (for why) before its
