@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 )
 
 // Config is one run of the catalogue.
@@ -52,6 +54,8 @@ type Report struct {
 	Interrupted string        `json:"interrupted,omitempty"`
 	Elapsed     time.Duration `json:"-"`
 	Seconds     float64       `json:"seconds"`
+	// Cordon is the cordon that ran the suite.
+	Cordon buildinfo.Info `json:"cordon"`
 }
 
 // OK reports whether every applicable case passed (and at least one ran)
@@ -135,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			jobs = append(jobs, job{len(jobs), &cases[i], u})
 		}
 	}
-	rep := &Report{Backend: cfg.Executor.Backend(), Executor: cfg.Executor.Name()}
+	rep := &Report{Backend: cfg.Executor.Backend(), Executor: cfg.Executor.Name(), Cordon: buildinfo.Get()}
 	for _, u := range cfg.Users {
 		rep.Users = append(rep.Users, u.Name)
 	}
@@ -240,7 +244,7 @@ func settle(ctx context.Context, ended <-chan struct{}, grace time.Duration) {
 // NotRunReport is the report of a run interrupted (for why) before its
 // first case: every case, as every user, not run.
 func NotRunReport(x Executor, users []User, cases []Case, why string) *Report {
-	rep := &Report{Backend: x.Backend(), Executor: x.Name(), Interrupted: why}
+	rep := &Report{Backend: x.Backend(), Executor: x.Name(), Interrupted: why, Cordon: buildinfo.Get()}
 	for _, u := range users {
 		rep.Users = append(rep.Users, u.Name)
 	}
