@@ -171,11 +171,12 @@ func (g *gate) connectOwn(s *sockCall, dest netip.AddrPort) unix.Errno {
 	if !a.IsLoopback() || dest.Port() == 0 {
 		return unix.EACCES
 	}
-	cookie, fam, listening := g.inet.listenerAt(netip.AddrPortFrom(a, dest.Port()))
+	cookie, _, listening := g.inet.listenerAt(netip.AddrPortFrom(a, dest.Port()))
 	if !listening && a == netip.IPv6Loopback() && s.dom == unix.AF_INET6 {
 		// None on ::1: one bound on every interface (bindInet) listens
 		// on the IPv4 loopback in the IPv4-mapped form.
 		lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		var fam uint8
 		if cookie, fam, listening = g.inet.listenerAt(netip.AddrPortFrom(lo, dest.Port())); fam == unix.AF_INET6 {
 			a = lo
 		} else {

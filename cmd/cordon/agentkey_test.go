@@ -50,7 +50,7 @@ func TestAgentShellPrefixEnv(t *testing.T) {
 		t.Errorf("codex through sh: env = %q, args = %q, stderr %q: want both unchanged and the setting named", env, args, stderr.String())
 	}
 	stderr.Reset()
-	env, args = agentKey([]string{"OPENAI_API_KEY=k"}, []string{"env", "-u", "NO_PROXY", "-i", "A=b", "codex", "exec"}, comp, &stderr)
+	_, args = agentKey([]string{"OPENAI_API_KEY=k"}, []string{"env", "-u", "NO_PROXY", "-i", "A=b", "codex", "exec"}, comp, &stderr)
 	if want := []string{"env", "-u", "NO_PROXY", "-i", "A=b", "codex", keyArgs[0], keyArgs[1], "exec"}; !slices.Equal(args, want) || stderr.Len() > 0 {
 		t.Errorf("codex through env: args = %q, stderr %q: want %q, nothing said", args, stderr.String(), want)
 	}
