@@ -2,6 +2,7 @@ package gate
 
 import (
 	"net/netip"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -146,14 +147,7 @@ func (s *inetState) room() unix.Errno {
 	if len(s.own) < MaxOwnListeners {
 		return 0
 	}
-	kept := s.own[:0]
-	for _, c := range s.own {
-		if s.alive(c) {
-			kept = append(kept, c)
-		}
-	}
-	clear(s.own[len(kept):])
-	s.own = kept
+	s.own = slices.DeleteFunc(s.own, func(c uint64) bool { return !s.alive(c) })
 	if len(s.own) >= MaxOwnListeners {
 		return unix.ENOBUFS
 	}

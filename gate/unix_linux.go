@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,14 +299,10 @@ func (u *unixState) room() unix.Errno {
 	if len(u.own) < MaxOwnSockets {
 		return 0
 	}
-	kept := u.own[:0]
-	for _, o := range u.own {
-		if _, _, _, alive := u.boundInode(o.sino, o.cookie); alive {
-			kept = append(kept, o)
-		}
-	}
-	clear(u.own[len(kept):])
-	u.own = kept
+	u.own = slices.DeleteFunc(u.own, func(o ownSocket) bool {
+		_, _, _, alive := u.boundInode(o.sino, o.cookie)
+		return !alive
+	})
 	if len(u.own) >= MaxOwnSockets {
 		return unix.ENOBUFS
 	}
