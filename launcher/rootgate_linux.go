@@ -106,10 +106,42 @@ func parentPath(p string) string {
 	return "/"
 }
 
+// walledEntries are rootedEntries with the native init's Landlock
+// ruleset: the gate performs the calls it allows on a thread confined
+// by it (gate.ThreadRestricter), so the sandbox's second wall holds
+// behind the gate's own calls as behind the sandbox's.
+type walledEntries struct {
+	rootedEntries
+	ruleset int
+}
+
+// RestrictThread confines the calling thread by the sandbox's ruleset.
+func (e walledEntries) RestrictThread() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("entry gate: no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(e.ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("entry gate: landlock: restrict a thread with the sandbox's ruleset: %w", errno)
+	}
+	return nil
+}
+
+// walled gives d the ruleset that came with the listener (rest: none,
+// or the one descriptor, which the caller closes when Serve ends). Only
+// a native sandbox's rootedEntries take one.
+func walled(d gate.Decider, rest []int) gate.Decider {
+	if r, ok := d.(rootedEntries); ok && len(rest) == 1 {
+		return walledEntries{r, rest[0]}
+	}
+	return d
+}
+
 var (
-	_ gate.EntryDecider = rootedEntries{}
-	_ gate.Decider      = rootedEntries{}
-	_ gate.Rooted       = rootedEntries{}
+	_ gate.ThreadRestricter = walledEntries{}
+	_ gate.EntryDecider     = walledEntries{}
+	_ gate.EntryDecider     = rootedEntries{}
+	_ gate.Decider          = rootedEntries{}
+	_ gate.Rooted           = rootedEntries{}
 )
 
 // gateExecArg is the bwrap backend's gate helper (argv[1]): bwrap's
