@@ -29,19 +29,12 @@ var rootedCalls = []string{
 
 // gated says whether a native or bwrap launch has the entry gate: always
 // but under the conformance suite's mutations that replace or drop the
-// filter.
+// filter. On native its own calls run on a thread confined by the
+// sandbox's Landlock ruleset (walledEntries), so a create outside the
+// writable roots meets both walls, as the sandbox's own does.
 func gated() bool {
-	return EntryGateOn() && !testhook.SkipSeccomp && testhook.Seccomp == nil && !testhook.NoEntryGate
+	return !testhook.SkipSeccomp && testhook.Seccomp == nil && !testhook.NoEntryGate
 }
-
-// EntryGateOn says whether native and bwrap keep absent protected names
-// with the entry gate instead of mount stubs: only with
-// CORDON_ENTRY_GATE=1 for now. The gate performs the calls it allows
-// from the launcher, outside the sandbox's Landlock layer, so with the
-// gate a create outside the writable roots is held by the mounts alone;
-// until the gate's own calls are held by a second wall (docs/design.md,
-// "The entry gate on native and bwrap"), the stubs stay the default.
-func EntryGateOn() bool { return os.Getenv("CORDON_ENTRY_GATE") == "1" }
 
 // rootedRules returns r with the calls that make names handed to the
 // gate.
