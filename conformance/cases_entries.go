@@ -44,6 +44,22 @@ mkdir -p "$T/pkg/lib" && i=0 && while [ $i -lt 300 ]; do echo $i > "$T/pkg/lib/f
 				}
 				h.Unchanged(snap, "ws/.claude-ok", "ws/renamed.txt", "ws/node_modules")
 			}},
+		{Name: "entries-deny-absent-parents", Class: Direct, Summary: "deny a path whose parents do not exist, beneath a directory the user may not write (a home the password database names that was never made): the launch works, the work in the workspace reaches the host, and nothing is made for the denied path",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("closed")
+				p.Deny = append(p.Deny, h.Path("closed/home/x/.ssh"))
+				if err := os.Chmod(h.Path("closed"), 0o555); err != nil {
+					h.Fatalf("chmod: %v", err)
+				}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo w > work.txt && ok WORK; mkdir -p "$C/home/x/.ssh" && ok MADE`, "C="+h.Path("closed"))
+				h.Expect(o, "WORK")
+				h.Refuse(o, "MADE")
+				h.Want("ws/work.txt", "w\n")
+				h.Absent("closed/home")
+				h.Unchanged(snap, "ws/work.txt")
+			}},
 	}
 }
 
