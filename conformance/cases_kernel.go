@@ -56,7 +56,6 @@ func kernelCases() []Case {
 		allowed := []int{afInet, afInet6, afNetlink}
 		if network {
 			suffix, mode = "-network-on", "network on"
-			allowed = append(allowed, afUnix)
 		}
 		pol := func(h *H) Policy {
 			_, p := h.ws()
