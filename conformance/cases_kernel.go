@@ -39,11 +39,11 @@ func keyDesc(h *H, what string) string {
 }
 
 // withOwnUnix adds AF_UNIX to the families a mode allows where the
-// landlock backend's Unix socket gate serves it (network off, and an
-// allowlist): the sandbox's own sockets work there, the host's stay out
-// of reach (the unix-own-sockets cases).
+// Unix socket gate serves it (network off, and an allowlist): the
+// sandbox's own sockets work there, the host's stay out of reach (the
+// unix-own-sockets cases).
 func withOwnUnix(h *H, network bool, allowed []int) []int {
-	if h.Backend() == "landlock" && !network && !slices.Contains(allowed, afUnix) {
+	if !network && !slices.Contains(allowed, afUnix) {
 		return append(slices.Clone(allowed), afUnix)
 	}
 	return allowed

@@ -54,6 +54,9 @@ func (g *gate) connect() (int64, unix.Errno, bool) {
 	case unix.AF_NETLINK:
 		return 0, connectNetlink(&s), true
 	}
+	if g.own {
+		return 0, ipRooted(&s), true
+	}
 	proxy, ok := proxyOf(g.d)
 	if !ok || (s.dom != unix.AF_INET && s.dom != unix.AF_INET6) || s.typ != unix.SOCK_STREAM || s.proto != unix.IPPROTO_TCP {
 		return 0, unix.EACCES, true

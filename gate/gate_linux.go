@@ -195,6 +195,9 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 	}()
 	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
 	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
+	if g.own {
+		g.socks.diag = rootedDiag(d)
+	}
 	defer g.socks.close()
 	defer g.ent.cleanMade()
 	defer g.closeWall()

@@ -55,12 +55,12 @@ func (g *metaGate) serve(stderr io.Writer) {
 	d := g.d
 	go func() {
 		defer sock.Close()
-		fds, err := gate.RecvFds(int(sock.Fd()), 2)
+		fds, err := gate.RecvFds(int(sock.Fd()), 3)
 		if err != nil {
 			return
 		}
 		for _, fd := range fds[1:] {
-			defer unix.Close(fd) // the wall thread's ruleset: held until Serve ends
+			defer unix.Close(fd) // the diagnostics, the wall thread's ruleset: held until Serve ends
 		}
 		l, d := fds[0], walled(d, fds[1:])
 		if err := gate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {

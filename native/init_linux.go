@@ -325,11 +325,19 @@ func installFilter(s *Spec, rfd int) error {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
+		// The socket diagnostics of the sandbox's network namespace,
+		// for the gate's record of its own Unix sockets; made before the
+		// filter, which refuses NETLINK_SOCK_DIAG.
+		diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+		if err != nil {
+			return fmt.Errorf("socket diagnostics: %w", err)
+		}
+		defer unix.Close(diag)
 		l, err := gate.Install(s.Seccomp)
 		if err != nil {
 			return fmt.Errorf("entry gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
 		}
-		fds := []int{l}
+		fds := []int{l, diag}
 		if rfd >= 0 {
 			fds = append(fds, rfd)
 		}
