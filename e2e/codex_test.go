@@ -51,18 +51,13 @@ func codexArgs(bin string, m *modelServer) []string {
 		"run the scripted tool calls"}
 }
 
-// codexKeyExcluded is what a user adds to ~/.codex/config.toml so that
-// the commands Codex runs do not get its key: cordon cannot set it for
-// them (docs/threat-model.md, "Secrets in the environment"), and keeps the
-// file read-only inside, so that no command the agent runs undoes it.
-const codexKeyExcluded = "[shell_environment_policy]\nexclude = [\"OPENAI_API_KEY\", \"CODEX_API_KEY\", \"CODEX_ACCESS_TOKEN\"]\n"
-
 func TestCodexInside(t *testing.T) {
 	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBackend(t, testenv.NativeBackend())
+	// The user's config.toml sets no shell_environment_policy: cordon's
+	// own -c override keeps the key from the commands Codex runs.
 	w := newWorld(t)
-	write(t, filepath.Join(w.Home, ".codex", "config.toml"), codexKeyExcluded)
 	session(t, w, "openai", scenarios(codexTools), true, func(m *modelServer) {
 		runCLI(t, w.WS, codexEnv(w), inside("codex", m, codexArgs(bin, m)...)...)
 	})

@@ -49,10 +49,17 @@ type AgentCLI struct {
 	// (launcher.AgentShellPrefix), so that the key the agent needs
 	// reaches none of the commands it runs.
 	ShellPrefix string
-	// KeySetting, for an agent without a ShellPrefix, is the setting of
-	// the user's own with which the agent keeps its key from the commands
-	// it runs: the agent reads it from a file cordon keeps read-only, so
-	// cordon cannot make it, and cordon run says so.
+	// Command is the base name of the agent's executable, and KeyArgs,
+	// for an agent without a ShellPrefix, the arguments that make it keep
+	// its key from the commands it runs, given the user's settings under
+	// home: cordon run puts them right after the executable's name when
+	// the command it runs is the agent's.
+	Command string
+	KeyArgs func(home string, keys []string) []string
+	// KeySetting is the setting of the user's own with which the agent
+	// keeps its key from the commands it runs: cordon run names it when
+	// it cannot put KeyArgs in (the agent started through a shell or
+	// another program), or when the agent has none.
 	KeySetting string
 	// KeyKept reports whether the user's settings under home make
 	// KeySetting (nil: it cannot tell).
@@ -106,6 +113,8 @@ var AgentCLIs = map[string]AgentCLI{
 		// Codex reads OPENAI_API_KEY (and a provider's env_key), CODEX_API_KEY
 		// for codex exec, CODEX_ACCESS_TOKEN for a ChatGPT sign-in.
 		Keys:        []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+		Command:     "codex",
+		KeyArgs:     codexKeyArgs,
 		KeySetting:  `exclude = ["OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"] under [shell_environment_policy] in ~/.codex/config.toml`,
 		KeyKept:     codexKeyKept,
 		Credentials: []string{".codex/auth.json"},

@@ -31,33 +31,68 @@ func readSettings(home, rel string) []byte {
 	return b
 }
 
+// codexPolicy is the user's shell_environment_policy in
+// ~/.codex/config.toml (zero when the file is missing, too large or not
+// TOML).
+type codexPolicy struct {
+	Inherit string   `toml:"inherit"`
+	Exclude []string `toml:"exclude"`
+}
+
+func readCodexPolicy(home string) (p codexPolicy, ok bool) {
+	var c struct {
+		Policy codexPolicy `toml:"shell_environment_policy"`
+	}
+	if home == "" {
+		return p, false
+	}
+	b := readSettings(home, ".codex/config.toml")
+	if b == nil || toml.Unmarshal(b, &c) != nil {
+		return p, false
+	}
+	return c.Policy, true
+}
+
 // codexKeyKept reports whether the user's ~/.codex/config.toml keeps
 // keys from the commands Codex runs: shell_environment_policy inherits
 // nothing, or excludes each key (its patterns are globs, matched without
 // regard to case).
 func codexKeyKept(home string, keys []string) bool {
-	var c struct {
-		Policy struct {
-			Inherit string   `toml:"inherit"`
-			Exclude []string `toml:"exclude"`
-		} `toml:"shell_environment_policy"`
-	}
-	b := readSettings(home, ".codex/config.toml")
-	if b == nil || toml.Unmarshal(b, &c) != nil {
+	p, ok := readCodexPolicy(home)
+	if !ok {
 		return false
 	}
-	if c.Policy.Inherit == "none" {
+	if p.Inherit == "none" {
 		return true
 	}
 	for _, k := range keys {
-		if !slices.ContainsFunc(c.Policy.Exclude, func(p string) bool {
-			ok, _ := path.Match(strings.ToUpper(p), strings.ToUpper(k))
+		if !slices.ContainsFunc(p.Exclude, func(e string) bool {
+			ok, _ := path.Match(strings.ToUpper(e), strings.ToUpper(k))
 			return ok
 		}) {
 			return false
 		}
 	}
 	return true
+}
+
+// codexKeyArgs are Codex's own "-c" override of its
+// shell_environment_policy.exclude: the user's patterns and the keys.
+// The override replaces the user's list, so it carries it along; Codex
+// reads its value as TOML, and a JSON array of strings is one.
+func codexKeyArgs(home string, keys []string) []string {
+	p, _ := readCodexPolicy(home)
+	ex := slices.Clone(p.Exclude)
+	for _, k := range keys {
+		if !slices.Contains(ex, k) {
+			ex = append(ex, k)
+		}
+	}
+	b, err := json.Marshal(ex)
+	if err != nil {
+		return nil
+	}
+	return []string{"-c", "shell_environment_policy.exclude=" + string(b)}
 }
 
 // geminiKeyKept reports whether the user's ~/.gemini/settings.json turns

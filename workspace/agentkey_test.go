@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -38,5 +39,29 @@ func TestAgentKeyKept(t *testing.T) {
 		if got := c.agent.KeyKept(home, c.agent.Keys); got != c.want {
 			t.Errorf("%s: KeyKept = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// Codex's -c override of its exclude list replaces the user's, so it
+// carries the user's patterns along with the keys.
+func TestCodexKeyArgs(t *testing.T) {
+	codex := AgentCLIs["codex"]
+	home := t.TempDir()
+	want := []string{"-c", `shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_API_KEY","CODEX_ACCESS_TOKEN"]`}
+	if got := codex.KeyArgs(home, codex.Keys); !slices.Equal(got, want) {
+		t.Errorf("no config.toml: KeyArgs = %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[shell_environment_policy]\nexclude = [\"AWS_*\", \"OPENAI_API_KEY\", \"a\\\"b<\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"-c", `shell_environment_policy.exclude=["AWS_*","OPENAI_API_KEY","a\"b\u003c","CODEX_API_KEY","CODEX_ACCESS_TOKEN"]`}
+	if got := codex.KeyArgs(home, codex.Keys); !slices.Equal(got, want) {
+		t.Errorf("the user's excludes: KeyArgs = %q, want %q", got, want)
+	}
+	if got := codex.KeyArgs("", codex.Keys); len(got) != 2 {
+		t.Errorf("no home: KeyArgs = %q, want the keys alone", got)
 	}
 }

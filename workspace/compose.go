@@ -135,6 +135,11 @@ type Composed struct {
 	// AgentCLI.KeySetting, "" when the user's settings make it already
 	// (AgentCLI.KeyKept).
 	AgentName, KeySetting string
+	// AgentCommand and KeyArgs are the agent CLI's AgentCLI.Command and
+	// the arguments its KeyArgs gives for the user's settings (none when
+	// they keep the key already).
+	AgentCommand string
+	KeyArgs      []string
 }
 
 // HomeAgentConfigs are files and directories under HOME whose contents
@@ -230,8 +235,11 @@ func Compose(s Spec) (*Composed, error) {
 		out.CacheDir = PrivateCacheDir(out.Workspace)
 		protect = extra
 	}
-	if agent.KeyKept != nil && home != "" && agent.KeyKept(home, agent.Keys) {
+	switch {
+	case agent.KeyKept != nil && home != "" && agent.KeyKept(home, agent.Keys):
 		out.KeySetting = ""
+	case agent.KeyArgs != nil:
+		out.AgentCommand, out.KeyArgs = agent.Command, agent.KeyArgs(home, agent.Keys)
 	}
 	if s.AgentCLI != "" && home != "" {
 		// After the workspace preset, so that no protection of the

@@ -257,7 +257,13 @@ func (o *runOpts) compose(e *env, args []string) (*workspace.Composed, *audit.Lo
 // command is the launch of args under comp, and what to do once it has
 // ended.
 func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args []string) (*launcher.Cmd, func()) {
+	env, withheld := o.environ(os.Environ(), comp)
+	if len(withheld) > 0 {
+		fmt.Fprintf(e.stderr, "cordon run: withheld from the sandbox, as their names mark a secret: %s (pass one with --env NAME, all with --inherit-env)\n", shown.String(strings.Join(withheld, " ")))
+	}
+	env, args = agentKey(env, args, comp, e.stderr)
 	cmd := launcher.Command(comp.Policy, args[0], args[1:]...)
+	cmd.Env = env
 	cmd.Backend = string(o.backend)
 	cmd.Network = bool(o.network)
 	// Under landlock (no pid namespace) what the command leaves running
@@ -273,12 +279,6 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (tty.IsTerminal(e.stdin) || tty.IsTerminal(e.stdout))
-	var withheld []string
-	cmd.Env, withheld = o.environ(os.Environ(), comp)
-	if len(withheld) > 0 {
-		fmt.Fprintf(e.stderr, "cordon run: withheld from the sandbox, as their names mark a secret: %s (pass one with --env NAME, all with --inherit-env)\n", shown.String(strings.Join(withheld, " ")))
-	}
-	cmd.Env = agentShellPrefix(cmd.Env, comp, e.stderr)
 	return cmd, done
 }
 
@@ -324,34 +324,71 @@ func (o *runOpts) environ(env []string, comp *workspace.Composed) (out, withheld
 	return out, withheld
 }
 
-// agentShellPrefix is env with the agent CLI's shell prefix variable
-// (comp.ShellPrefix) set to cordon's helper, which runs each command the
-// agent starts without the agent's own key (launcher.AgentShellPrefix).
-// It replaces a prefix of the caller's, saying so: a prefix of the
-// caller's would hand the commands the key. When the sandbox cannot run
-// cordon, the agent still starts, and the line says that its commands
-// see its key. An agent that keeps its key from its commands only by a
-// setting of the user's (comp.KeySetting) gets a line naming it.
-func agentShellPrefix(env []string, comp *workspace.Composed, stderr io.Writer) []string {
+// agentKey is env and args with what keeps the agent CLI's own key from
+// the commands it runs, when env holds the key. Claude Code gets its
+// shell prefix variable (comp.ShellPrefix) set to cordon's helper, which
+// runs each command without the key (launcher.AgentShellPrefix); a
+// prefix of the caller's is replaced, saying so, since it would hand the
+// commands the key. Codex gets its own arguments (comp.KeyArgs) right
+// after its executable's name, when args runs it (comp.AgentCommand).
+// Where neither applies, a line says the commands see the key, naming
+// the user's setting that keeps it (comp.KeySetting) when there is one.
+// The agent starts either way.
+func agentKey(env, args []string, comp *workspace.Composed, stderr io.Writer) ([]string, []string) {
 	if !slices.ContainsFunc(comp.AgentKeys, func(k string) bool { return hasEnv(env, k) }) {
-		return env
+		return env, args
 	}
 	if comp.ShellPrefix == "" {
+		if i := agentIndex(args, comp.AgentCommand); len(comp.KeyArgs) > 0 && i >= 0 {
+			return env, slices.Concat(args[:i+1], comp.KeyArgs, args[i+1:])
+		}
 		if comp.KeySetting != "" {
 			fmt.Fprintf(stderr, "cordon run: %s gives the commands it runs its key unless you set %s (docs/guide.md)\n", comp.AgentName, comp.KeySetting)
 		}
-		return env
+		return env, args
 	}
 	prefix, err := launcher.AgentShellPrefix(comp.Canonical, comp.AgentKeys)
 	if err != nil {
 		fmt.Fprintf(stderr, "cordon run: the commands the agent runs see its key (%s): %s cannot be set: %v\n", strings.Join(comp.AgentKeys, ", "), comp.ShellPrefix, err)
-		return env
+		return env, args
 	}
 	if hasEnv(env, comp.ShellPrefix) {
 		fmt.Fprintf(stderr, "cordon run: %s replaced by cordon's, which keeps the agent's key from the commands it runs\n", comp.ShellPrefix)
 	}
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, comp.ShellPrefix+"=") })
-	return append(env, comp.ShellPrefix+"="+prefix)
+	return append(env, comp.ShellPrefix+"="+prefix), args
+}
+
+// agentIndex is the index in args of the agent's executable (its base
+// name is command): args[0], or the program a leading env(1) runs after
+// its -i, -u NAME and NAME=VALUE words; -1 when args runs something else
+// or env with any other option, which cordon does not read.
+func agentIndex(args []string, command string) int {
+	i := 0
+	if filepath.Base(args[0]) == "env" {
+		i = envProgram(args)
+	}
+	if command == "" || i < 0 || i >= len(args) || filepath.Base(args[i]) != command {
+		return -1
+	}
+	return i
+}
+
+// envProgram is the index of the program env(1) runs in args (args[0]
+// is env), -1 when an option other than -i and -u comes first.
+func envProgram(args []string) int {
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-u" || a == "--unset":
+			i++
+		case a == "-i" || a == "--ignore-environment" || strings.HasPrefix(a, "--unset="):
+		case strings.HasPrefix(a, "-"):
+			return -1
+		case !strings.Contains(a, "="):
+			return i
+		}
+	}
+	return -1
 }
 
 // hasEnv reports whether env sets name.
