@@ -47,7 +47,7 @@ const verifyHelp = `Runs cordon's conformance suite on this host: every case bui
 in a temporary directory, runs a real escape attempt (or ordinary work)
 inside the sandbox through 'cordon run', and is judged by the host's state
 and the attempt's output. As root, every case runs again as an unprivileged
-user (` + conformance.UnprivName + `, created with useradd -M -r if missing).
+user (` + conformance.UnprivName + `, created with useradd -M -r if missing, with its home directory).
 
 Progress goes to stderr, one line per case; then a table and a summary.
 Cases that cannot apply to this backend or host are "n/a", never passed.
