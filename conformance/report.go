@@ -65,13 +65,20 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
-	Cases     []junitCase `xml:"testcase"`
+	Name      string `xml:"name,attr"`
+	Timestamp string `xml:"timestamp,attr,omitempty"`
+	Tests     int    `xml:"tests,attr"`
+	Failures  int    `xml:"failures,attr"`
+	Skipped   int    `xml:"skipped,attr"`
+	Time      string `xml:"time,attr"`
+	// Properties name the cordon that ran the suite (buildinfo).
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -98,7 +105,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	out := junitSuites{Time: secs(r.Elapsed.Seconds())}
 	byUser := map[string]*junitSuite{}
 	for _, u := range r.Users {
-		out.Suites = append(out.Suites, junitSuite{Name: "cordon-verify/" + r.Backend + "/" + u})
+		out.Suites = append(out.Suites, junitSuite{Name: "cordon-verify/" + r.Backend + "/" + u, Properties: r.properties()})
 	}
 	for i := range out.Suites {
 		byUser[r.Users[i]] = &out.Suites[i]
@@ -144,6 +151,17 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// properties are the JUnit properties naming the cordon of the report.
+func (r *Report) properties() []junitProperty {
+	c := r.Cordon
+	ps := []junitProperty{{"cordon.version", c.Version}}
+	if c.Revision != "" {
+		ps = append(ps, junitProperty{"cordon.revision", c.Revision}, junitProperty{"cordon.time", c.Time})
+	}
+	return append(ps, junitProperty{"cordon.modified", fmt.Sprint(c.Modified)},
+		junitProperty{"cordon.go", c.Go}, junitProperty{"cordon.platform", c.Platform})
 }
 
 // span is the wall time user's cases took, from the first one's start

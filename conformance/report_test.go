@@ -58,8 +58,12 @@ type junitDoc struct {
 	Failures int      `xml:"failures,attr"`
 	Skipped  int      `xml:"skipped,attr"`
 	Suites   []struct {
-		Name  string `xml:"name,attr"`
-		Tests int    `xml:"tests,attr"`
+		Name       string `xml:"name,attr"`
+		Tests      int    `xml:"tests,attr"`
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
 		Cases []struct {
 			Name    string `xml:"name,attr"`
 			Class   string `xml:"classname,attr"`
@@ -119,6 +123,12 @@ func TestVerifyCommand(t *testing.T) {
 	var doc junitDoc
 	require.NoError(t, xml.Unmarshal(b, &doc))
 	require.Equal(t, len(rep.Results), doc.Tests)
+	// Both name the cordon that ran them.
+	require.NotEmpty(t, rep.Cordon.Version)
+	require.NotEmpty(t, rep.Cordon.Platform)
+	require.NotEmpty(t, doc.Suites[0].Properties)
+	require.Equal(t, "cordon.version", doc.Suites[0].Properties[0].Name)
+	require.Equal(t, rep.Cordon.Version, doc.Suites[0].Properties[0].Value)
 
 	// A filter that matches nothing is a usage error, not a green run.
 	err = exec.Command(bin, "verify", "--run", "^no-such-case$").Run()

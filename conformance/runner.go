@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 )
 
 // Config is one run of the catalogue.
@@ -52,6 +54,8 @@ type Report struct {
 	Interrupted string        `json:"interrupted,omitempty"`
 	Elapsed     time.Duration `json:"-"`
 	Seconds     float64       `json:"seconds"`
+	// Cordon is the cordon that ran the suite.
+	Cordon buildinfo.Info `json:"cordon"`
 }
 
 // OK reports whether every applicable case passed (and at least one ran)
@@ -119,18 +123,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if workers <= 0 {
 		workers = 4
 	}
-	base := cfg.BaseDir
-	if base == "" {
-		d, err := os.MkdirTemp(FixtureParent(), "cordon-verify-")
-		if err != nil {
-			return nil, err
-		}
-		defer RemoveFixture(d)
-		if _, err := Base(d, cfg.Users, ""); err != nil {
-			return nil, err
-		}
-		base = d
+	base, remove, err := fixtureBase(cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer remove()
 	type job struct {
 		i int
 		c *Case
@@ -142,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			jobs = append(jobs, job{len(jobs), &cases[i], u})
 		}
 	}
-	rep := &Report{Backend: cfg.Executor.Backend(), Executor: cfg.Executor.Name()}
+	rep := &Report{Backend: cfg.Executor.Backend(), Executor: cfg.Executor.Name(), Cordon: buildinfo.Get()}
 	for _, u := range cfg.Users {
 		rep.Users = append(rep.Users, u.Name)
 	}
@@ -189,23 +186,7 @@ dispatch:
 	close(ch)
 	ended := make(chan struct{})
 	go func() { wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-	case <-ctx.Done():
-		// Interrupted: the cases in flight get a few seconds to stop
-		// their launches and run their cleanups; one that takes longer
-		// is left behind, reported not run like the others.
-		grace := cfg.Grace
-		if grace <= 0 {
-			grace = 5 * time.Second
-		}
-		t := time.NewTimer(grace)
-		select {
-		case <-ended:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	settle(ctx, ended, cfg.Grace)
 	mu.Lock()
 	closed = true
 	mu.Unlock()
@@ -223,10 +204,47 @@ dispatch:
 	return rep, nil
 }
 
+// fixtureBase is cfg's base directory, or a new one that remove removes.
+func fixtureBase(cfg Config) (base string, remove func(), err error) {
+	if cfg.BaseDir != "" {
+		return cfg.BaseDir, func() {}, nil
+	}
+	d, err := os.MkdirTemp(FixtureParent(), "cordon-verify-")
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := Base(d, cfg.Users, ""); err != nil {
+		RemoveFixture(d)
+		return "", nil, err
+	}
+	return d, func() { RemoveFixture(d) }, nil
+}
+
+// settle waits for the workers to end. Interrupted, the cases in flight
+// get grace (5 s by default) to stop their launches and run their
+// cleanups; one that takes longer is left behind, reported not run like
+// the others.
+func settle(ctx context.Context, ended <-chan struct{}, grace time.Duration) {
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	}
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	}
+}
+
 // NotRunReport is the report of a run interrupted (for why) before its
 // first case: every case, as every user, not run.
 func NotRunReport(x Executor, users []User, cases []Case, why string) *Report {
-	rep := &Report{Backend: x.Backend(), Executor: x.Name(), Interrupted: why}
+	rep := &Report{Backend: x.Backend(), Executor: x.Name(), Interrupted: why, Cordon: buildinfo.Get()}
 	for _, u := range users {
 		rep.Users = append(rep.Users, u.Name)
 	}

@@ -1,5 +1,6 @@
-// Package gate decides, outside the sandbox, the metadata calls
-// Landlock does not cover: chmod, chown, extended attributes and file
+// Package gate is the landlock backend's supervisor, run by the launcher
+// outside the sandbox: it decides the metadata calls Landlock does not
+// cover: chmod, chown, extended attributes and file
 // times, and reading extended attributes and watching with inotify; and,
 // through EntryRules and an EntryDecider, the calls that make, remove,
 // rename and link names where the backend's own wall cannot say what the

@@ -16,4 +16,10 @@
 // a listing of the host; Plan.Rights and Plan.Allows (model.go) are the
 // backend's own model, never wider than the policy's, and every difference
 // is listed with its reason (Plan.Describe, Plan.Explain).
+//
+// What Landlock does not cover (chmod, chown, extended attributes, file
+// times, inotify, names made where a directory is frozen, Unix sockets,
+// connecting through the proxy) the seccomp filter hands to the
+// backend's supervisor in the launcher, package gate. The init and its
+// keeper are this package's (init_linux.go, keeper_linux.go).
 package landlock

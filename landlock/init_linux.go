@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/gate"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/timing"
 )
 
@@ -44,19 +45,19 @@ func initMain(fdArg string) int {
 	timing.Mark("init", "go start")
 	s, err := readSpec(fdArg)
 	if err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	if s.Probe != "" {
 		if err := probeMain(s); err != nil {
-			sayf("%v", err)
+			shown.Sayf(os.Stderr, "%v", err)
 			return exitSetup
 		}
 		return 0
 	}
 	path := s.Path
 	if path == "" || len(s.Argv) == 0 {
-		sayf("no command in the spec")
+		shown.Sayf(os.Stderr, "no command in the spec")
 		return exitSetup
 	}
 	// Looked up before the domain is in force, as the launcher checked
@@ -64,7 +65,7 @@ func initMain(fdArg string) int {
 	if !containsSlash(path) {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			sayf("%s: %v", path, err)
+			shown.Sayf(os.Stderr, "%s: %v", path, err)
 			return exitNotFound
 		}
 		path = lp
@@ -85,11 +86,11 @@ func initMain(fdArg string) int {
 		return keep(s, path)
 	}
 	if err := confine(s); err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	err = syscall.Exec(path, s.Argv, os.Environ())
-	sayf("%s: %v", path, err)
+	shown.Sayf(os.Stderr, "%s: %v", path, err)
 	if errors.Is(err, syscall.ENOENT) {
 		return exitNotFound
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/reap"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 	"github.com/cordon-sandbox/cordon/internal/timing"
 )
 
@@ -42,20 +43,20 @@ const exitLauncherGone = 128 + int(syscall.SIGKILL)
 func keep(s *Spec, path string) int {
 	launcher, err := watchParent()
 	if err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		sayf("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
+		shown.Sayf(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER): %v", err)
 		return exitSetup
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		sayf("prctl(PR_SET_DUMPABLE): %v", err)
+		shown.Sayf(os.Stderr, "prctl(PR_SET_DUMPABLE): %v", err)
 		return exitSetup
 	}
 	tasks, err := reap.OpenTasks()
 	if err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	// One the launcher's caller ignores (SIGHUP under nohup) stays
@@ -80,7 +81,7 @@ func keep(s *Spec, path string) int {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		unix.Kill(pid, unix.SIGKILL)
-		sayf("pidfd_open of the command: %v", err)
+		shown.Sayf(os.Stderr, "pidfd_open of the command: %v", err)
 		tasks.KillAll(0)
 		return exitSetup
 	}
@@ -110,7 +111,7 @@ func keep(s *Spec, path string) int {
 		}
 		timing.Mark("init", "command exit")
 		if err := tasks.KillAll(0); err != nil {
-			sayf("%v", err)
+			shown.Sayf(os.Stderr, "%v", err)
 		}
 		timing.Mark("init", "reap")
 		exitAs(ws)
@@ -195,7 +196,7 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 			err = guardKeeper(unix.Getpid(), unix.Gettid())
 		}
 		if err != nil {
-			sayf("%v", err)
+			shown.Sayf(os.Stderr, "%v", err)
 			done <- result{0, exitSetup}
 			return
 		}
@@ -213,7 +214,7 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 			Setsid: newSession, Setctty: newSession && ctty >= 0, Ctty: ctty}}
 		pid, err := syscall.ForkExec(path, s.Argv, attr)
 		if err != nil {
-			sayf("%s: %v", path, err)
+			shown.Sayf(os.Stderr, "%s: %v", path, err)
 			code := exitNoExec
 			if err == syscall.ENOENT {
 				code = exitNotFound

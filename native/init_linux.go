@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/gate"
+	"github.com/cordon-sandbox/cordon/internal/shown"
 )
 
 // The init runs in any program that links this package (cordon, and the
@@ -43,12 +44,12 @@ func initMain(fdArg string) int {
 		err = build(s)
 	}
 	if err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	if s.Probe {
 		if err := confine(s); err != nil {
-			sayf("%v", err)
+			shown.Sayf(os.Stderr, "%v", err)
 			return exitSetup
 		}
 		return 0
@@ -421,7 +422,7 @@ func run(s *Spec) int {
 	}
 	if s.ProxyPort != 0 {
 		if err := handListener(s.ProxyFd, s.ProxyPort); err != nil {
-			sayf("network allowlist: %v", err)
+			shown.Sayf(os.Stderr, "network allowlist: %v", err)
 			return exitSetup
 		}
 	}
@@ -429,13 +430,13 @@ func run(s *Spec) int {
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			sayf("%s: %v", path, err)
+			shown.Sayf(os.Stderr, "%s: %v", path, err)
 			return exitNotFound
 		}
 		path = lp
 	}
 	if err := confine(s); err != nil {
-		sayf("%v", err)
+		shown.Sayf(os.Stderr, "%v", err)
 		return exitSetup
 	}
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
@@ -446,7 +447,7 @@ func run(s *Spec) int {
 			Setctty: s.Ctty && !s.weakened("new-session"), Ctty: s.CttyFd},
 	})
 	if err != nil {
-		sayf("%s: %v", filepath.Base(path), err)
+		shown.Sayf(os.Stderr, "%s: %v", filepath.Base(path), err)
 		if errors.Is(err, syscall.ENOENT) {
 			return exitNotFound
 		}
@@ -513,7 +514,7 @@ func reap(s *Spec, pid int) int {
 			continue
 		}
 		if err != nil {
-			sayf("wait: %v", err)
+			shown.Sayf(os.Stderr, "wait: %v", err)
 			return exitSetup
 		}
 		if got != pid {

@@ -160,6 +160,40 @@ var HomeAgentConfigs = []string{
 	".cache/copilot",
 }
 
+// loadFiles merges the policy files, in order, and gathers the domains
+// and environment names they give.
+func loadFiles(files []string) (p policy.FsSandboxPolicy, allow, deny, passEnv []string, err error) {
+	for _, file := range files {
+		f, err := policy.LoadFile(file)
+		if err != nil {
+			return p, nil, nil, nil, err
+		}
+		p.Merge(f.FsSandboxPolicy)
+		passEnv = append(passEnv, f.Env...)
+		if f.Network != nil {
+			allow = append(allow, f.Network.AllowDomains...)
+			deny = append(deny, f.Network.DenyDomains...)
+		}
+	}
+	return p, allow, deny, passEnv, nil
+}
+
+// networkOf is the network allowlist of the domains allowed and denied,
+// nil when none is named.
+func networkOf(allow, deny []string) (*netpolicy.Policy, error) {
+	if len(allow)+len(deny) == 0 {
+		return nil, nil
+	}
+	network, err := netpolicy.New(allow, deny)
+	if err != nil {
+		return nil, err
+	}
+	if len(network.Allow) == 0 {
+		return nil, fmt.Errorf("--deny-domain without --allow-domain: nothing is allowed to deny from (the network is off unless a pattern allows a host)")
+	}
+	return network, nil
+}
+
 // Compose builds the policy of s. The steps, in order: the policy files,
 // the root flags, the workspace preset, the agents preset, the
 // workspace's protections on every other writable root (and on the
@@ -170,25 +204,14 @@ func Compose(s Spec) (*Composed, error) {
 	if err := s.check(); err != nil {
 		return nil, &SpecError{err}
 	}
-	var p policy.FsSandboxPolicy
-	var allow, deny, passEnv []string
-	for _, file := range s.Files {
-		f, err := policy.LoadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		p.Merge(f.FsSandboxPolicy)
-		passEnv = append(passEnv, f.Env...)
-		if f.Network != nil {
-			allow = append(allow, f.Network.AllowDomains...)
-			deny = append(deny, f.Network.DenyDomains...)
-		}
+	p, allow, deny, passEnv, err := loadFiles(s.Files)
+	if err != nil {
+		return nil, err
 	}
 	allow = append(allow, s.AllowDomains...)
 	deny = append(deny, s.DenyDomains...)
 	var agent AgentCLI
 	if s.AgentCLI != "" {
-		var err error
 		if agent, err = LookupAgentCLI(s.AgentCLI); err != nil {
 			return nil, err
 		}
@@ -197,15 +220,9 @@ func Compose(s Spec) (*Composed, error) {
 		}
 		passEnv = append(passEnv, agent.Keys...)
 	}
-	var network *netpolicy.Policy
-	if len(allow)+len(deny) > 0 {
-		var err error
-		if network, err = netpolicy.New(allow, deny); err != nil {
-			return nil, err
-		}
-		if len(network.Allow) == 0 {
-			return nil, fmt.Errorf("--deny-domain without --allow-domain: nothing is allowed to deny from (the network is off unless a pattern allows a host)")
-		}
+	network, err := networkOf(allow, deny)
+	if err != nil {
+		return nil, err
 	}
 	// The writable roots named by the caller, before any preset adds its
 	// own: each gets the workspace's protections.

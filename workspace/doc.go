@@ -17,8 +17,11 @@
 //     state directories and API hosts are one AgentCLIs entry.
 //   - scan.go, scancache.go: the bounded scan for nested repositories and
 //     its record between launches.
-//   - git.go, guardcache.go: the git guard, which protects what git runs
-//     or obeys in each repository found, and its record.
+//   - credentials.go: the credential stores the preset denies, and the
+//     homes they are looked up under.
+//   - git.go, gitplaces.go, guardcache.go: the git guard, which protects
+//     what git runs or obeys in each repository found (in parallel, over
+//     the places the scan found), and its record.
 //
 // # Composing a policy
 //

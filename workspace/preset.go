@@ -5,15 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"os/user"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/closeddir"
 	"github.com/cordon-sandbox/cordon/internal/state"
@@ -232,36 +227,6 @@ func preset(r *policy.Resolver, dir string, opt Options) (policy.FsSandboxPolicy
 	return p, nil
 }
 
-// storeHomes are the homes whose credential stores the preset denies:
-// home ($HOME, resolved; "" when there is none) and the user's home from
-// the password database (userHome, "" to look it up), each once.
-func storeHomes(r *policy.Resolver, home, userHome string) []string {
-	var out []string
-	if home != "" {
-		out = append(out, home)
-	}
-	if userHome == "" {
-		userHome = UserHome()
-	}
-	if filepath.IsAbs(userHome) {
-		if h, err := r.Resolve(userHome); err == nil && h != "/" && !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// UserHome is the current user's home directory as the password database
-// names it, "" when it names none: unlike $HOME, nothing the caller's
-// environment says changes it.
-func UserHome() string {
-	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
-	if err != nil || !filepath.IsAbs(u.HomeDir) {
-		return ""
-	}
-	return filepath.Clean(u.HomeDir)
-}
-
 // Protections compiles what guards writable root root as the workspace
 // preset guards the workspace (docs/threat-model.md, class 6): its
 // auto-executed files, the git metadata in it, and the shell files of
@@ -382,105 +347,6 @@ func homeFiles(r *policy.Resolver, home string, opt Options) []homeFile {
 	return out
 }
 
-// noteFresh tells of agents' and editors' configuration that appeared in
-// a nested directory since the previous launch in this root: a sandbox
-// can create it where none was (docs/threat-model.md, class 6, limits),
-// and tools outside the sandbox obey it. It is read-only from now on, but
-// what it says was written before. One note, naming a few.
-func (g *gitGuard) noteFresh(places []gitPlace) {
-	var fresh []string
-	for _, pl := range places {
-		for i, n := range NestedNames {
-			if pl.Fresh&(1<<i) != 0 {
-				fresh = append(fresh, strconv.Quote(filepath.Join(pl.Path, n)))
-			}
-		}
-	}
-	if len(fresh) == 0 {
-		return
-	}
-	more := ""
-	if len(fresh) > 5 {
-		more = fmt.Sprintf(" and %d more", len(fresh)-5)
-		fresh = fresh[:5]
-	}
-	g.note("agents' or editors' configuration appeared since the last launch in %s: %s%s; agents and editors run what it says outside any sandbox (a skill's hooks, MCP servers, tasks): if you did not make it, remove it", g.root, strings.Join(fresh, ", "), more)
-}
-
-// guardWorkers is how many goroutines guard the repositories a scan
-// found; guardChunk is the fewest repositories worth a goroutine.
-var (
-	guardWorkers = min(runtime.GOMAXPROCS(0), 8)
-	guardChunk   = 64
-)
-
-// places guards the repositories the scan found. The work is a few dozen
-// system calls per repository, so a workspace of hundreds is guarded by
-// several goroutines, each with a guard of its own over a share of them,
-// whose roots and notes are then taken in the order of the places (a
-// root reached by two guards, through two pointers, is named twice,
-// which canonicalization takes as once; a note is kept once).
-func (g *gitGuard) places(places []gitPlace) {
-	one := func(g *gitGuard, pl gitPlace) {
-		if pl.Closed {
-			g.roots = append(g.roots, pl.Path)
-			g.note("%s is closed to you (no permission to read it): cordon cannot look for git repositories inside, so it is read-only in the sandbox; make it readable (chmod u+rx) to work in it", pl.Path)
-			return
-		}
-		if pl.Wide {
-			g.roots = append(g.roots, pl.Path)
-			g.note("%s has more than %d subdirectories, more than cordon looks through for git repositories at each launch: it is read-only in the sandbox; remove what you do not need in it (or move it out of the workspace) to work in it", pl.Path, scanWide)
-			return
-		}
-		if pl.Conf != 0 {
-			g.confPlace(pl.Path, pl.Conf)
-			return
-		}
-		if pl.Gitdir {
-			if b := filepath.Base(pl.Path); !strings.HasSuffix(b, ".git") {
-				g.note("%s has the shape of a git directory (HEAD, objects, refs): git run in it or below it on the host uses its config and hooks; if you did not make it, remove it", pl.Path)
-			}
-			g.gitdir(pl.Path, "")
-		} else {
-			g.workTreeHas(pl.Path, pl.Has)
-		}
-	}
-	n := min(guardWorkers, len(places)/guardChunk)
-	if n < 2 {
-		for _, pl := range places {
-			one(g, pl)
-		}
-		return
-	}
-	parts := make([]*gitGuard, n)
-	var wg sync.WaitGroup
-	for i := range parts {
-		w := &gitGuard{root: g.root, writes: g.writes, done: maps.Clone(g.done), cache: g.cache.fork()}
-		parts[i] = w
-		lo, hi := i*len(places)/n, (i+1)*len(places)/n
-		wg.Go(func() {
-			for _, pl := range places[lo:hi] {
-				one(w, pl)
-			}
-		})
-	}
-	wg.Wait()
-	noted := map[string]bool{}
-	for _, w := range parts {
-		g.cache.join(w.cache)
-		g.roots = append(g.roots, w.roots...)
-		for _, n := range w.notes {
-			if !noted[n] {
-				noted[n] = true
-				g.notes = append(g.notes, n)
-			}
-		}
-		if g.refuse == nil {
-			g.refuse = w.refuse
-		}
-	}
-}
-
 // noLinks refuses protected paths that are symlinks. Canonicalizing would
 // protect the link's target, while the link itself, a directory entry in a
 // writable root, could be replaced from inside the sandbox by a real file
@@ -513,64 +379,6 @@ func PrivateTmpDir(workspace string) string {
 func PrivateCacheDir(workspace string) string {
 	sum := sha256.Sum256([]byte(workspace))
 	return filepath.Join(state.Path(), state.Cache, hex.EncodeToString(sum[:6]))
-}
-
-// credentials lists the credential stores under home to deny: those that
-// exist, and those a sandbox could create because a writable root contains
-// them. A store that is the workspace itself, or named in allow, stays open.
-// One that cannot be looked up inside the workspace (a directory on its way
-// closed to this user, which a sandbox could open again) fails the launch.
-func credentials(r *policy.Resolver, home, ws string, allow, own []string) ([]string, error) {
-	allowed := map[string]bool{}
-	for _, a := range allow {
-		if ra, err := r.Resolve(a); err == nil {
-			allowed[ra] = true
-		}
-	}
-	var out []string
-	for _, n := range CredentialStores {
-		if slices.Contains(own, n) {
-			continue
-		}
-		lexical := filepath.Join(home, n)
-		p, err := r.Resolve(lexical)
-		if err != nil && within(lexical, ws) && !testhook.ClosedUnchecked {
-			return nil, fmt.Errorf("cannot deny the credential store %s: %s; it lies in the workspace, where a sandbox can close a directory of its own to hide it from this check and open it again inside", lexical, closeddir.Hint(lexical, err))
-		}
-		if err != nil || allowed[p] || p == ws {
-			continue
-		}
-		if exists, _, err := r.Lookup(p); (err == nil && exists) || within(p, ws) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// notStores notes each of allow that names no credential store under
-// home: --allow-read opens only those, so it changes nothing there.
-func notStores(r *policy.Resolver, homes []string, allow []string) []string {
-	stores := map[string]bool{}
-	for _, home := range homes {
-		for _, n := range CredentialStores {
-			if p, err := r.Resolve(filepath.Join(home, n)); err == nil {
-				stores[p] = true
-			}
-		}
-	}
-	home := strings.Join(homes, " and ")
-	var notes []string
-	for _, a := range allow {
-		if p, err := r.Resolve(a); err != nil || !stores[p] {
-			notes = append(notes, fmt.Sprintf("--allow-read %s changes nothing: it opens only the credential stores cordon denies (%s, under %s)", a, strings.Join(CredentialStores, ", "), home))
-		}
-	}
-	return notes
-}
-
-// within reports whether p equals root or lies below it.
-func within(p, root string) bool {
-	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
 }
 
 // Agents compiles the --agents-root preset: the agents root denied, the

@@ -75,60 +75,72 @@ func (a *Agent) layers(home, project string, getenv func(string) string) []strin
 func offIn(a *Agent, path string) string {
 	switch a.Name {
 	case "claude-code", "gemini":
-		c, err := read(a, path)
-		if err != nil || !c.Existed {
-			return ""
-		}
-		_, root, err := parse(path, c.Old)
-		if err != nil {
-			return path + " cannot be read (" + err.Error() + "): it may turn hooks off"
-		}
-		if a.Name == "claude-code" {
-			if v := root.get("disableAllHooks"); v != nil && string(c.Old[v.start:v.end]) == "true" {
-				return path + ` sets "disableAllHooks": true`
-			}
-			// The machine's managed settings can allow their own hooks only.
-			if v := root.get("allowManagedHooksOnly"); v != nil && filepath.Base(path) == "managed-settings.json" && string(c.Old[v.start:v.end]) == "true" {
-				return path + ` sets "allowManagedHooksOnly": true`
-			}
-			return ""
-		}
-		hc := root.get("hooksConfig")
-		if v := hc.get("enabled"); v != nil && string(c.Old[v.start:v.end]) == "false" {
-			return path + ` sets "hooksConfig": {"enabled": false}`
-		}
-		if d := hc.get("disabled"); d != nil && d.kind == '[' {
-			for _, e := range d.elems {
-				if e.text() == a.name {
-					return path + ` lists "cordon" in "hooksConfig.disabled"`
-				}
-			}
-		}
+		return offInJSON(a, path)
 	case "codex":
-		b, err := os.ReadFile(path)
-		if err != nil {
-			if os.IsNotExist(err) {
-				return ""
-			}
-			return path + " cannot be read (" + err.Error() + "): it may turn hooks off"
+		return offInCodex(path)
+	}
+	return ""
+}
+
+// offInJSON is offIn for Claude Code's and Gemini's settings.
+func offInJSON(a *Agent, path string) string {
+	c, err := read(a, path)
+	if err != nil || !c.Existed {
+		return ""
+	}
+	_, root, err := parse(path, c.Old)
+	if err != nil {
+		return path + " cannot be read (" + err.Error() + "): it may turn hooks off"
+	}
+	if a.Name == "claude-code" {
+		if v := root.get("disableAllHooks"); v != nil && string(c.Old[v.start:v.end]) == "true" {
+			return path + ` sets "disableAllHooks": true`
 		}
-		if filepath.Base(path) == "requirements.toml" {
-			only, err := tomlBool(string(b), []string{"allow_managed_hooks_only"})
-			switch {
-			case only != nil && *only:
-				return path + " allows managed hooks only (allow_managed_hooks_only = true)"
-			case err != nil:
-				return path + " has TOML cordon cannot read (" + err.Error() + "): it may turn hooks off"
+		// The machine's managed settings can allow their own hooks only.
+		if v := root.get("allowManagedHooksOnly"); v != nil && filepath.Base(path) == "managed-settings.json" && string(c.Old[v.start:v.end]) == "true" {
+			return path + ` sets "allowManagedHooksOnly": true`
+		}
+		return ""
+	}
+	hc := root.get("hooksConfig")
+	if v := hc.get("enabled"); v != nil && string(c.Old[v.start:v.end]) == "false" {
+		return path + ` sets "hooksConfig": {"enabled": false}`
+	}
+	if d := hc.get("disabled"); d != nil && d.kind == '[' {
+		for _, e := range d.elems {
+			if e.text() == a.name {
+				return path + ` lists "cordon" in "hooksConfig.disabled"`
 			}
+		}
+	}
+	return ""
+}
+
+// offInCodex is offIn for a Codex config.toml or requirements.toml.
+func offInCodex(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
 			return ""
 		}
-		off, err := tomlFalse(string(b), []string{"features", "hooks"})
+		return path + " cannot be read (" + err.Error() + "): it may turn hooks off"
+	}
+	if filepath.Base(path) == "requirements.toml" {
+		only, err := tomlBool(string(b), []string{"allow_managed_hooks_only"})
 		switch {
-		case off:
-			return path + " turns hooks off (features.hooks = false)"
+		case only != nil && *only:
+			return path + " allows managed hooks only (allow_managed_hooks_only = true)"
 		case err != nil:
 			return path + " has TOML cordon cannot read (" + err.Error() + "): it may turn hooks off"
 		}
+		return ""
+	}
+	off, err := tomlFalse(string(b), []string{"features", "hooks"})
+	switch {
+	case off:
+		return path + " turns hooks off (features.hooks = false)"
+	case err != nil:
+		return path + " has TOML cordon cannot read (" + err.Error() + "): it may turn hooks off"
 	}
 	return ""
 }

@@ -270,3 +270,35 @@ func withoutWithheld(s string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// TestCLICordonErrors: an input cordon cannot use (a file that does not
+// exist, a directory that cannot be written) is a cordon error, 125, as
+// the README's exit-code table says, never bad usage (2) or the "no"
+// answer (1); the message names the command and the input.
+func TestCLICordonErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, args := range [][]string{
+		{"run", "--policy", missing, "--", "true"},
+		{"run", "--workspace", missing, "--", "true"},
+		{"profile", "--policy", missing},
+		{"explain", "--policy", missing, "/x"},
+		{"decide", "--workspace", missing},
+		{"audit", "verify", missing},
+		{"audit", "key", "export", filepath.Join(missing, "k")},
+		{"doctor", "--dir", missing},
+		{"verify", "--junit", filepath.Join(missing, "r.xml")},
+		{"demo", "--audit", filepath.Join(missing, "a.jsonl")},
+	} {
+		code, _, errs := runCLI(t, "", args...)
+		name := args[0]
+		if name == "audit" {
+			name = strings.Join(args[:2], " ")
+			if args[1] == "key" {
+				name = strings.Join(args[:3], " ")
+			}
+		}
+		require.Equal(t, exitCordonError, code, "%v: %s", args, errs)
+		require.True(t, strings.HasPrefix(errs, "cordon "+name+": "), "%v: %s", args, errs)
+		require.Contains(t, errs, missing, "%v: the message names the input", args)
+	}
+}

@@ -1,29 +1,19 @@
-package landlock
+package shown
 
 import (
 	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
 )
 
-// TestSayEscapes: a name a sandbox planted (an OSC 52 clipboard write, a
+// TestSayfEscapes: a name a sandbox planted (an OSC 52 clipboard write, a
 // title, a screen clear, a C1 CSI, an invalid byte) reaches the init's
 // stderr escaped, with cordon's own words around it as they were.
-func TestSayEscapes(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stderr
-	os.Stderr = w
+func TestSayfEscapes(t *testing.T) {
+	var b strings.Builder
 	name := "ws/x\x1b]52;c;cHduZWQ=\x07\x1b]0;title\x07\x1b[2J\xc2\x9b\xff"
-	sayf("%s: %v", name, errors.New("not the object the plan was made for"))
-	os.Stderr = saved
-	w.Close()
-	b, _ := io.ReadAll(r)
-	got := string(b)
+	Sayf(&b, "%s: %v", name, errors.New("not the object the plan was made for"))
+	got := b.String()
 	for _, c := range got {
 		if c < 0x20 && c != '\n' || c == 0x7f || c >= 0x80 && c < 0xa0 || c == 0xfffd {
 			t.Fatalf("raw control or invalid byte %q printed: %q", c, got)
