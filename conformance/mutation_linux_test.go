@@ -30,7 +30,8 @@ import (
 // seen with a root launcher (Linux 6.18, bubblewrap 0.8), besides the
 // cases of FINDINGS.md that fail unmutated:
 //
-//	ancestor-pins   swap-dir-for-symlink, rename-ancestor-of-denied,
+//	ancestor-pins+gate (the pins alone: the entry gate holds)
+//	                swap-dir-for-symlink, rename-ancestor-of-denied,
 //	                rename-ancestor-of-readonly, rename-ancestor-open-mode,
 //	                rename-python, rename-perl, rename-syscall,
 //	                rename-git-dir-away, rename-workspace-away
