@@ -206,7 +206,7 @@ func weakenMountsBy(weaken string, mounts []native.Mount) []native.Mount {
 
 var mountWhat = map[bwrap.MountKind]string{
 	bwrap.MountPin: "pin", bwrap.MountBind: "bind", bwrap.MountReadonly: "read-only bind",
-	bwrap.MountMaskDir: "mask", bwrap.MountMaskFile: "mask",
+	bwrap.MountMaskDir: "mask", bwrap.MountMaskFile: "mask", bwrap.MountSubst: "private /tmp",
 }
 
 // nilFiles are the descriptors the caller's nil ExtraFiles entries stand
