@@ -133,6 +133,9 @@ const (
 	MountMaskDir
 	// MountMaskFile binds the empty file Src read-only over a denied file.
 	MountMaskFile
+	// MountSubst binds the private directory Src, writable, at /tmp
+	// (policy.Canonical.WithTmp).
+	MountSubst
 )
 
 // A Mount is one operation of the list: Src (Path when empty) bound at
@@ -146,7 +149,9 @@ type Mount struct {
 }
 
 // Readonly reports whether the mount is read-only.
-func (m Mount) Readonly() bool { return m.Kind != MountPin && m.Kind != MountBind }
+func (m Mount) Readonly() bool {
+	return m.Kind != MountPin && m.Kind != MountBind && m.Kind != MountSubst
+}
 
 // ProcReadonly are the /proc paths a sandbox gets read-only over its own
 // /proc, and ProcMasked those it gets /dev/null over (see Render).
@@ -185,6 +190,7 @@ const (
 	opReadonly = int(MountReadonly)
 	opMaskDir  = int(MountMaskDir)
 	opMaskFile = int(MountMaskFile)
+	opSubst    = int(MountSubst)
 )
 
 type op struct {
@@ -192,6 +198,7 @@ type op struct {
 	kind int
 	dir  bool   // the target is a directory
 	mask string // opMaskDir: the mask's key
+	src  string // opSubst, and a pin below it: the host directory bound there
 }
 
 // Render turns a canonical policy into bwrap arguments.
@@ -284,7 +291,7 @@ func procDevArgs(opt Options) []string {
 
 // mount is o as the plan lists it.
 func (o op) mount(opt Options) Mount {
-	m := Mount{Path: o.path, Kind: MountKind(o.kind), Dir: o.dir}
+	m := Mount{Path: o.path, Src: o.src, Kind: MountKind(o.kind), Dir: o.dir}
 	switch o.kind {
 	case opMaskDir:
 		m.Src = filepath.Join(opt.MaskRoot, o.mask)
@@ -321,6 +328,8 @@ func (o op) appendArgs(a []string, opt Options) ([]string, error) {
 		a = append(a, "--bind-fd", strconv.Itoa(fd), p)
 	case byFD:
 		a = append(a, "--ro-bind-fd", strconv.Itoa(fd), p)
+	case o.src != "":
+		a = append(a, "--bind", o.src, p)
 	case o.kind == opPin, o.kind == opBind:
 		a = append(a, "--bind", p, p)
 	case o.kind == opReadonly:
@@ -348,6 +357,12 @@ func (opt Options) sockets() Sockets {
 func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 	var ops []op
 	pinned := map[string]bool{}
+	tmp := c.TmpSource()
+	if tmp != "" {
+		// The substituted /tmp (policy.Canonical.WithTmp), under every
+		// root the policy names below it.
+		ops = append(ops, op{path: policy.TmpPath, kind: opSubst, dir: true, src: tmp})
+	}
 	for _, r := range c.Roots() {
 		if r.Path == "/" {
 			continue // decided by the base bind
@@ -400,7 +415,12 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 				if root, ok := c.DecidingRoot(anc); ok && root.Path == anc {
 					continue // a root is already a mount point
 				}
-				ops = append(ops, op{path: anc, kind: opPin, dir: true})
+				pin := op{path: anc, kind: opPin, dir: true}
+				if tmp != "" && policy.UnderTmp(anc) {
+					// What is there inside is the private /tmp's.
+					pin.src = tmp + strings.TrimPrefix(anc, policy.TmpPath)
+				}
+				ops = append(ops, pin)
 			}
 		}
 	}

@@ -176,12 +176,16 @@ var (
 	// them; 'ss' falls back to /proc/net without NETLINK_SOCK_DIAG.
 	socketsOff = Sockets{Mode: "network off",
 		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
-	// socketsHost is the host's network: Unix sockets as well, and still
+	// socketsHost is the host's network: IP and NETLINK_ROUTE, and
 	// nothing else (no AF_VSOCK, AF_PACKET, AF_ALG, Bluetooth, CAN...):
 	// they are not what "network on" means to a user, and AF_VSOCK would
-	// reach the hypervisor host past the host's firewall.
+	// reach the hypervisor host past the host's firewall. No AF_UNIX
+	// either: the host's network namespace is the host's abstract
+	// sockets, and a read-only mount does not stop connect(2) to a
+	// pathname one (docker.sock, an ssh-agent, D-Bus, tmux in /tmp);
+	// socketpair stays.
 	socketsHost = Sockets{Mode: "network on",
-		Families: []uint32{afUnix, afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
 )
 
 // socketsProxy is the network allowlist (a proxy outside): the sandbox's

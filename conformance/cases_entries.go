@@ -15,9 +15,6 @@ func entriesCases() []Case {
 	return []Case{
 		{Name: "entries-absent-names", Class: Direct, Summary: "the project's listing inside during a run and on the host after equals its listing before; each absent protected name (.mcp.json, .claude, .envrc, .vscode, .idea, .zed) stays unmade by O_CREAT, mkdir, mkfifo, symlink, link and rename, a directory moved in whole too; files and directories made, renamed and removed at the top, and a many-file extraction, reach the host",
 			Run: func(h *H) {
-				if h.Backend() != "landlock" && os.Getenv("CORDON_ENTRY_GATE") != "1" {
-					h.NotApplicable("native and bwrap keep absent names with mount stubs unless CORDON_ENTRY_GATE=1 (docs/design.md, \"The entry gate on native and bwrap\")")
-				}
 				_, p := h.ws()
 				h.Host("ws", "git", "init", "-q")
 				h.Write("ws/a.txt", "a\n")
@@ -46,6 +43,22 @@ mkdir -p "$T/pkg/lib" && i=0 && while [ $i -lt 300 ]; do echo $i > "$T/pkg/lib/f
 					h.Absent("ws/" + n)
 				}
 				h.Unchanged(snap, "ws/.claude-ok", "ws/renamed.txt", "ws/node_modules")
+			}},
+		{Name: "entries-deny-absent-parents", Class: Direct, Summary: "deny a path whose parents do not exist, beneath a directory the user may not write (a home the password database names that was never made): the launch works, the work in the workspace reaches the host, and nothing is made for the denied path",
+			Run: func(h *H) {
+				_, p := h.ws()
+				h.Mkdir("closed")
+				p.Deny = append(p.Deny, h.Path("closed/home/x/.ssh"))
+				if err := os.Chmod(h.Path("closed"), 0o555); err != nil {
+					h.Fatalf("chmod: %v", err)
+				}
+				snap := h.Snapshot()
+				o := h.Sandbox(p, `echo w > work.txt && ok WORK; mkdir -p "$C/home/x/.ssh" && ok MADE`, "C="+h.Path("closed"))
+				h.Expect(o, "WORK")
+				h.Refuse(o, "MADE")
+				h.Want("ws/work.txt", "w\n")
+				h.Absent("closed/home")
+				h.Unchanged(snap, "ws/work.txt")
 			}},
 	}
 }

@@ -41,7 +41,7 @@ func raceCases() []Case {
 			Run:     raceStubs},
 		{Name: "stubs-swap-at-stub", Class: NotYet, Backends: linuxOnly,
 			Without: map[string]string{"landlock": "about the launcher's mount stubs: the landlock backend makes none"},
-			Summary: "a launch denies a not-yet-existing ws/d/x/a/b/c; right after the launcher makes its first stub (ws/d/x), ws/d is exchanged with a link to a directory outside (a test hook of the launcher acts at that moment): nothing may be made outside",
+			Summary: "a launch makes a not-yet-existing ro/d/x/a/b/c writable in a read-only ro; right after the launcher makes its first stub (ro/d/x), ro/d is exchanged with a link to a directory outside (a test hook of the launcher acts at that moment): nothing may be made outside",
 			Run:     stubsSwapAtStub},
 	}
 }
@@ -53,19 +53,22 @@ func stubsSwapAtStub(h *H) {
 	if !h.InProcess() {
 		h.NotApplicable("the swap at the launcher's first stub needs its test hook, in this process (the mutation check runs it); race-stubs races the same moment through cordon run")
 	}
+	// A writable root that does not exist yet in a place the sandbox may
+	// not change is the one kind of root that still gets stubs (an
+	// absent denied one has the entry gate instead).
 	ws, _ := h.ws()
-	h.Mkdir("ws/d")
+	h.Mkdir("ro/d")
 	// Where the rest of the chain would land through the link.
 	h.Mkdir("outside/x")
-	h.Symlink(h.Path("outside"), "ws/l")
+	h.Symlink(h.Path("outside"), "ro/l")
 	snap := h.Snapshot()
 	swapped := false
 	exchange := func() {
-		h.rename("ws/d", "ws/d.x")
-		h.rename("ws/l", "ws/d")
-		h.rename("ws/d.x", "ws/l")
+		h.rename("ro/d", "ro/d.x")
+		h.rename("ro/l", "ro/d")
+		h.rename("ro/d.x", "ro/l")
 	}
-	o, err := h.x.Exec(h.ctx, h.User, Launch{Policy: Policy{Workspace: ws, Deny: []string{h.Path("ws/d/x/a/b/c")}},
+	o, err := h.x.Exec(h.ctx, h.User, Launch{Policy: Policy{Workspace: ws, Readonly: []string{h.Path("ro")}, Writable: []string{h.Path("ro/d/x/a/b/c")}},
 		Dir: ws, Env: h.env(nil), Argv: []string{"/bin/sh", "-c", "true"},
 		At: func(p string) {
 			if p == "stub" && !swapped {
@@ -84,7 +87,7 @@ func stubsSwapAtStub(h *H) {
 	}
 	// Refused (a link met beneath the root) or launched: either way
 	// nothing outside.
-	h.Unchanged(snap, "ws")
+	h.Unchanged(snap, "ro")
 	if o.Code != 0 && stubLaunchOutcome(o, nil) != "raced" {
 		h.Errorf("the launch failed for another reason than meeting the link:\n%s", o)
 	}

@@ -6,8 +6,9 @@ import "strconv"
 // the work a program does with sockets it made, in the workspace and
 // under TMPDIR, with the network off and with an allowlist, beside the
 // host's sockets it must not reach, judged by the host's listeners.
-// Only the landlock backend has them yet: native and bwrap still refuse
-// AF_UNIX (their supervisor lands with issue 36's wiring).
+// On every Linux backend: landlock's gate records what it binds; native
+// and bwrap's gate admits a socket bound in the sandbox's own network
+// namespace.
 
 // unixWork is the Python the cases run: a multiprocessing manager
 // sharing a dict, a server and client on a socket in the project and
@@ -52,7 +53,7 @@ func unixCases() []Case {
 	var cases []Case
 	for _, mode := range []string{"off", "allowlist"} {
 		cases = append(cases, Case{Name: "unix-own-sockets-" + mode, Class: Network, Needs: []string{"python3"},
-			Backends: []string{"landlock"},
+			Backends: linuxOnly,
 			Summary: "network " + mode + ": a multiprocessing manager, a server and client on a socket in the project and under TMPDIR, and a FIFO work; " +
 				"a host process's socket left in the writable workspace, one outside, and a link to one are refused",
 			Run: func(h *H) {

@@ -96,7 +96,7 @@ EOT
 					h.Expect(o, "ROOT")
 				}
 			}},
-		{Name: "work-noop-leaves-host-unchanged", Class: Work, Summary: "a command that writes nothing leaves the host tree byte for byte as it was; every mount stub is gone",
+		{Name: "work-noop-leaves-host-unchanged", Class: Work, Summary: "a command that writes nothing leaves the host tree byte for byte as it was; no backend makes a mount stub for an absent protected name",
 			Run: func(h *H) {
 				_, p := h.ws()
 				h.Host("ws", "git", "init", "-q")
@@ -106,12 +106,9 @@ EOT
 				p.Readonly = []string{h.Path("ws/later.txt")}
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `ls -laR . >/dev/null; cat src/main.go >/dev/null; ls -la .envrc .vscode not-yet >/dev/null && ok STUBS_VISIBLE`)
-				if h.Backend() != "landlock" {
-					// The landlock backend makes no mount stub (and the
-					// denied ws/not-yet/secret leaves the workspace not
-					// listable): the host check is the case there.
-					h.Expect(o, "STUBS_VISIBLE")
-				}
+				// No backend makes a mount stub any more: the entry gate
+				// keeps absent protected names (docs/design.md).
+				h.Refuse(o, "STUBS_VISIBLE")
 				h.Unchanged(snap)
 			}},
 		{Name: "work-carve-out", Class: Work, Summary: "a writable root inside a denied one is readable and writable; a read-only root inside is readable",

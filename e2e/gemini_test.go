@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -92,4 +96,78 @@ func TestGeminiHook(t *testing.T) {
 		runCLI(t, w.WS, hookEnv(w, geminiEnv(w, m)), geminiArgs(bin)...)
 	})
 	hookDecided(t, w)
+}
+
+// TestGeminiOtherProject: a session in project A plants memory for
+// project B (B's slug's memory, and the directory named by B's path's
+// hash that Gemini CLI migrates) and remaps B's slug to A's in
+// projects.json and A's markers; then a plain Gemini CLI in B, on the
+// host, must send none of it to the model. The unguarded control shows
+// the plant reaching B's model requests; inside the wall A still works
+// and writes its own project's memory (docs/agents.md, "Gemini CLI").
+func TestGeminiOtherProject(t *testing.T) {
+	t.Parallel()
+	bin := testenv.AgentCLI(t, "gemini", "gemini")
+	// Each attack writes A's own memory too, which Gemini CLI in A may
+	// write: the remap would hand it to B.
+	attacks := map[string]string{
+		"memory": `mkdir -p $G/tmp/b/memory; printf '%s\n' "- $P" > $G/tmp/b/memory/MEMORY.md
+mkdir -p $G/tmp/$H/memory; printf '%s\n' "- $P" > $G/tmp/$H/memory/MEMORY.md`,
+		"remap": `printf '{"projects":{"%s":"ws"}}' "$B" > $G/p.new; mv -f $G/p.new $G/projects.json
+printf %s "$B" > $G/tmp/ws/.project_root; printf %s "$B" > $G/history/ws/.project_root`,
+	}
+	for _, attack := range []string{"memory", "remap"} {
+		for _, guarded := range []bool{false, true} {
+			name := attack + "/" + map[bool]string{false: "unguarded", true: "inside"}[guarded]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				geminiOtherProject(t, bin, attacks[attack], guarded)
+			})
+		}
+	}
+}
+
+func geminiOtherProject(t *testing.T, bin, attack string, guarded bool) {
+	if guarded {
+		testenv.RequireBackend(t, testenv.NativeBackend())
+	}
+	w := geminiWorld(t)
+	b := filepath.Join(filepath.Dir(w.WS), "b")
+	write(t, filepath.Join(b, "notes.txt"), "b\n")
+	// B has run Gemini CLI before: it has its slug.
+	m := newModelServer(t, "gemini", nil)
+	runCLI(t, b, geminiEnv(w, m), geminiArgs(bin)...)
+	plant := "CORDON-E2E-PLANT-" + w.Content
+	cmd := `G=$HOME/.gemini; B=` + shellQuote(b) + `; P=` + plant + `; H=` + fmt.Sprintf("%x", sha256.Sum256([]byte(b))) + `
+echo ok > out
+mkdir -p $G/tmp/ws/memory; printf '%s\n' "- own $P" > $G/tmp/ws/memory/MEMORY.md
+` + attack + `
+true`
+	m = newModelServer(t, "gemini", []toolCall{{ID: "plant", Name: "run_shell_command", Input: map[string]any{"command": cmd}}})
+	argv := geminiArgs(bin)
+	if guarded {
+		argv = inside("gemini", m, argv...)
+	}
+	runCLI(t, w.WS, geminiEnv(w, m), argv...)
+	res, _ := m.Result("plant")
+	t.Logf("the shell call in A: %s", res)
+	if ok, saw := written(filepath.Join(w.WS, "out")); !ok {
+		t.Fatalf("the session in A did not work: %s", saw)
+	}
+	if own, _ := os.ReadFile(filepath.Join(w.Home, ".gemini/tmp/ws/memory/MEMORY.md")); !strings.Contains(string(own), plant) {
+		t.Errorf("A's own memory was not written: %q", own)
+	}
+	// B's next session, on the host.
+	m = newModelServer(t, "gemini", nil)
+	runCLI(t, b, geminiEnv(w, m), geminiArgs(bin)...)
+	sent := strings.Contains(strings.Join(m.Bodies(), "\n"), plant)
+	if len(m.Bodies()) == 0 {
+		t.Fatal("Gemini CLI in B sent nothing to the model server")
+	}
+	if guarded && sent {
+		t.Errorf("Gemini CLI in B sent the memory a sandbox in A planted")
+	}
+	if !guarded && !sent {
+		t.Errorf("control: Gemini CLI in B did not send the planted memory (the attack no longer works unguarded?)")
+	}
 }

@@ -55,6 +55,9 @@ func (g *gate) connect() (int64, unix.Errno, bool) {
 	case unix.AF_NETLINK:
 		return 0, connectNetlink(&s), true
 	}
+	if g.own {
+		return 0, ipRooted(&s), true
+	}
 	if !tcpOf(&s) {
 		return 0, unix.EACCES, true
 	}

@@ -128,7 +128,7 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 				return 0, unix.ENOSPC, true
 			}
 			g.acting(n.path)
-			fd, err := unix.Openat(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+			fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
 				continue
 			}
@@ -154,7 +154,7 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 				return 0, unix.EACCES, true
 			}
 			g.acting(n.path)
-			fd, err := unix.Openat(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+			fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
 				continue
 			}
@@ -256,7 +256,7 @@ func (g *gate) openExisting(ed EntryDecider, obj, flags int) (int64, unix.Errno,
 		return 0, unix.EACCES, true
 	}
 	g.acting(p)
-	fd, err := unix.Open(fdPath, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW)|unix.O_CLOEXEC, 0)
+	fd, err := g.openWalled(unix.AT_FDCWD, fdPath, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW)|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, errnoOf(err), true
 	}
@@ -327,16 +327,16 @@ func (g *gate) make(ed EntryDecider, op entOp, base int, rel string, mode uint32
 		return 0, unix.EACCES, true
 	}
 	g.acting(n.path)
-	var err error
-	switch op {
-	case entMkdir:
-		err = unix.Mkdirat(n.dir, n.name, mode)
-	case entMknod:
-		// Without capabilities the kernel refuses device nodes (EPERM).
-		err = unix.Mknodat(n.dir, n.name, mode, int(dev))
-	default:
-		err = unix.Symlinkat(target, n.dir, n.name)
-	}
+	err := g.perform(func() error {
+		switch op {
+		case entMkdir:
+			return unix.Mkdirat(n.dir, n.name, mode)
+		case entMknod:
+			// Without capabilities the kernel refuses device nodes (EPERM).
+			return unix.Mknodat(n.dir, n.name, mode, int(dev))
+		}
+		return unix.Symlinkat(target, n.dir, n.name)
+	})
 	if err != nil {
 		return 0, errnoOf(err), true
 	}
@@ -433,7 +433,7 @@ func (g *gate) rename(ed EntryDecider, base int, rel string, base2 int, rel2 str
 		return 0, unix.EACCES, true
 	}
 	g.acting(o.path)
-	if err := unix.Renameat2(o.dir, o.name, n.dir, n.name, uint(flags)); err != nil {
+	if err := g.perform(func() error { return unix.Renameat2(o.dir, o.name, n.dir, n.name, uint(flags)) }); err != nil {
 		return 0, errnoOf(err), true
 	}
 	return 0, 0, true
@@ -501,7 +501,7 @@ func (g *gate) hardlink(ed EntryDecider, base int, rel string, base2 int, rel2 s
 		return 0, unix.EACCES, true
 	}
 	g.acting(n.path)
-	if err := unix.Linkat(unix.AT_FDCWD, fdPath, n.dir, n.name, unix.AT_SYMLINK_FOLLOW); err != nil {
+	if err := g.perform(func() error { return unix.Linkat(unix.AT_FDCWD, fdPath, n.dir, n.name, unix.AT_SYMLINK_FOLLOW) }); err != nil {
 		return 0, errnoOf(err), true
 	}
 	return 0, 0, true
@@ -576,7 +576,7 @@ func (g *gate) renamePrivate(o, n named, st *unix.Stat_t, both bool, flags int) 
 		}
 	}
 	g.acting(o.path)
-	if err := unix.Renameat2(o.dir, o.name, n.dir, n.name, uint(flags)); err != nil {
+	if err := g.perform(func() error { return unix.Renameat2(o.dir, o.name, n.dir, n.name, uint(flags)) }); err != nil {
 		return 0, errnoOf(err), true
 	}
 	g.ent.made[i].dir, g.ent.made[i].name = n.dirPath, n.name
@@ -599,7 +599,7 @@ func (g *gate) linkPrivate(ed EntryDecider, obj int, n named, st *unix.Stat_t) (
 		return 0, unix.ENOSPC, true
 	}
 	g.acting(n.path)
-	if err := unix.Linkat(unix.AT_FDCWD, fdPath, n.dir, n.name, unix.AT_SYMLINK_FOLLOW); err != nil {
+	if err := g.perform(func() error { return unix.Linkat(unix.AT_FDCWD, fdPath, n.dir, n.name, unix.AT_SYMLINK_FOLLOW) }); err != nil {
 		return 0, errnoOf(err), true
 	}
 	g.ent.record(n.dirPath, n.name, st)

@@ -50,6 +50,10 @@ type entryState struct {
 	// made is what the sandbox made in private creation directories
 	// (EntryDecider.Private), at most MaxMade.
 	made []madeEntry
+	// umask is the caller's for the call in flight (-1: it makes
+	// nothing), for the wall thread (entry_wall_linux.go).
+	umask int
+	wall  wall
 }
 
 // madeEntry is a name the gate made, or linked, in a private creation
@@ -241,6 +245,7 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	if umask >= 0 {
 		unix.Umask(umask)
 	}
+	g.ent.umask = umask
 	mode := uint32(0)
 	if f.mode >= 0 {
 		mode = uint32(a[f.mode])

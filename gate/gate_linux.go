@@ -104,9 +104,11 @@ func Install(prog []byte) (int, error) {
 	return int(fd), nil
 }
 
-// SendFd sends fd over the Unix socket sock (SCM_RIGHTS).
-func SendFd(sock, fd int) error {
-	if err := unix.Sendmsg(sock, []byte{0}, unix.UnixRights(fd), nil, 0); err != nil {
+// SendFd sends fds over the Unix socket sock (SCM_RIGHTS): the
+// listener, and after it the native init's Landlock ruleset for the
+// gate's wall thread (entry_wall_linux.go).
+func SendFd(sock int, fds ...int) error {
+	if err := unix.Sendmsg(sock, []byte{0}, unix.UnixRights(fds...), nil, 0); err != nil {
 		return fmt.Errorf("gate: send descriptor: %w", err)
 	}
 	return nil
@@ -115,11 +117,28 @@ func SendFd(sock, fd int) error {
 // RecvFd receives the one descriptor SendFd sent on sock, close-on-exec.
 // Anything else that arrives with it is closed.
 func RecvFd(sock int) (int, error) {
+	fds, err := RecvFds(sock, 1)
+	if err != nil {
+		return -1, err
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("gate: receive descriptor: got %d descriptors, want 1", len(fds))
+	}
+	return fds[0], nil
+}
+
+// RecvFds receives the descriptors SendFd sent on sock, close-on-exec:
+// at least one, at most most (anything more, or a message cut short,
+// is closed and refused).
+func RecvFds(sock, most int) ([]int, error) {
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	_, oobn, flags, _, err := unix.Recvmsg(sock, b[:], oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		return -1, fmt.Errorf("gate: receive descriptor: %w", err)
+		return nil, fmt.Errorf("gate: receive descriptor: %w", err)
 	}
 	var fds []int
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
@@ -130,13 +149,13 @@ func RecvFd(sock int) (int, error) {
 			}
 		}
 	}
-	if len(fds) == 1 && flags&unix.MSG_CTRUNC == 0 {
-		return fds[0], nil
+	if len(fds) >= 1 && len(fds) <= most && flags&unix.MSG_CTRUNC == 0 {
+		return fds, nil
 	}
 	for _, fd := range fds {
 		unix.Close(fd)
 	}
-	return -1, fmt.Errorf("gate: receive descriptor: got %d descriptors, want 1", len(fds))
+	return nil, fmt.Errorf("gate: receive descriptor: got %d descriptors, want 1 to %d", len(fds), most)
 }
 
 // Self is the identity of this process, which a sandbox of the landlock
@@ -176,10 +195,14 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 	}()
 	g := &gate{d: d, id: id, listener: listener, own: ownRoot(d), root: -1}
 	g.socks.diag, g.socks.done = -1, make(chan unix.Errno)
+	if g.own {
+		g.socks.diag = rootedDiag(d)
+	}
 	defer g.socks.close()
 	g.inet.diag = -1
 	defer g.inet.close()
 	defer g.ent.cleanMade()
+	defer g.closeWall()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

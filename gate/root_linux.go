@@ -181,6 +181,7 @@ func (g *gate) reopen(pid string, obj, flags int) (int64, unix.Errno, bool) {
 		return 0, errnoOf(err), true
 	}
 	fdPath := "/proc/self/fd/" + strconv.Itoa(obj)
+	ctty := false
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		return 0, unix.EISDIR, true
@@ -192,7 +193,7 @@ func (g *gate) reopen(pid string, obj, flags int) (int64, unix.Errno, bool) {
 			if e != 0 {
 				return 0, e, true
 			}
-			fdPath = p
+			fdPath, ctty = p, true
 		}
 	}
 	fifo := st.Mode&unix.S_IFMT == unix.S_IFIFO
@@ -201,7 +202,16 @@ func (g *gate) reopen(pid string, obj, flags int) (int64, unix.Errno, bool) {
 		open |= unix.O_NONBLOCK
 	}
 	g.acting(fdPath)
-	fd, err := unix.Open(fdPath, open|unix.O_CLOEXEC, 0)
+	var fd int
+	var err error
+	if ctty {
+		// The caller's terminal, through its /proc/PID/fd, which a
+		// thread in a Landlock domain of its own may not reach: a
+		// device opened, no name made or file written.
+		fd, err = unix.Open(fdPath, open|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = g.openWalled(unix.AT_FDCWD, fdPath, open|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return 0, errnoOf(err), true
 	}
@@ -314,7 +324,7 @@ func (g *gate) openAt(ed EntryDecider, pid string, n named, flags int, mode uint
 			return "", true, 0, unix.EACCES
 		}
 		g.acting(n.path)
-		fd, err := unix.Openat(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
 			return n.path, false, 0, 0 // made meanwhile: look again
 		}

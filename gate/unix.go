@@ -56,6 +56,26 @@ func UnixRules(r bwrap.Rules) bwrap.Rules {
 	return r
 }
 
+// RootedUnixRules returns r (a sandbox with a root and a network
+// namespace of its own: native and bwrap with the network off or an
+// allowlist) with AF_UNIX stream and seqpacket sockets allowed and
+// connect handed to the supervisor. bind and listen stay the kernel's:
+// the sandbox's mounts decide where a name is made, and a socket bound
+// in the sandbox's network namespace is the sandbox's own, which is
+// what the gate asks of the inode a connect names (UnixDiag).
+func RootedUnixRules(r bwrap.Rules) bwrap.Rules {
+	s := r.Sockets
+	if !slices.Contains(s.Families, bwrap.AFUnix) {
+		s.Families = append(slices.Clone(s.Families), bwrap.AFUnix)
+	}
+	s.UnixStreamOnly = true
+	r.Sockets = s
+	if !slices.Contains(r.Notify, "connect") {
+		r.Notify = append(slices.Clone(r.Notify), "connect")
+	}
+	return r
+}
+
 // A ThreadRestricter is a Decider that can confine the calling thread as
 // the sandbox is confined (the landlock backend: landlock.RestrictThread).
 // Where the kernel's wall lets the sandbox make names (KernelAllows), the

@@ -339,7 +339,10 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 		base = s.root
 	}
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_IN_ROOT}
-	if base == s.cwd {
+	switch {
+	case g.own:
+		base, name = s.root, s.abs
+	case base == s.cwd:
 		// Relative: beneath the working directory, but ".." may climb
 		// out of it, as the kernel lets it, to the sandbox's root.
 		how.Resolve = unix.RESOLVE_NO_MAGICLINKS
@@ -361,7 +364,11 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	}
 	// No /proc check is needed: /proc holds no socket files, and the
 	// inode must be one this sandbox bound.
-	if !g.socks.isOwn(kdev(st.Dev), uint32(st.Ino)) {
+	own := g.socks.isOwn
+	if g.own {
+		own = g.socks.boundHere
+	}
+	if !own(kdev(st.Dev), uint32(st.Ino)) {
 		return unix.EACCES
 	}
 	if testhook.GateUnixConnect != nil {
@@ -402,12 +409,18 @@ func kdev(dev uint64) uint32 { return unix.Major(dev)<<20 | unix.Minor(dev) }
 // serves one call at a time.
 func connectPinned(sock int, path string) unix.Errno {
 	sa := &unix.SockaddrUnix{Name: path}
+	return connectBounded(sock, func() unix.Errno { return errnoOrZero(unix.Connect(sock, sa)) })
+}
+
+// connectBounded runs connect, the supervisor's connect of sock, for a
+// blocking caller at most connectWait.
+func connectBounded(sock int, connect func() unix.Errno) unix.Errno {
 	fl, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0)
 	if err != nil {
 		return errnoOf(err)
 	}
 	if fl&unix.O_NONBLOCK != 0 {
-		return errnoOrZero(unix.Connect(sock, sa))
+		return connect()
 	}
 	// The timeout is the open socket's, which the caller shares; it is
 	// bounded only for the moment of the connect, while the caller
@@ -423,7 +436,7 @@ func connectPinned(sock int, path string) unix.Errno {
 		}
 		defer unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_SNDTIMEO, old)
 	}
-	return errnoOrZero(unix.Connect(sock, sa))
+	return connect()
 }
 
 // connectNetlink connects a netlink socket from the supervisor's copy

@@ -79,6 +79,11 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil && mg == nil
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
+	if mg != nil {
+		// The gate's helper makes the socket diagnostics inside before
+		// its own filter, which refuses them to the command.
+		plan.Seccomp = bwrap.Program(outerRules(plan.Rules, c.Network))
+	}
 	filter, args, err := sealPlan(plan, c.Network, seccompFD)
 	if err != nil {
 		closeGate()

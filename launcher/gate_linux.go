@@ -55,10 +55,14 @@ func (g *metaGate) serve(stderr io.Writer) {
 	d := g.d
 	go func() {
 		defer sock.Close()
-		l, err := gate.RecvFd(int(sock.Fd()))
+		fds, err := gate.RecvFds(int(sock.Fd()), 3)
 		if err != nil {
 			return
 		}
+		for _, fd := range fds[1:] {
+			defer unix.Close(fd) // the diagnostics, the wall thread's ruleset: held until Serve ends
+		}
+		l, d := fds[0], walled(d, fds[1:])
 		if err := gate.Serve(ctx, l, d, g.id); err != nil && ctx.Err() == nil && stderr != nil {
 			fmt.Fprintf(stderr, "cordon: metadata gate: %v; the sandbox's chmod, chown, xattr, utimes, inotify_add_watch and connect calls, and what it makes, removes or renames where the plan froze a directory, now fail\n", err)
 		}

@@ -64,12 +64,12 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// are kept by the gate, not by mount points in the project.
 	var mg *metaGate
 	if opts.Gated {
-		if mg, err = newMetaGate(rootedEntries{canon}); err != nil {
+		if mg, err = newMetaGate(rootedEntries{canon: canon, diag: -1}); err != nil {
 			c.stopNet()
 			release()
 			return nil, nil, err
 		}
-		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules))
+		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.Network))
 		spec.Gate = 3 + passed + 1
 		if c.exiting {
 			spec.Gate++
@@ -206,7 +206,7 @@ func weakenMountsBy(weaken string, mounts []native.Mount) []native.Mount {
 
 var mountWhat = map[bwrap.MountKind]string{
 	bwrap.MountPin: "pin", bwrap.MountBind: "bind", bwrap.MountReadonly: "read-only bind",
-	bwrap.MountMaskDir: "mask", bwrap.MountMaskFile: "mask",
+	bwrap.MountMaskDir: "mask", bwrap.MountMaskFile: "mask", bwrap.MountSubst: "private /tmp",
 }
 
 // nilFiles are the descriptors the caller's nil ExtraFiles entries stand

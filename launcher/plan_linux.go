@@ -1,9 +1,13 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/testhook"
@@ -53,6 +57,9 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 // under the same lock, leaves them alone while the sandbox runs.
 func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg *registry) error {
 	if err := ensureMasks(plan.Masks); err != nil {
+		return err
+	}
+	if err := tmpMountPoints(plan, canon.TmpSource()); err != nil {
 		return err
 	}
 	if testhook.Launch != nil {
@@ -106,4 +113,36 @@ func liveStat(resolved bwrap.StatFunc) bwrap.StatFunc {
 		}
 		return true, fi.IsDir()
 	}
+}
+
+// tmpMountPoints makes, in the private directory at /tmp, the mount
+// points of the mounts below /tmp (a workspace under /tmp, a denied root
+// there): the native init mounts onto what exists only, and bwrap would
+// make them with its own modes. They stay, as the private TMPDIR does.
+func tmpMountPoints(plan *bwrap.Plan, src string) error {
+	if src == "" {
+		return nil
+	}
+	for _, m := range plan.Mounts {
+		if m.Path == policy.TmpPath || !policy.UnderTmp(m.Path) {
+			continue
+		}
+		p := filepath.Join(src, strings.TrimPrefix(m.Path, policy.TmpPath))
+		dir := p
+		if !m.Dir {
+			dir = filepath.Dir(p)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("private /tmp: mount point %s: %w", m.Path, err)
+		}
+		if m.Dir {
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return fmt.Errorf("private /tmp: mount point %s: %w", m.Path, err)
+		}
+		f.Close()
+	}
+	return nil
 }

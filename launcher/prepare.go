@@ -71,6 +71,10 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if err := c.makeTmpDir(); err != nil {
 		return nil, nil, err
 	}
+	if res.Backend == BackendNative || res.Backend == BackendBwrap {
+		// Both mount the private TMPDIR at /tmp too (policy WithTmp).
+		canon = canon.WithTmp(c.TmpDir)
+	}
 	return c.sandboxCmd(ctx, canon, res, env, reg)
 }
 

@@ -29,24 +29,34 @@ var rootedCalls = []string{
 
 // gated says whether a native or bwrap launch has the entry gate: always
 // but under the conformance suite's mutations that replace or drop the
-// filter.
+// filter. On native its own calls run on a thread confined by the
+// sandbox's Landlock ruleset (walledEntries), so a create outside the
+// writable roots meets both walls, as the sandbox's own does.
 func gated() bool {
-	return EntryGateOn() && !testhook.SkipSeccomp && testhook.Seccomp == nil && !testhook.NoEntryGate
+	return !testhook.SkipSeccomp && testhook.Seccomp == nil && !testhook.NoEntryGate
 }
 
-// EntryGateOn says whether native and bwrap keep absent protected names
-// with the entry gate instead of mount stubs: only with
-// CORDON_ENTRY_GATE=1 for now. The gate performs the calls it allows
-// from the launcher, outside the sandbox's Landlock layer, so with the
-// gate a create outside the writable roots is held by the mounts alone;
-// until the gate's own calls are held by a second wall (docs/design.md,
-// "The entry gate on native and bwrap"), the stubs stay the default.
-func EntryGateOn() bool { return os.Getenv("CORDON_ENTRY_GATE") == "1" }
-
 // rootedRules returns r with the calls that make names handed to the
-// gate.
-func rootedRules(r bwrap.Rules) bwrap.Rules {
+// gate, and, with the network off or an allowlist (the sandbox's own
+// network namespace), the sandbox's own Unix sockets (gate.UnixRules):
+// every bind and connect then goes to the gate, which performs it. With
+// the network on no AF_UNIX socket is made: the host's network
+// namespace is the host's abstract sockets.
+func rootedRules(r bwrap.Rules, network bool) bwrap.Rules {
 	r.Notify = append(slices.Clone(r.Notify), rootedCalls...)
+	if !network {
+		r = gate.RootedUnixRules(r)
+	}
+	return r
+}
+
+// outerRules is bwrap's own filter beneath the gate's: the sockets the
+// gate's filter allows (the inner filter decides, the outer must not
+// refuse them first), and NETLINK_SOCK_DIAG, which the gate's helper
+// makes and sends out before its filter refuses it to the command.
+func outerRules(r bwrap.Rules, network bool) bwrap.Rules {
+	r.Sockets = rootedRules(r, network).Sockets
+	r.Sockets.Netlink = append(slices.Clone(r.Sockets.Netlink), unix.NETLINK_SOCK_DIAG)
 	return r
 }
 
@@ -59,7 +69,11 @@ func rootedRules(r bwrap.Rules) bwrap.Rules {
 // (gate.Rooted) and never lets the kernel continue a call.
 type rootedEntries struct {
 	canon *policy.Canonical
+	diag  int // the sandbox's NETLINK_SOCK_DIAG socket, sent with the listener; -1: none
 }
+
+// SockDiag is the sandbox's own socket diagnostics (gate.UnixDiag).
+func (e rootedEntries) SockDiag() int { return e.diag }
 
 // OwnRoot: paths are the sandbox's, beneath /proc/PID/root.
 func (rootedEntries) OwnRoot() bool { return true }
@@ -106,10 +120,48 @@ func parentPath(p string) string {
 	return "/"
 }
 
+// walledEntries are rootedEntries with the native init's Landlock
+// ruleset: the gate performs the calls it allows on a thread confined
+// by it (gate.ThreadRestricter), so the sandbox's second wall holds
+// behind the gate's own calls as behind the sandbox's.
+type walledEntries struct {
+	rootedEntries
+	ruleset int
+}
+
+// RestrictThread confines the calling thread by the sandbox's ruleset.
+func (e walledEntries) RestrictThread() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("entry gate: no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(e.ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("entry gate: landlock: restrict a thread with the sandbox's ruleset: %w", errno)
+	}
+	return nil
+}
+
+// walled gives d what came with the listener (rest, which the caller
+// closes when Serve ends): for rootedEntries the sandbox's socket
+// diagnostics, then on native its Landlock ruleset.
+func walled(d gate.Decider, rest []int) gate.Decider {
+	r, ok := d.(rootedEntries)
+	if !ok || len(rest) == 0 {
+		return d
+	}
+	r.diag = rest[0]
+	if len(rest) == 2 {
+		return walledEntries{r, rest[1]}
+	}
+	return r
+}
+
 var (
-	_ gate.EntryDecider = rootedEntries{}
-	_ gate.Decider      = rootedEntries{}
-	_ gate.Rooted       = rootedEntries{}
+	_ gate.ThreadRestricter = walledEntries{}
+	_ gate.EntryDecider     = walledEntries{}
+	_ gate.EntryDecider     = rootedEntries{}
+	_ gate.Decider          = rootedEntries{}
+	_ gate.Rooted           = rootedEntries{}
+	_ gate.UnixDiag         = rootedEntries{}
 )
 
 // gateExecArg is the bwrap backend's gate helper (argv[1]): bwrap's
@@ -151,12 +203,20 @@ func gateExecMain(a []string) int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("no_new_privs: %v", err)
 	}
+	// The socket diagnostics of the sandbox's network namespace, for
+	// the gate's record of its own Unix sockets; made before the filter,
+	// which refuses NETLINK_SOCK_DIAG.
+	diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return fail("socket diagnostics: %v", err)
+	}
 	l, err := gate.Install(prog[:n])
 	if err != nil {
 		return fail("entry gate (seccomp user notification, and no other supervisor around cordon): %v", err)
 	}
-	err = gate.SendFd(sock, l)
+	err = gate.SendFd(sock, l, diag)
 	unix.Close(l)
+	unix.Close(diag)
 	unix.Close(sock)
 	if err != nil {
 		return fail("%v", err)
@@ -177,11 +237,11 @@ func (c *Cmd) bwrapGate(canon *policy.Canonical, plan *bwrap.Plan, argv []string
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("entry gate: cordon installs it inside the sandbox, but %v", err)
 	}
-	prog, err := memfd.Sealed("cordon-gate-seccomp", bwrap.Program(rootedRules(plan.Rules)))
+	prog, err := memfd.Sealed("cordon-gate-seccomp", bwrap.Program(rootedRules(plan.Rules, c.Network)))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	mg, err := newMetaGate(rootedEntries{canon})
+	mg, err := newMetaGate(rootedEntries{canon: canon, diag: -1})
 	if err != nil {
 		prog.Close()
 		return nil, nil, nil, err

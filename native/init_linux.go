@@ -276,10 +276,11 @@ func loopbackUp() error {
 // host by now, and is not dumpable, so nothing inside can use them.
 func confine(s *Spec) error {
 	if s.weakened("cap-drop") {
-		if err := landlock(s); err != nil {
+		rfd, err := landlock(s)
+		if err != nil {
 			return err
 		}
-		return installFilter(s)
+		return installFilter(s, rfd)
 	}
 	last := 40
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
@@ -305,26 +306,43 @@ func confine(s *Spec) error {
 	}
 	// After everything the init does on the tree, before the filter
 	// (which need not allow Landlock's calls).
-	if err := landlock(s); err != nil {
+	rfd, err := landlock(s)
+	if err != nil {
 		return err
 	}
-	return installFilter(s)
+	return installFilter(s, rfd)
 }
 
 // installFilter installs the seccomp program on this thread; with a
-// gate, with a listener, which it sends to the launcher. Nothing after
-// it may make a name before the launcher serves: it has the listener
-// once SendFd returns.
-func installFilter(s *Spec) error {
+// gate, with a listener, which it sends to the launcher, with the
+// sandbox's Landlock ruleset rfd when there is one (-1: none). Nothing
+// after it may make a name before the launcher serves: it has the
+// listener once SendFd returns.
+func installFilter(s *Spec, rfd int) error {
+	if rfd >= 0 {
+		defer unix.Close(rfd)
+	}
 	if s.Gate > 0 && len(s.Seccomp) > 0 {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
+		// The socket diagnostics of the sandbox's network namespace,
+		// for the gate's record of its own Unix sockets; made before the
+		// filter, which refuses NETLINK_SOCK_DIAG.
+		diag, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+		if err != nil {
+			return fmt.Errorf("socket diagnostics: %w", err)
+		}
+		defer unix.Close(diag)
 		l, err := gate.Install(s.Seccomp)
 		if err != nil {
 			return fmt.Errorf("entry gate (seccomp user notification, Linux 5.0 or later, and no other supervisor around cordon): %w", err)
 		}
-		err = gate.SendFd(s.Gate, l)
+		fds := []int{l, diag}
+		if rfd >= 0 {
+			fds = append(fds, rfd)
+		}
+		err = gate.SendFd(s.Gate, fds...)
 		unix.Close(l)
 		unix.Close(s.Gate)
 		return err

@@ -28,33 +28,46 @@ type rulesetAttr struct {
 
 // landlock confines this thread (and what it forks) with the Landlock
 // domain PlanLandlock renders for s: on a kernel without a usable ABI it
-// does nothing, and the sandbox keeps its mounts as its one wall.
-func landlock(s *Spec) error {
+// does nothing, and the sandbox keeps its mounts as its one wall. With
+// an entry gate it returns the ruleset (close-on-exec, as Landlock makes
+// it; else -1), which the init sends out with the listener: the gate
+// performs its calls on a thread confined by it (gate, "wall").
+func landlock(s *Spec) (int, error) {
 	if s.weakened("landlock") {
-		return nil
+		return -1, nil
 	}
 	p, ok := PlanLandlock(s, LandlockABI(), inheritedFDs(s))
 	if !ok {
-		return nil
+		return -1, nil
 	}
 	attr := rulesetAttr{handledFS: p.HandledFS, scoped: p.Scoped}
-	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock (ABI %d): create ruleset: %w", p.ABI, errno)
+		return -1, fmt.Errorf("landlock (ABI %d): create ruleset: %w", p.ABI, errno)
 	}
-	defer unix.Close(int(rfd))
+	rfd := int(r)
+	keep := false
+	defer func() {
+		if !keep {
+			unix.Close(rfd)
+		}
+	}()
 	for _, r := range p.Rules {
-		if err := addRule(int(rfd), r); err != nil {
-			return fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
+		if err := addRule(rfd, r); err != nil {
+			return -1, fmt.Errorf("landlock (ABI %d): %w", p.ABI, err)
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return -1, fmt.Errorf("no_new_privs: %w", err)
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rfd, 0, 0); errno != 0 {
-		return fmt.Errorf("landlock (ABI %d): restrict self: %w", p.ABI, errno)
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+		return -1, fmt.Errorf("landlock (ABI %d): restrict self: %w", p.ABI, errno)
 	}
-	return nil
+	if s.Gate <= 0 {
+		return -1, nil
+	}
+	keep = true
+	return rfd, nil
 }
 
 // llFileRights are all the rights Landlock takes on a rule whose object

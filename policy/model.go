@@ -46,6 +46,7 @@ type Canonical struct {
 	seen     map[string]linkInfo // what canonicalization found on the host
 	viewAt   time.Time           // when the lookups in seen began
 	notes    []string
+	tmpSrc   string // the private directory at /tmp (tmp.go), "" for the host's
 }
 
 // ViewTime is when the view of the host c rests on began: what c found
@@ -287,6 +288,10 @@ func (c *Canonical) DecidingRoot(p string) (r Root, ok bool) {
 		if k, found := c.kinds[q]; found {
 			return Root{Path: q, Kind: k}, true
 		}
+		if q == TmpPath && c.tmpSrc != "" {
+			// The substituted /tmp (WithTmp): the launch's own directory.
+			return Root{Path: TmpPath, Kind: Writable}, true
+		}
 		if q == "/" {
 			return Root{}, false
 		}
@@ -340,6 +345,11 @@ func (c *Canonical) Explain(p string) Verdict {
 		return v
 	}
 	v.Root, v.Field = r.Path, r.Kind.Field()
+	if r.Path == TmpPath && c.tmpSrc != "" && !c.IsRoot(TmpPath) {
+		v.Field = ""
+		v.Reason = "/tmp inside is the launch's private directory " + c.tmpSrc + ", not the host's: read and write"
+		return v
+	}
 	rel := "inside"
 	if r.Path == p {
 		rel = "is"

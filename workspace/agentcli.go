@@ -27,9 +27,15 @@ type AgentCLI struct {
 	StateFiles []string
 	// ProjectDirs, when set, are the directories under HOME the agent
 	// writes for the project in workspace ws (resolved) and for no other:
-	// writable, made (0700) when missing. What one project's entry holds
-	// is obeyed by later sessions in that project alone.
-	ProjectDirs func(ws string) []string
+	// writable, made (0700) when missing; readonly are paths in them that
+	// stay read-only. What one project's entry holds is obeyed by later
+	// sessions in that project alone.
+	ProjectDirs func(home, ws string) (dirs, readonly []string)
+	// Register, when set, records the project ws (resolved) in the
+	// agent's own registry under home before the launch, as the agent
+	// would at its start, so that the sandbox needs to write no registry
+	// (Gemini CLI's projects.json).
+	Register func(home, ws string) error
 	// Protected are paths inside StateDirs that stay read-only, existing
 	// or not (a missing one gets a mount stub): an agent that keeps its
 	// settings beside its databases, in one directory, gets that
@@ -127,7 +133,11 @@ var AgentCLIs = map[string]AgentCLI{
 		// when it cannot: the directory is writable but for what decides
 		// what Gemini CLI runs, trusts or obeys. history/ stays writable
 		// (docs/agents.md: the limit this leaves with checkpointing on).
-		StateDirs: []string{".gemini"},
+		// Its project's directories in tmp/ and history/ are the only
+		// ones there it writes: cordon registers the project first.
+		StateDirs:   []string{".gemini", ".gemini/tmp/background-processes"},
+		ProjectDirs: geminiProjectDirs,
+		Register:    geminiRegister,
 		// What in it Gemini CLI runs or obeys (AgentHomes), the helpers
 		// it downloads and spawns in bin/ among them.
 		Protected:   homeReadonly("gemini", ".gemini"),
@@ -135,7 +145,7 @@ var AgentCLIs = map[string]AgentCLI{
 		Keys:        []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		KeySetting:  `"security": {"environmentVariableRedaction": {"enabled": true}} in ~/.gemini/settings.json`,
 		KeyKept:     geminiKeyKept,
-		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json"},
+		Credentials: []string{".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json", ".gemini/a2a-oauth-tokens.json"},
 	},
 }
 
@@ -167,6 +177,8 @@ var agentFiles = []string{
 	".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
 	".gemini/GEMINI.md", ".gemini/AGENTS.md",
 	".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+	".gemini/a2a-oauth-tokens.json", ".gemini/projects.json", ".gemini/trusted_hooks.json",
+	".gemini/policy_integrity.json", ".gemini/keybindings.json",
 }
 
 // AbsentFile reports whether p, an absolute path, is one of the agents'
@@ -180,6 +192,9 @@ var agentFiles = []string{
 func AbsentFile(p string) ([]byte, bool) {
 	for _, f := range agentFiles {
 		if strings.HasSuffix(p, "/"+f) {
+			if f == ".gemini/keybindings.json" {
+				return []byte("[]\n"), true // a list of bindings
+			}
 			if strings.HasSuffix(f, ".json") {
 				return []byte("{}\n"), true
 			}
@@ -215,7 +230,21 @@ func LookupAgentCLI(name string) (AgentCLI, error) {
 // go through a symbolic link in home: the state directory the sandbox
 // writes must be the one the policy names.
 func (a AgentCLI) PrepareHome(home, ws string) error {
-	for _, d := range a.dirs(ws) {
+	if a.Register != nil {
+		rws, err := filepath.EvalSymlinks(ws)
+		if err != nil {
+			return fmt.Errorf("--agent %s: %w", a.Name, err)
+		}
+		for _, d := range a.StateDirs {
+			if err := mkdirNoLinks(home, filepath.Join(home, d)); err != nil {
+				return fmt.Errorf("--agent %s: %w", a.Name, err)
+			}
+		}
+		if err := a.Register(home, rws); err != nil {
+			return fmt.Errorf("--agent %s: %w", a.Name, err)
+		}
+	}
+	for _, d := range a.dirs(home, ws) {
 		p := filepath.Join(home, d)
 		if err := mkdirNoLinks(home, p); err != nil {
 			return fmt.Errorf("--agent %s: %w", a.Name, err)
@@ -252,26 +281,34 @@ func mkdirNoLinks(base, dir string) error {
 	return nil
 }
 
-// protected are the agent's read-only paths inside its state directories.
-func (a AgentCLI) protected(home string) []string {
+// protected are the agent's read-only paths inside its state directories,
+// its project's for the workspace ws among them.
+func (a AgentCLI) protected(home, ws string) []string {
 	var ro []string
-	for _, p := range a.Protected {
+	for _, p := range append(slices.Clone(a.Protected), a.project(home, ws).readonly...) {
 		ro = append(ro, filepath.Join(home, p))
 	}
 	return ro
 }
 
+type projectPaths struct{ dirs, readonly []string }
+
+// project are the agent's project's paths for the workspace ws.
+func (a AgentCLI) project(home, ws string) projectPaths {
+	if a.ProjectDirs == nil || ws == "" {
+		return projectPaths{}
+	}
+	if rw, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = rw // the agent keys its project by its working directory, as the kernel names it
+	}
+	d, ro := a.ProjectDirs(home, ws)
+	return projectPaths{d, ro}
+}
+
 // dirs are the agent's state directories under HOME, its project's for
 // the workspace ws among them.
-func (a AgentCLI) dirs(ws string) []string {
-	d := a.StateDirs
-	if a.ProjectDirs != nil && ws != "" {
-		if rw, err := filepath.EvalSymlinks(ws); err == nil {
-			ws = rw // the agent keys its project by its working directory, as the kernel names it
-		}
-		d = append(slices.Clone(d), a.ProjectDirs(ws)...)
-	}
-	return d
+func (a AgentCLI) dirs(home, ws string) []string {
+	return append(slices.Clone(a.StateDirs), a.project(home, ws).dirs...)
 }
 
 // roots are the agent's writable roots under home: every state directory
@@ -279,7 +316,7 @@ func (a AgentCLI) dirs(ws string) []string {
 // that exists.
 func (a AgentCLI) roots(home, ws string) []string {
 	var w []string
-	for _, d := range a.dirs(ws) {
+	for _, d := range a.dirs(home, ws) {
 		w = append(w, filepath.Join(home, d)+"/") // a directory, made if missing
 	}
 	for _, f := range a.StateFiles {

@@ -112,9 +112,12 @@ func TestAbsentFile(t *testing.T) {
 		require.True(t, protected[f], "%s is no protected path", f)
 		content, ok := AbsentFile("/home/u/" + f)
 		require.True(t, ok, f)
-		if filepath.Ext(f) == ".json" {
+		switch {
+		case f == ".gemini/keybindings.json":
+			require.Equal(t, "[]\n", string(content), f)
+		case filepath.Ext(f) == ".json":
 			require.Equal(t, "{}\n", string(content), f)
-		} else {
+		default:
 			require.Empty(t, content, f)
 		}
 	}

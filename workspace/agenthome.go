@@ -118,10 +118,21 @@ var AgentHomes = map[string][]HomePath{
 		{".gemini/oauth_creds.json", Secrets, "sign-in"},
 		{".gemini/google_accounts.json", Secrets, "sign-in"},
 		{".gemini/mcp-oauth-tokens.json", Secrets, "MCP servers' tokens"},
-		{".gemini/projects.json", Obeys, "project path to slug (ProjectRegistry.getShortId): writable, rewritten at every start (residual)"},
-		{".gemini/tmp/*/memory", Obeys, "project memory (Storage.getProjectMemoryTempDir), in the system instruction: writable (residual)"},
-		{".gemini/tmp", Keeps, "chats, logs, shell history, checkpoints per project slug, with its .project_root marker"},
-		{".gemini/history", Keeps, "checkpointing's shadow git repository per slug (residual: its hooks run with checkpointing on)"},
+		{".gemini/projects.json", Obeys, "project path to slug (ProjectRegistry.getShortId): cordon registers the project before the launch, so Gemini CLI reads it and writes nothing"},
+		{".gemini/tmp", Obeys, "one directory per project slug (Storage.getProjectTempDir); a new one claims a slug, one named by a project path's hash is migrated into that project's (StorageMigration)"},
+		{".gemini/tmp/*", Keeps, "this project's chats, logs, shell history, plans, checkpoints: writable for its own slug alone"},
+		{".gemini/tmp/*/memory", Obeys, "project memory (Storage.getProjectMemoryTempDir), in the system instruction of every later session in that project: writable for its own slug alone"},
+		{".gemini/tmp/*/.project_root", Obeys, "the slug's owner (ensureOwnershipMarkers): one naming another project takes that project's slug at its next start"},
+		{".gemini/tmp/bin", Runs, "Storage.getGlobalBinDir (named, unused in 0.61.0)"},
+		{".gemini/tmp/background-processes", Keeps, "background shell commands' logs (ShellExecutionService.getLogDir)"},
+		{".gemini/history", Obeys, "checkpointing's shadow git repository per slug, with its own .project_root"},
+		{".gemini/history/*", Keeps, "this project's checkpoints: writable for its own slug alone (residual: its git hooks run with checkpointing on, in that project)"},
+		{".gemini/history/*/.project_root", Obeys, "the slug's owner, as in tmp/"},
+		{".gemini/trusted_hooks.json", Obeys, "hooks the user trusted (TrustedHooksManager)"},
+		{".gemini/policy_integrity.json", Obeys, "hashes of the policies the user accepted (PolicyIntegrityManager)"},
+		{".gemini/keybindings.json", Obeys, "key bindings (Storage.getUserKeybindingsPath)"},
+		{".gemini/a2a-oauth-tokens.json", Secrets, "remote agents' tokens (Storage.getA2AOAuthTokensPath)"},
+		{".gemini/cli-browser-profile", Runs, "the browser agent's Chrome profile and consent flag (its extensions run in the next browser session)"},
 		{".gemini/installation_id", Keeps, "an identifier"},
 		{".gemini/user_id", Keeps, "an identifier"},
 		{".gemini/state.json", Keeps, "UI state (tips, banners)"},
@@ -135,7 +146,6 @@ var AgentHomes = map[string][]HomePath{
 // backend can let it write its own entry alone yet (docs/agents.md says
 // what the user does to see them).
 var Residual = map[string]bool{
-	".gemini/projects.json": true, ".gemini/tmp/*/memory": true,
 	".codex/.sandbox_migration": true,
 }
 

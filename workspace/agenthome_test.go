@@ -22,25 +22,21 @@ func TestAgentHomePolicy(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude/history.jsonl"), nil, 0o600))
 	rws, err := filepath.EvalSymlinks(ws)
 	require.NoError(t, err)
-	own := ".claude/projects/" + claudeProjectKey(rws)
 	for _, name := range AgentCLINames() {
 		a, err := LookupAgentCLI(name)
 		require.NoError(t, err)
 		require.NoError(t, a.PrepareHome(home, ws))
 		c, err := Compose(Spec{Workspace: ws, Home: home, UserHome: home, AgentCLI: name})
 		require.NoError(t, err, name)
+		own := ownEntries(home, rws)
 		for _, r := range AgentHomes[name] {
-			for _, p := range samples(r.Path, own) {
-				want := r.Class == Keeps || Residual[r.Path] || strings.HasPrefix(p, own+"/")
-				if r.Path == ".claude/projects" && !strings.HasPrefix(p, own+"/") {
-					want = false // another project's entry
-				}
+			for p, want := range samples(r, own) {
 				require.Equal(t, want, c.Canonical.Access(filepath.Join(home, p), policy.Write), "%s: ~/%s (%s, %s)", name, p, r.Path, r.Class)
 			}
 		}
 		// What the policy makes writable is what the map keeps, or a
 		// whole home (~/.codex) whose rows say what in it is kept.
-		for _, d := range append(append(a.StateDirs, a.StateFiles...), a.dirs(rws)...) {
+		for _, d := range append(append(a.StateDirs, a.StateFiles...), a.dirs(home, rws)...) {
 			if ClassifyHome(name, d) == 0 && hasRowsBelow(name, d) {
 				continue
 			}
@@ -52,14 +48,26 @@ func TestAgentHomePolicy(t *testing.T) {
 	}
 }
 
-// samples are paths a row covers, a file below it: "*" made a name, and
-// for Claude Code's projects both this project's entry and another's.
-func samples(pattern, own string) []string {
-	p := strings.ReplaceAll(pattern, "*", "other")
-	if strings.HasPrefix(pattern, ".claude/projects") {
-		return []string{p + "/f", own + strings.TrimPrefix(strings.ReplaceAll(pattern, "*", "x"), ".claude/projects/x") + "/f"}
+// ownEntries are, per directory of per-project entries, the entry of the
+// project in ws: Claude Code's key, Gemini CLI's slug.
+func ownEntries(home, ws string) map[string]string {
+	slug := GeminiSlug(home, ws)
+	return map[string]string{".claude/projects/": claudeProjectKey(ws), ".gemini/tmp/": slug, ".gemini/history/": slug}
+}
+
+// samples are paths a row covers, a file below it, each with whether the
+// sandbox may write it: "*" made a name; in a directory of per-project
+// entries, both another project's entry (never) and this project's
+// (always, but its slug's marker).
+func samples(r HomePath, own map[string]string) map[string]bool {
+	p := strings.ReplaceAll(r.Path, "*", "other")
+	for dir, entry := range own {
+		if r.Path+"/" == dir || strings.HasPrefix(r.Path, dir+"*") {
+			mine := dir + entry + strings.TrimPrefix(strings.TrimPrefix(r.Path, strings.TrimSuffix(dir, "/")), "/*")
+			return map[string]bool{p + "/f": false, mine + "/f": !strings.HasSuffix(r.Path, "/.project_root")}
+		}
 	}
-	return []string{p}
+	return map[string]bool{p: r.Class == Keeps || Residual[r.Path]}
 }
 
 func TestClassifyHome(t *testing.T) {

@@ -74,10 +74,10 @@ func claudeMemoryRoot(dir string) string {
 // claudeProjectDirs are the entries of ~/.claude/projects a Claude Code
 // session started in the workspace ws writes: its transcripts' and its
 // project's memory.
-func claudeProjectDirs(ws string) []string {
+func claudeProjectDirs(_, ws string) ([]string, []string) {
 	dirs := []string{".claude/projects/" + claudeProjectKey(ws)}
 	if root := claudeMemoryRoot(ws); root != "" && root != ws {
 		dirs = append(dirs, ".claude/projects/"+claudeProjectKey(root)+"/memory")
 	}
-	return dirs
+	return dirs, nil
 }

@@ -263,7 +263,7 @@ func Compose(s Spec) (*Composed, error) {
 		// workspace's is in the way; the state directories get none of a
 		// workspace's own (they hold no repository and nothing that runs).
 		p.Merge(policy.FsSandboxPolicy{WritableRoots: agent.roots(home, out.Workspace)})
-		p.Protect(agent.protected(home)...)
+		p.Protect(agent.protected(home, out.Workspace)...)
 	}
 	if s.AgentsRoot != "" {
 		ag, err := Agents(s.AgentsRoot, s.Agent, s.Parent)

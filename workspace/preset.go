@@ -100,7 +100,7 @@ var (
 		// GitHub's CLI; the agents' sign-ins (see AgentCLI.Credentials)
 		".config/gh/hosts.yml",
 		".claude/.credentials.json", ".codex/auth.json",
-		".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
+		".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json", ".gemini/a2a-oauth-tokens.json",
 		".copilot/config.json", ".config/cursor/auth.json",
 		// cloud and hosting CLIs
 		".oci", ".config/doctl", ".terraform.d/credentials.tfrc.json",

@@ -139,6 +139,10 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 			name = fmt.Sprintf("%s (as %s)", rp, in)
 		}
 		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown.String(name), yesNo(v.Read), yesNo(v.Write), shown.String(v.Reason))
+		if r, ok := c.DecidingRoot(rp); policy.UnderTmp(rp) && (!ok || policy.Depth(r.Path) < policy.Depth(policy.TmpPath)) {
+			// What /tmp is depends on the backend (policy.Canonical.WithTmp).
+			fmt.Fprintf(&out, "  /tmp: native and bwrap mount the launch's private TMPDIR there (read and write, empty of the host's files); landlock and seatbelt show the host's /tmp as above\n")
+		}
 		if ll != nil {
 			for _, l := range llLines {
 				fmt.Fprintf(&out, "  landlock: %s\n", shown.String(l))
