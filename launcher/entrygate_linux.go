@@ -25,10 +25,19 @@ type landlockEntries struct {
 // resolved (some systems make /dev/shm a link to /run/shm).
 func newLandlockEntries(plan *landlock.Plan, canon *policy.Canonical) landlockEntries {
 	e := landlockEntries{plan: plan, canon: canon, shm: resolvedDir("/dev/shm")}
-	if canon.GatedTmp() {
-		e.tmp = resolvedDir(policy.TmpPath)
+	if t := resolvedDir(policy.TmpPath); t != "" && canon.GatedTmp() && readsNew(plan, t) {
+		e.tmp = t
 	}
 	return e
+}
+
+// readsNew says whether Landlock lets the sandbox read and list what is
+// made in dir after the launch: not where a denied root below dir split
+// it into a rule per entry it held then (docs/design.md, "/tmp"), where
+// what the gate made would be written and never read.
+func readsNew(plan *landlock.Plan, dir string) bool {
+	p := dir + "/\x00" // a name nothing has
+	return plan.Allows(p, landlock.OpRead) && plan.Allows(p, landlock.OpList)
 }
 
 // resolvedDir is directory p with its links resolved, "" when it is none.
