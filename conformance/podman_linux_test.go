@@ -69,6 +69,9 @@ func TestContainerPodman(t *testing.T) {
 		`step write-outside; cordon run --workspace /work -- sh -c 'echo evil > /home/u/planted'; echo "@@rc $?"`,
 		`step chmod-outside; cordon run --workspace /work -- chmod 666 /home/u/.ssh/id_ed25519; echo "@@rc $?"`,
 		`step work-top; cordon run --workspace /work -- sh -c 'echo hello > NEW.md && mkdir build && echo out > build/out && mv NEW.md MOVED.md && touch gone && rm gone && sed -i s/hello/edited/ MOVED.md'; echo "@@rc $?"`,
+		`echo host > /tmp/host.txt`,
+		`step tmp; cordon run --workspace /work -- sh -c 'echo x > /tmp/build.log && cat /tmp/build.log && d=$(mktemp -d -p /tmp) && echo y > $d/o && cat $d/o && f=$(mktemp -p /tmp) && rm $f && echo z > /tmp/host.txt'; echo "@@rc $?"`,
+		`step tmp-after; cat /tmp/host.txt; ls /tmp; echo "@@rc $?"`,
 		`step allowed; cordon run --workspace /work --allow-domain localhost:` + strconv.Itoa(allowed.port) +
 			` -- wget -q -O - http://localhost:` + strconv.Itoa(allowed.port) + `/; echo "@@rc $?"`,
 		`step refused; cordon run --workspace /work --allow-domain localhost:` + strconv.Itoa(allowed.port) +
@@ -143,6 +146,17 @@ func TestContainerPodman(t *testing.T) {
 		s := step("allowed")
 		if s.rc != 0 || !strings.Contains(s.out, allowed.body) || allowed.hits.Load() == 0 {
 			t.Errorf("the allowlisted request did not reach the host's server (exit %d, %d hits):\n%s", s.rc, allowed.hits.Load(), s.out)
+		}
+	})
+	t.Run("tmp", func(t *testing.T) {
+		// /tmp under landlock: the sandbox's own entries work, the
+		// container's file there is kept, and nothing is left behind.
+		s, after := step("tmp"), step("tmp-after")
+		if !strings.Contains(s.out, "x\ny\n") || s.rc == 0 {
+			t.Errorf("want the sandbox's /tmp files written and read, and the host's refused (exit %d):\n%s", s.rc, s.out)
+		}
+		if strings.TrimSpace(after.out) != "host\nhost.txt" {
+			t.Errorf("the container's /tmp after the sandbox, want only its own file, unchanged:\n%s", after.out)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {

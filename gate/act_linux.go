@@ -30,7 +30,7 @@ func (g *gate) act(c *call) unix.Errno {
 		denied = unix.EACCES
 	}
 	where, ok := g.pathOf(fdPath, &st)
-	if !ok || !g.d.MayChange(where, st.Mode&unix.S_IFMT == unix.S_IFDIR) {
+	if !ok || !g.d.MayChange(where, st.Mode&unix.S_IFMT == unix.S_IFDIR) && !g.ownMade(where, &st) {
 		return denied
 	}
 	// The launcher's walk reached the object with its own rights; the

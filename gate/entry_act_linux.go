@@ -316,7 +316,10 @@ func (g *gate) make(ed EntryDecider, op entOp, base int, rel string, mode uint32
 		return 0, unix.EEXIST, true // what the kernel answers first (mkdir -p needs it)
 	}
 	if ed.Private(n.dirPath) {
-		return 0, unix.EACCES, true // files only, so the record stays flat
+		if op != entMkdir {
+			return 0, unix.EACCES, true // files, sockets and directories only
+		}
+		return g.mkdirPrivate(n, mode) // tmp_linux.go
 	}
 	if ed.KernelAllows(n.path, NeedEntry) {
 		// Continuing is safe: Landlock lets the sandbox make entries
@@ -580,6 +583,9 @@ func (g *gate) renamePrivate(o, n named, st *unix.Stat_t, both bool, flags int) 
 		return 0, errnoOf(err), true
 	}
 	g.ent.made[i].dir, g.ent.made[i].name = n.dirPath, n.name
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		g.ent.moved(o.path, n.path)
+	}
 	if j >= 0 {
 		g.ent.forget(j)
 	}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,6 +62,7 @@ type entryState struct {
 type madeEntry struct {
 	dir, name string
 	dev, ino  uint64
+	isDir     bool
 }
 
 // madeAt is the record of name in dir naming the file st is, or -1.
@@ -84,7 +86,7 @@ func (s *entryState) isMade(dir string, st *unix.Stat_t) bool {
 }
 
 func (s *entryState) record(dir, name string, st *unix.Stat_t) {
-	s.made = append(s.made, madeEntry{dir: dir, name: name, dev: st.Dev, ino: st.Ino})
+	s.made = append(s.made, madeEntry{dir: dir, name: name, dev: st.Dev, ino: st.Ino, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR})
 }
 
 func (s *entryState) forget(i int) {
@@ -92,17 +94,23 @@ func (s *entryState) forget(i int) {
 }
 
 // cleanMade removes, once the sandbox is gone, the names it made in
-// private creation directories that still name what it made. Nothing
-// but the gate makes names there for the sandbox, and the gate is done.
+// private creation directories that still name what it made, the last
+// made first (what a directory it made holds before the directory; one
+// that holds anything else stays). Nothing but the gate makes names
+// there for the sandbox, and the gate is done.
 func (s *entryState) cleanMade() {
-	for _, m := range s.made {
+	for _, m := range slices.Backward(s.made) {
 		dir, err := unix.Open(m.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
 		var st unix.Stat_t
 		if unix.Fstatat(dir, m.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == m.dev && st.Ino == m.ino {
-			unix.Unlinkat(dir, m.name, 0)
+			flags := 0
+			if m.isDir {
+				flags = unix.AT_REMOVEDIR
+			}
+			unix.Unlinkat(dir, m.name, flags)
 		}
 		unix.Close(dir)
 	}
@@ -148,6 +156,7 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	if !ok {
 		return 0, unix.ENOSYS, true // the filter was built without EntryRules
 	}
+	ed = g.withMadeDirs(ed)
 	if e := g.ownThread(); e != 0 {
 		return 0, e, true
 	}

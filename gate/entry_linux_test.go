@@ -190,7 +190,14 @@ func TestEntryGate(t *testing.T) {
 		want(t, "shm-rename-host", unix.EACCES)
 		want(t, "shm-link-host", unix.EACCES)
 		want(t, "shm-link-out", unix.EACCES)
-		want(t, "shm-mkdir", unix.EACCES)
+		// A directory it made is its own as the files are, with what it
+		// makes in it, through a rename of it too; the host's stay out.
+		want(t, "shm-mkdir", 0)
+		want(t, "shm-create-in-made-dir", 0)
+		want(t, "shm-rename-made-dir", 0)
+		want(t, "shm-reopen-in-moved-dir", 0)
+		want(t, "shm-host-into-made-dir", unix.EACCES)
+		want(t, "shm-symlink", unix.EACCES)
 		require.Equal(t, "host\n", content(in("shm/host")))
 		es, err := os.ReadDir(in("shm"))
 		require.NoError(t, err)
@@ -341,6 +348,13 @@ func TestHelperEntryGateChild(t *testing.T) {
 	report("shm-link-host", unix.Link(shm("host"), shm("taken")))
 	report("shm-link-out", unix.Link(shm("mine"), in("shm-out")))
 	report("shm-mkdir", unix.Mkdir(shm("d"), 0o755))
+	report("shm-create-in-made-dir", write(shm("d/f"), unix.O_WRONLY|unix.O_CREAT, "f"))
+	report("shm-rename-made-dir", unix.Rename(shm("d"), shm("e")))
+	report("shm-reopen-in-moved-dir", write(shm("e/f"), unix.O_WRONLY|unix.O_APPEND, "g"))
+	report("shm-host-into-made-dir", unix.Rename(shm("host"), shm("e/host")))
+	report("shm-symlink", unix.Symlink("/etc/passwd", shm("l")))
+	unix.Mkdir(shm("e/left"), 0o755) // left for the gate to remove, deepest first
+	write(shm("e/left/f"), unix.O_WRONLY|unix.O_CREAT, "x")
 
 	report("write-readonly", write(in("ro"), unix.O_WRONLY, "x"))
 	report("create-in-theirs", write(in("theirs/x"), unix.O_WRONLY|unix.O_CREAT, "x"))

@@ -214,6 +214,7 @@ func (g *gate) bindUnix(s *sockCall) unix.Errno {
 	if !ok {
 		return unix.EACCES
 	}
+	ed = g.withMadeDirs(ed)
 	base := s.cwd
 	if strings.HasPrefix(name, "/") {
 		base = s.root
@@ -244,7 +245,10 @@ func (g *gate) bindUnix(s *sockCall) unix.Errno {
 		g.socks.record(s.sock)
 		return 0
 	}
-	if ed.Private(n.dirPath) || !ed.MayEntry(n.path) {
+	if ed.Private(n.dirPath) {
+		return g.bindPrivate(s, n) // tmp_linux.go
+	}
+	if !ed.MayEntry(n.path) {
 		return unix.EACCES
 	}
 	unix.Umask(s.umask)

@@ -18,18 +18,36 @@ type landlockEntries struct {
 	plan  *landlock.Plan
 	canon *policy.Canonical
 	shm   string // /dev/shm, its links resolved ("" when there is none)
+	tmp   string // /tmp, its links resolved, when the model gates it (policy.Canonical.GatedTmp)
 }
 
-// newLandlockEntries finds /dev/shm as the gate will see it resolved
-// (some systems make it a link to /run/shm).
+// newLandlockEntries finds /dev/shm and /tmp as the gate will see them
+// resolved (some systems make /dev/shm a link to /run/shm).
 func newLandlockEntries(plan *landlock.Plan, canon *policy.Canonical) landlockEntries {
-	e := landlockEntries{plan: plan, canon: canon}
-	if p, err := filepath.EvalSymlinks("/dev/shm"); err == nil {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			e.shm = p
-		}
+	e := landlockEntries{plan: plan, canon: canon, shm: resolvedDir("/dev/shm")}
+	if t := resolvedDir(policy.TmpPath); t != "" && canon.GatedTmp() && readsNew(plan, t) {
+		e.tmp = t
 	}
 	return e
+}
+
+// readsNew says whether Landlock lets the sandbox read and list what is
+// made in dir after the launch: not where a denied root below dir split
+// it into a rule per entry it held then (docs/design.md, "/tmp"), where
+// what the gate made would be written and never read.
+func readsNew(plan *landlock.Plan, dir string) bool {
+	p := dir + "/\x00" // a name nothing has
+	return plan.Allows(p, landlock.OpRead) && plan.Allows(p, landlock.OpList)
+}
+
+// resolvedDir is directory p with its links resolved, "" when it is none.
+func resolvedDir(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+			return r
+		}
+	}
+	return ""
 }
 
 // KernelAllows is what Landlock grants by the plan: the gate lets the
@@ -86,11 +104,14 @@ func (e landlockEntries) mayChangeMeta(p string, dir bool) bool {
 	return !dir || e.canon.WritableBeneath(p)
 }
 
-// Private is /dev/shm: the host's, shared with its processes, where
-// shm_open and sem_open make their objects. The sandbox reaches there
-// only what it made in this launch (gate.EntryDecider.Private).
-// /tmp may later be one too.
-func (e landlockEntries) Private(dir string) bool { return e.shm != "" && dir == e.shm }
+// Private is /dev/shm, the host's, shared with its processes, where
+// shm_open and sem_open make their objects, and /tmp unless the policy
+// decides it (policy.Canonical.GatedTmp): no mount can hide the host's
+// there. The sandbox reaches there only what it made in this launch
+// (gate.EntryDecider.Private); the host's entries stay as the model says.
+func (e landlockEntries) Private(dir string) bool {
+	return dir != "" && (dir == e.shm || dir == e.tmp)
+}
 
 func hostOnly(p string) bool {
 	for _, d := range []string{"/dev", "/proc"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -20,9 +21,14 @@ type metaGate struct {
 	id            gate.Identity
 	mine, theirs  *os.File // the socket the init sends the listener on
 	cancel        context.CancelFunc
+	served        chan struct{} // closed once Serve has returned, and tidied
 	mu            sync.Mutex
 	started, done bool
 }
+
+// gateTidyMax bounds how long the end of a launch waits for the gate to
+// return and remove what the sandbox made in private creation directories.
+const gateTidyMax = 5 * time.Second
 
 func newMetaGate(d gate.Decider) (*metaGate, error) {
 	id, err := gate.Self()
@@ -53,7 +59,10 @@ func (g *metaGate) serve(stderr io.Writer) {
 	g.cancel = cancel
 	sock := g.mine
 	d := g.d
+	served := make(chan struct{})
+	g.served = served
 	go func() {
+		defer close(served)
 		defer sock.Close()
 		fds, err := gate.RecvFds(int(sock.Fd()), 3)
 		if err != nil {
@@ -89,6 +98,16 @@ func (g *metaGate) close() {
 	g.done = true
 	if g.cancel != nil {
 		g.cancel()
+	}
+	if g.served != nil {
+		// Serve removes, as it returns, what the sandbox made in /tmp and
+		// /dev/shm under landlock: the launcher must not exit first. A
+		// call in flight is answered in moments; the bound keeps a stuck
+		// one from holding the exit.
+		select {
+		case <-g.served:
+		case <-time.After(gateTidyMax):
+		}
 	}
 	if !g.started {
 		g.mine.Close()

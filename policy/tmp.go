@@ -31,3 +31,15 @@ func (c *Canonical) TmpSource() string { return c.tmpSrc }
 func UnderTmp(p string) bool {
 	return p == TmpPath || strings.HasPrefix(p, TmpPath+"/")
 }
+
+// GatedTmp reports whether a backend that cannot mount (landlock) makes
+// /tmp a private creation directory: the sandbox makes entries in the
+// host's /tmp and reaches, writes, renames and removes only those it
+// made, which go when it ends, while every entry the host keeps there
+// stays as the model says (readable, never changed). It does when no
+// root names /tmp itself and the model lets the sandbox read /tmp but
+// not write it; a policy that makes /tmp writable or denies it decides
+// it as it says.
+func (c *Canonical) GatedTmp() bool {
+	return !c.IsRoot(TmpPath) && c.Access(TmpPath, Read) && !c.Access(TmpPath, Write)
+}

@@ -141,7 +141,7 @@ func (o *explainOpts) run(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(&out, "%s\n  read: %s  write: %s  %s\n", shown.String(name), yesNo(v.Read), yesNo(v.Write), shown.String(v.Reason))
 		if r, ok := c.DecidingRoot(rp); policy.UnderTmp(rp) && (!ok || policy.Depth(r.Path) < policy.Depth(policy.TmpPath)) {
 			// What /tmp is depends on the backend (policy.Canonical.WithTmp).
-			fmt.Fprintf(&out, "  /tmp: native and bwrap mount the launch's private TMPDIR there (read and write, empty of the host's files); landlock and seatbelt show the host's /tmp as above\n")
+			fmt.Fprintf(&out, "  /tmp: native and bwrap mount the workspace's private TMPDIR there (read and write, kept between its launches, none of the host's files); landlock shows the host's /tmp as above and lets the sandbox make entries there and reach only its own, removed when it ends (unless a denied root below /tmp splits it: then read-only); seatbelt shows the host's /tmp as above\n")
 		}
 		if ll != nil {
 			for _, l := range llLines {
