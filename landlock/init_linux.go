@@ -158,6 +158,7 @@ func confine(s *Spec) error {
 	if rfd >= 0 {
 		defer unix.Close(rfd)
 	}
+	timing.Mark("init", "ruleset")
 	// A session of its own, without the caller's terminal unless the
 	// launcher gave it the pty as controlling terminal (it then started
 	// this process as a session leader already).

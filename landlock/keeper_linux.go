@@ -70,6 +70,7 @@ func keep(s *Spec, path string) int {
 	ctty := giveUpTerminal()
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, pass...)
+	timing.Mark("init", "keeper set up")
 	pid, code := startConfined(s, path, ctty)
 	if pid <= 0 {
 		return code
@@ -200,6 +201,7 @@ func startConfined(s *Spec, path string, ctty int) (int, int) {
 			done <- result{0, exitSetup}
 			return
 		}
+		timing.Mark("init", "confined")
 		files := make([]uintptr, 3+s.Files)
 		for i := range files {
 			files[i] = uintptr(i)

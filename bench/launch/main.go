@@ -99,6 +99,7 @@ type config struct {
 	landstrip        string
 	installLandstrip bool
 	cordonBin        string
+	before           string
 }
 
 func main() {
@@ -128,6 +129,7 @@ func main() {
 	flag.IntVar(&cfg.hosts, "hosts", 0, "with -peers: then the same rounds with N more processes on the host")
 	flag.StringVar(&cfg.landstrip, "landstrip", "", "path of landstrip's native binary (default: $LANDSTRIP, else the one -install-landstrip installs)")
 	flag.BoolVar(&cfg.installLandstrip, "install-landstrip", false, "with -peers: npm install landstrip "+landstripVersion+" into the benchmark's own directory in the user's cache")
+	flag.StringVar(&cfg.before, "before", "", "with -peers: a second cordon binary, measured as (ak0) and (an0) in the same rounds (a before/after of one run)")
 	flag.StringVar(&cfg.cordonBin, "cordon", "", "with -peers: the cordon binary to measure (default: built from this checkout)")
 	repos := flag.String("repos", "300,1000", "large workspaces: nested repository counts")
 	growth := flag.String("growth", "100,500,1000,2000,4000", "large workspaces: policy root counts")

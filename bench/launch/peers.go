@@ -27,6 +27,11 @@ const landstripVersion = "0.19.2"
 //	(b)  raw bwrap with the argv cordon renders for W (stubs made before
 //	     each launch, outside the timing): the floor of a mount-namespace
 //	     sandbox with the same mounts
+//	(g1) the minimal Go launcher → /bin/true, and (g2) that launcher
+//	     started by itself → /bin/true: the floor of a launch with one Go
+//	     start and with two (the landlock backend's launcher and keeper)
+//	(ak0), (an0) with -before B: (ak) and (an) through the cordon binary
+//	     B, in the same rounds, for a before/after of one run
 //
 // and then, with -hosts N, the same rounds again with N more processes on
 // the host (sleepers started here and killed after): what grows with the
@@ -34,6 +39,8 @@ const landstripVersion = "0.19.2"
 type peerBench struct {
 	cfg              config
 	cordon, ws       string
+	before           string // -before: the cordon binary of (ak0), (an0)
+	goLauncher       string // (g1), (g2)
 	landstrip, lsPol string // empty landstrip: not found, (ls) left out
 	env              []string
 	raw              []string
@@ -41,7 +48,10 @@ type peerBench struct {
 	filter           *os.File
 }
 
-type peerSeries struct{ landlock, landstrip, native, rawBwrap series }
+type peerSeries struct {
+	landlock, landstrip, native, rawBwrap series
+	go1, go2, landlock0, native0          series
+}
 
 func peers(cfg config, tmp, ws string) error {
 	cordon := cfg.cordonBin
@@ -55,7 +65,11 @@ func peers(cfg config, tmp, ws string) error {
 	// the benchmark's temporary directory in /tmp would make the landlock
 	// plan split /tmp (BENCHMARKS.md, "The landlock backend beside the
 	// others"), which a user's launch does not pay.
-	pb := &peerBench{cfg: cfg, cordon: cordon, ws: ws, env: append(os.Environ(), "CORDON_STUB_LINGER=10m")}
+	pb := &peerBench{cfg: cfg, cordon: cordon, ws: ws, before: cfg.before, env: append(os.Environ(), "CORDON_STUB_LINGER=10m")}
+	pb.goLauncher = filepath.Join(tmp, "golauncher")
+	if err := buildGoLauncher(filepath.Join(tmp, "golauncher-src"), pb.goLauncher); err != nil {
+		return err
+	}
 	prof, err := profile(cordon, pb.env, ws, "--backend", "bwrap", "--workspace", ws, "--", "/bin/true")
 	if err != nil {
 		return err
@@ -108,12 +122,19 @@ func (pb *peerBench) rounds(what string) (peerSeries, error) {
 		s   *series
 		run func() (result, error)
 	}
-	cordonRun := func(backend string) func() (result, error) {
+	cordonRun := func(bin, backend string) func() (result, error) {
 		return func() (result, error) {
-			return sample(exec.Command(pb.cordon, "run", "--backend", backend, "--workspace", pb.ws, "--", "/bin/true"), pb.env, pb.ws)
+			return sample(exec.Command(bin, "run", "--backend", backend, "--workspace", pb.ws, "--", "/bin/true"), pb.env, pb.ws)
 		}
 	}
-	vs := []variant{{&s.landlock, cordonRun("landlock")}, {&s.native, cordonRun("native")}, {&s.rawBwrap, pb.rawBwrap}}
+	goRun := func(args ...string) func() (result, error) {
+		return func() (result, error) { return sample(exec.Command(args[0], args[1:]...), pb.env, pb.ws) }
+	}
+	vs := []variant{{&s.landlock, cordonRun(pb.cordon, "landlock")}, {&s.native, cordonRun(pb.cordon, "native")}, {&s.rawBwrap, pb.rawBwrap},
+		{&s.go1, goRun(pb.goLauncher, "/bin/true")}, {&s.go2, goRun(pb.goLauncher, pb.goLauncher, "/bin/true")}}
+	if pb.before != "" {
+		vs = append(vs, variant{&s.landlock0, cordonRun(pb.before, "landlock")}, variant{&s.native0, cordonRun(pb.before, "native")})
+	}
 	if pb.landstrip != "" {
 		vs = append(vs, variant{&s.landstrip, func() (result, error) {
 			return sample(exec.Command(pb.landstrip, "run", "-p", pb.lsPol, "--", "/bin/true"), pb.env, pb.ws)
@@ -162,6 +183,18 @@ func (pb *peerBench) report(title string, s peerSeries) {
 	}
 	row(s.native, "(an) cordon run --backend native")
 	row(s.rawBwrap, "(b) raw bwrap, the same mounts")
+	row(s.go1, "(g1) minimal Go launcher → /bin/true")
+	row(s.go2, "(g2) (g1) → (g1) → /bin/true")
+	if pb.before != "" {
+		row(s.landlock0, "(ak0) (ak) through -before")
+		row(s.native0, "(an0) (an) through -before")
+		fmt.Printf("after − before, paired medians: (ak) − (ak0) %s, (an) − (an0) %s (%.2f and %.2f as ratios of medians)\n",
+			ms(pairedMedian(s.landlock, s.landlock0)), ms(pairedMedian(s.native, s.native0)),
+			ratio(s.landlock.median(), s.landlock0.median()), ratio(s.native.median(), s.native0.median()))
+	}
+	if pb.landstrip != "" {
+		fmt.Printf("(g2) / (ls): %.2f median: the floor of (ak) / (ls) for a launch of two Go starts\n", ratio(s.go2.median(), s.landstrip.median()))
+	}
 	if pb.landstrip != "" {
 		fmt.Printf("(ak) / (ls): %.2f median, %.2f min, %.2f cpu (target ≤ 1.5); paired difference %s\n",
 			ratio(s.landlock.median(), s.landstrip.median()), ratio(s.landlock.pct(0), s.landstrip.pct(0)),
