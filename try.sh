@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/ensure-bwrap.sh
 ensure_bwrap --best-effort
-CGO_ENABLED=0 go build -buildvcs=auto -o bin/cordon ./cmd/cordon  # -buildvcs: cordon version names the revision
+# -buildvcs and the stamp: cordon version names the revision, from a
+# clone, a git worktree, or with GOFLAGS=-buildvcs=false alike.
+CGO_ENABLED=0 go build -buildvcs=auto -ldflags "$(scripts/ldflags.sh)" -o bin/cordon ./cmd/cordon
 bin/cordon version
 bin/cordon detect
 exec bin/cordon verify "$@"

@@ -74,6 +74,10 @@ import (
 //	tty-pty         tty-interactive-modes (stty on stdin reaches the user's
 //	                terminal)
 //	tty-relay-stop  tty-interactive-keystrokes-after-exit
+//	terminal-settle tty-answers-late-no-tty (the late answers reach the
+//	                user's shell)
+//	clipboard-filter tty-answers-late-no-tty (the OSC 52 query reaches the
+//	                terminal)
 //	state-deny      undo-runtime-state, undo-stall-launches,
 //	                cross-state-dir-open-mode, cross-state-dir-writable-parent
 //	disable-userns  undo-nested-userns-unshare, undo-nested-userns-syscall
@@ -248,6 +252,12 @@ var mutations = []mutation{
 	{name: "terminal-mode-reset", step: "the screen modes the sandbox's output switched on, switched off after it",
 		hooks:    func() { testhook.SkipTermModeReset = true },
 		catchers: []string{"boundary-tty-stdout-alone", "boundary-tty-stderr-alone", "boundary-tty-evasions"}},
+	{name: "terminal-settle", step: "the terminal's answers to what the sandbox asked read and discarded before cordon returns",
+		hooks:    func() { testhook.SkipTermSettle = true },
+		catchers: []string{"tty-answers-late-no-tty"}},
+	{name: "clipboard-filter", step: "the sandbox's OSC 52 clipboard queries dropped from its output",
+		hooks:    func() { testhook.SkipClipboardFilter = true },
+		catchers: []string{"tty-answers-late-no-tty"}},
 	{name: "state-deny", step: "cordon's state directory denied inside every sandbox", state: true,
 		catchers: []string{"cross-state-dir-open-mode", "cross-state-dir-writable-parent"}},
 	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -132,4 +134,35 @@ func (p *Pty) Close() {
 		p.Master.Close()
 	}
 	p.Slave.Close()
+}
+
+// ReadLine reads the terminal's input up to a newline, as the user's
+// shell would read its next line, waiting until end at most.
+func (p *Pty) ReadLine(end time.Time) (string, error) {
+	fd := int(p.Slave.Fd())
+	var line []byte
+	buf := make([]byte, 256)
+	for !strings.Contains(string(line), "\n") {
+		left := time.Until(end)
+		if left <= 0 {
+			return string(line), fmt.Errorf("no whole line in the terminal's input (%q so far)", line)
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
+		if err == unix.EINTR || n == 0 {
+			continue
+		}
+		if err != nil {
+			return string(line), fmt.Errorf("poll the terminal: %w", err)
+		}
+		n, err = unix.Read(fd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 {
+			return string(line), fmt.Errorf("read the terminal: %v", err)
+		}
+		line = append(line, buf[:n]...)
+	}
+	return string(line), nil
 }

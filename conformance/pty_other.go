@@ -5,6 +5,7 @@ package conformance
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // Pty is a pseudo-terminal the harness owns (Linux only for now).
@@ -23,3 +24,5 @@ func (p *Pty) Raw() bool              { return false }
 func (p *Pty) Pending() (int, error)  { return 0, errNoPty }
 func (p *Pty) Flush()                 {}
 func (p *Pty) Close()                 {}
+
+func (p *Pty) ReadLine(time.Time) (string, error) { return "", errNoPty }

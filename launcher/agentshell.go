@@ -19,8 +19,9 @@ import (
 // agentShellArg=NAME,NAME... COMMAND. It drops the named variables, the
 // agent's own key, from its environment and runs COMMAND with the shell
 // the agent runs its commands in, so that the key stays with the agent
-// and reaches none of the commands it runs (docs/threat-model.md,
-// "Secrets in the environment"). The flag starts with a dash: Claude
+// and reaches none of the commands it runs, not even in the agent's own
+// /proc/<pid>/environ (apartFromAgent; docs/threat-model.md, "Secrets in
+// the environment"). The flag starts with a dash: Claude
 // Code quotes the prefix up to its last " -" as the program's path and
 // passes the rest as it is.
 const agentShellArg = "--cordon-agent-shell"
@@ -39,6 +40,7 @@ func agentShellMain(drop, command []string) int {
 		return slices.Contains(drop, name)
 	})
 	sh := agentShell(os.Getenv)
+	apartFromAgent()
 	err := syscall.Exec(sh, []string{sh, "-c", strings.Join(command, " ")}, env)
 	fmt.Fprintf(os.Stderr, "cordon: %s: run %s: %v\n", agentShellArg, sh, err)
 	return 126

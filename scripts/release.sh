@@ -19,7 +19,9 @@ version=${1:?usage: scripts/release.sh VERSION [OUTDIR] (VERSION like v1.2.3)}
   { echo "release: version $version: want vMAJOR.MINOR.PATCH (e.g. v1.2.3 or v1.2.3-rc.1)" >&2; exit 2; }
 out=${2:-dist/$version}
 targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
-ldflags="-s -w -buildid= -X github.com/cordon-sandbox/cordon/internal/buildinfo.Version=$version"
+# The revision stamped too (scripts/ldflags.sh): the go tool records none
+# in a git worktree.
+ldflags="-s -w -buildid= -X github.com/cordon-sandbox/cordon/internal/buildinfo.Version=$version $(scripts/ldflags.sh)"
 if [[ -n $(git status --porcelain 2>/dev/null) ]]; then
   echo "release: note: the tree has changes not committed; the binaries will say modified" >&2
 fi

@@ -115,3 +115,31 @@ func geminiKeyKept(home string, keys []string) bool {
 		return slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(a, k) })
 	})
 }
+
+// codexHomeConfigs are what Codex runs or obeys (its AgentCLI.Protected,
+// under ~/.codex) under a CODEX_HOME of env's pointing elsewhere: Codex
+// on the host reads its config.toml, hooks.json and AGENTS.md there, so
+// a sandbox that could write them (a CODEX_HOME inside the workspace)
+// would decide what Codex runs next. nil without an absolute CODEX_HOME,
+// or with ~/.codex itself (AgentConfigPaths has those).
+func codexHomeConfigs(env []string, home string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
+			dir = v // the last one wins, as in os/exec
+		}
+	}
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) == filepath.Join(home, ".codex") {
+		return nil
+	}
+	var out []string
+	for _, p := range AgentCLIs["codex"].Protected {
+		if rel, ok := strings.CutPrefix(p, ".codex/"); ok {
+			out = append(out, filepath.Join(dir, rel))
+		}
+	}
+	return out
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // cordon run stays quiet about an agent's key setting only when the
@@ -63,5 +65,37 @@ func TestCodexKeyArgs(t *testing.T) {
 	}
 	if got := codex.KeyArgs("", codex.Keys); len(got) != 2 {
 		t.Errorf("no home: KeyArgs = %q, want the keys alone", got)
+	}
+}
+
+// A CODEX_HOME inside the workspace keeps what Codex runs or obeys there
+// read-only, as ~/.codex's, on every launch (Codex on the host reads it
+// next); the rest of it, and the workspace, stay writable.
+func TestComposeCodexHomeProtected(t *testing.T) {
+	dir := composeFixture(t)
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	ch := filepath.Join(ws, "codex-home")
+	if err := os.MkdirAll(ch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compose(Spec{Workspace: ws, Home: home, Environ: []string{"HOME=" + home, "CODEX_HOME=" + ch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"config.toml", "hooks.json", "AGENTS.md", "rules/x.rules"} {
+		if c.Canonical.Access(filepath.Join(ch, p), policy.Write) {
+			t.Errorf("$CODEX_HOME/%s writable", p)
+		}
+	}
+	for _, p := range []string{"codex-home/sessions/x.jsonl", "src/x.go"} {
+		if !c.Canonical.Access(filepath.Join(ws, p), policy.Write) {
+			t.Errorf("%s not writable", p)
+		}
+	}
+	if got := codexHomeConfigs([]string{"CODEX_HOME=" + filepath.Join(home, ".codex")}, home); got != nil {
+		t.Errorf("~/.codex as CODEX_HOME: %q, want nothing more", got)
+	}
+	if got := codexHomeConfigs([]string{"CODEX_HOME=rel"}, home); got != nil {
+		t.Errorf("a relative CODEX_HOME: %q, want nothing", got)
 	}
 }

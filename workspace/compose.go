@@ -405,6 +405,7 @@ func (s *Spec) runsNext(r *policy.Resolver, c *policy.Canonical, home string) []
 		for _, n := range AgentConfigPaths() {
 			cand = append(cand, filepath.Join(home, n))
 		}
+		cand = append(cand, codexHomeConfigs(s.Environ, home)...)
 	}
 	var out []string
 	seen := map[string]bool{}

@@ -19,6 +19,13 @@ import (
 // "devel").
 var Version string
 
+// Revision, Time and Modified ("true" or "false") are the tree's VCS
+// state, stamped by the project's build scripts (scripts/ldflags.sh) for
+// the builds where the go tool records none: a git worktree (the go tool
+// looks for a .git directory, and a worktree's .git is a file), and
+// GOFLAGS=-buildvcs=false. Where the go tool recorded its own, that wins.
+var Revision, Time, Modified string
+
 // Info is one build's identity.
 type Info struct {
 	Version  string `json:"version"`            // v1.2.3, or "devel"
@@ -47,6 +54,9 @@ func Get() Info {
 				i.Modified = s.Value == "true"
 			}
 		}
+	}
+	if i.Revision == "" && Revision != "" {
+		i.Revision, i.Time, i.Modified = Revision, Time, Modified == "true"
 	}
 	if i.Version == "" {
 		i.Version = "devel"
