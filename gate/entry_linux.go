@@ -112,6 +112,7 @@ func (s *entryState) cleanMade() {
 const (
 	// SECCOMP_IOCTL_NOTIF_ADDFD: _IOW('!', 3, struct seccomp_notif_addfd).
 	notifAddfd = 0x40182103
+	addfdSend  = 1 << 1 // SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)
 	oTmpfile   = 0o20000000 | unix.O_DIRECTORY
 	renameMask = unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE | unix.RENAME_WHITEOUT
 )
