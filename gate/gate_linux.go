@@ -184,12 +184,6 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 		return fmt.Errorf("gate: pipe: %w", err)
 	}
 	defer unix.Close(p[0])
-	// Synchronous wake-up (Linux 6.6; older kernels refuse it, and the
-	// gate works as before): a call's notification and its answer hand
-	// the CPU between the caller and this thread on the one it is on,
-	// rather than waking the other on another CPU and waiting for it to
-	// be scheduled there, which on a busy host is most of a call's cost.
-	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
