@@ -263,40 +263,65 @@ func (g *gate) openExisting(ed EntryDecider, obj, flags int) (int64, unix.Errno,
 	return g.addFd(fd, flags&unix.O_CLOEXEC != 0)
 }
 
-// addFd gives fd to the caller as its call's result and closes it here.
+// addFd gives fd to the caller as its call's result and closes it here:
+// the descriptor added and the call answered with its number in one
+// ioctl (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND), one
+// trip to the caller and back rather than two (an ADDFD alone waits for
+// the caller to take the descriptor, and the answer wakes it again). It
+// answers the call itself: ok is false after it, nothing left to send.
 //
-// It adds the descriptor (SECCOMP_IOCTL_NOTIF_ADDFD) and then answers
-// with its number (one), never with SECCOMP_ADDFD_FLAG_SEND: the kernel
-// marks a SEND request answered before the caller has taken the
-// descriptor, and a signal to this thread while it waits for that (Go's
-// preemption sends them) withdraws the descriptor but not the answer,
-// so the caller's open returned 0, its own stdin (kernel/seccomp.c,
-// seccomp_notify_addfd, up to 6.18 at least). A plain ADDFD that is
-// interrupted is withdrawn whole and restarted (SA_RESTART). The caller
-// cannot go between the two: it waits killable
-// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV); before Linux 5.19 a signal
-// to it there leaves it the descriptor, of the file it asked for.
+// Every signal is blocked on this (locked) thread for the ioctl. The
+// kernel marks a SEND request answered before the caller has taken the
+// descriptor, and a signal that interrupts this thread's wait for that
+// (Go's preemption sends them) withdraws the descriptor but not the
+// answer, so the caller's open would return 0, its own stdin
+// (kernel/seccomp.c, seccomp_notify_addfd, up to 6.18 at least). Blocked,
+// a signal waits until the caller has the descriptor; only SIGKILL,
+// which ends the launcher and the sandbox's gate with it, can come
+// between. The caller cannot go between either: it waits killable
+// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV); before Linux 5.19 a signal to
+// it there leaves it the descriptor, of the file it asked for.
 func (g *gate) addFd(fd int, cloexec bool) (int64, unix.Errno, bool) {
 	defer unix.Close(fd)
-	a := addfd{id: g.n.id, srcfd: uint32(fd)}
+	a := addfd{id: g.n.id, srcfd: uint32(fd), flags: addfdSend}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
 	if testhook.EntrygateAddfd != nil {
 		testhook.EntrygateAddfd()
 	}
-	var r uintptr
-	e := unix.EINTR
-	for e == unix.EINTR { // the lock it takes first, interrupted: nothing done
-		r, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(g.listener), notifAddfd, uintptr(unsafe.Pointer(&a)))
+	all := unix.Sigset_t{}
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	var old unix.Sigset_t
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+		return 0, errnoOf(err), true
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	r, e := g.addfdIoctl(&a)
+	if e == unix.EINVAL {
+		// Before Linux 5.14 there is no SEND: the descriptor alone,
+		// then the answer as for any call.
+		a.flags = 0
+		if r, e = g.addfdIoctl(&a); e == 0 {
+			return int64(r), 0, true
+		}
 	}
 	switch e {
-	case 0:
-		return int64(r), 0, true
-	case unix.ENOENT:
-		return 0, 0, false // the caller was interrupted or is gone
+	case 0, unix.ENOENT:
+		return 0, 0, false // answered; or the caller was interrupted or is gone
 	}
 	return 0, e, true
+}
+
+func (g *gate) addfdIoctl(a *addfd) (uintptr, unix.Errno) {
+	for {
+		r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(g.listener), notifAddfd, uintptr(unsafe.Pointer(a)))
+		if e != unix.EINTR { // the lock it takes first, interrupted: nothing done
+			return r, e
+		}
+	}
 }
 
 // make decides mkdir, mknod and symlink.

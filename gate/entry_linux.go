@@ -41,7 +41,9 @@ type entryState struct {
 	path2  [pathMax]byte
 	target [pathMax]byte
 	status [512]byte // the head of /proc/PID/status, for the umask
-	link2  [pathMax]byte
+	// statusFd: the callers' /proc/PID/status kept open (readStatus).
+	statusFd map[string]int
+	link2    [pathMax]byte
 	// cont: answer "continue" (the kernel performs the call).
 	cont    bool
 	locked  bool // the thread is locked, with its own umask
@@ -120,6 +122,7 @@ func (s *entryState) cleanMade() {
 const (
 	// SECCOMP_IOCTL_NOTIF_ADDFD: _IOW('!', 3, struct seccomp_notif_addfd).
 	notifAddfd = 0x40182103
+	addfdSend  = 1 << 1 // SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)
 	oTmpfile   = 0o20000000 | unix.O_DIRECTORY
 	renameMask = unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE | unix.RENAME_WHITEOUT
 )
@@ -344,13 +347,8 @@ func (g *gate) restoreCaps() {
 
 // umaskOf reads the caller's umask from /proc/PID/status.
 func (g *gate) umaskOf(pid string) (int, unix.Errno) {
-	fd, err := unix.Open("/proc/"+pid+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, unix.EPERM
-	}
-	defer unix.Close(fd)
-	n, err := unix.Read(fd, g.ent.status[:])
-	if err != nil || n <= 0 {
+	n, ok := g.ent.readStatus(pid)
+	if !ok {
 		return 0, unix.EPERM
 	}
 	s := string(g.ent.status[:n])
@@ -367,6 +365,50 @@ func (g *gate) umaskOf(pid string) (int, unix.Errno) {
 		return 0, unix.EPERM
 	}
 	return int(m & 0o777), 0
+}
+
+// maxStatus bounds the status files the gate keeps open.
+const maxStatus = 64
+
+// readStatus reads the head of the caller's /proc/PID/status into
+// s.status. The file stays open for the caller's next call (an open of
+// it costs more than the read, which the kernel makes afresh each
+// time), at most maxStatus of them: it names the task it was opened for,
+// and once that task is gone reads ESRCH, also when its number names
+// another by then, which is opened again.
+func (s *entryState) readStatus(pid string) (int, bool) {
+	if fd, ok := s.statusFd[pid]; ok {
+		if n, err := unix.Pread(fd, s.status[:], 0); err == nil && n > 0 {
+			return n, true
+		}
+		unix.Close(fd)
+		delete(s.statusFd, pid)
+	}
+	fd, err := unix.Open("/proc/"+pid+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	n, err := unix.Pread(fd, s.status[:], 0)
+	if err != nil || n <= 0 {
+		unix.Close(fd)
+		return 0, false
+	}
+	if len(s.statusFd) >= maxStatus {
+		s.closeStatus()
+	}
+	if s.statusFd == nil {
+		s.statusFd = make(map[string]int, maxStatus)
+	}
+	s.statusFd[pid] = fd
+	return n, true
+}
+
+// closeStatus closes the status files kept open, with Serve.
+func (s *entryState) closeStatus() {
+	for _, fd := range s.statusFd {
+		unix.Close(fd)
+	}
+	clear(s.statusFd)
 }
 
 // startAt opens where a relative path starts: the caller's descriptor

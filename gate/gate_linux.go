@@ -202,6 +202,7 @@ func Serve(ctx context.Context, listener int, d Decider, id Identity) error {
 	g.inet.diag = -1
 	defer g.inet.close()
 	defer g.ent.cleanMade()
+	defer g.ent.closeStatus()
 	defer g.closeWall()
 	for {
 		if err := ctx.Err(); err != nil {

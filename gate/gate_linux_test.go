@@ -36,7 +36,7 @@ var old = unix.NsecToTimespec(int64(2000 * time.Second))
 
 // gateDirs makes a fresh base holding allowed/, where the child under the
 // gate may act, and outside/, where it may not.
-func gateDirs(t *testing.T) (base, allowed, outside string) {
+func gateDirs(t testing.TB) (base, allowed, outside string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
