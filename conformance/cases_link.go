@@ -81,7 +81,7 @@ func notYetCases() []Case {
 				h.Refuse(o, "FILE", "CHILD", "MKDIR")
 				h.Unchanged(snap)
 			}},
-		{Name: "create-agent-file-missing", Class: 5, Summary: "in a writable agent home (~/.gemini), its settings and trust files that do not exist yet read as absent or as an empty document, never a directory, and cannot be made by O_CREAT, mkdir, rename or symlink; the agent's own files beside them are made; the host's home afterwards holds only those",
+		{Name: "create-agent-file-missing", Class: 5, Summary: "in a writable agent home (~/.gemini), its settings and trust files that do not exist yet read as absent, and cannot be made by O_CREAT, mkdir, rename or symlink; the agent's own files beside them are made; the host's home afterwards holds only those",
 			Run: func(h *H) {
 				_, p := h.ws()
 				h.Mkdir("home/.gemini")
@@ -105,16 +105,11 @@ rm "$g/settings.json" && ok REMOVE
 echo id > "$g/installation_id" && ok WORK_FILE
 mkdir -p "$g/history/p" && echo h > "$g/history/p/x" && ok WORK_DIR`)
 				h.Refuse(o, "CREATE", "APPEND", "MKDIR", "RENAME", "SYMLINK", "SYMLINK_F", "REMOVE")
-				if h.Backend() == "landlock" {
-					// No stubs: the names are absent; the agent's own
-					// files wait for the creation gate, the freeze keeps
-					// ~/.gemini's top from any new entry (docs/design.md).
-					h.Expect(o, "ABSENT")
-				} else {
-					h.Expect(o, "EMPTY_JSON", "EMPTY_MD", "DIR_STAYS_DIR", "WORK_TMP", "WORK_FILE", "WORK_DIR")
-					h.Want("home/.gemini/installation_id", "id\n")
-					h.Want("home/.gemini/history/p/x", "h\n")
-				}
+				// Nothing stands for the absent names on any backend: the
+				// entry gate keeps them from being made (docs/design.md).
+				h.Expect(o, "ABSENT", "WORK_TMP", "WORK_FILE", "WORK_DIR")
+				h.Want("home/.gemini/installation_id", "id\n")
+				h.Want("home/.gemini/history/p/x", "h\n")
 				h.Unchanged(snap, "home/.gemini/installation_id", "home/.gemini/history")
 				for _, f := range []string{"trustedFolders.json", "settings.json", "GEMINI.md", "AGENTS.md", "commands", "new.json"} {
 					h.Absent("home/.gemini/" + f)
