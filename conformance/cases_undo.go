@@ -124,6 +124,7 @@ chmod 700 s1 && ok PLAIN`)
 				ro := h.Write("ro.lock", "")
 				rodir := h.Mkdir("rodir")
 				den := h.Write("denied.lock", "")
+				h.Mkdir("later")
 				snap := h.Snapshot()
 				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)
 				o := h.Sandbox(Policy{Readonly: []string{ro, rodir}, Deny: []string{den}},
@@ -131,7 +132,6 @@ chmod 700 s1 && ok PLAIN`)
 					"RT="+rt, "D="+rodir, "F="+den)
 				// A later launch of this user with a denied directory tidies
 				// the masks.
-				h.Mkdir("later")
 				h.Sandbox(Policy{Deny: []string{h.Path("later")}}, `true`)
 				// Tampering with $RT/empty (the file bound over denied files)
 				// works the same way, but would disturb every concurrent
