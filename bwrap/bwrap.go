@@ -58,20 +58,6 @@ type Options struct {
 	Chdir string
 	// Stat answers questions about the host. Required.
 	Stat StatFunc
-	// AbsentFile, when set, says which absent read-only or denied roots
-	// the programs that read them take for files (an agent's
-	// settings.json, a config.toml), and the content that reads there as
-	// empty (an empty JSON object for JSON): such a root's stub is a file
-	// holding it, not a directory, so that the program inside reads an
-	// empty document where a directory would stop it (EISDIR). Every
-	// other absent root's stub is a directory (see plan).
-	AbsentFile func(path string) (content []byte, ok bool)
-	// Gated: the launcher's entry gate keeps the names of absent
-	// read-only and denied roots from being made (package gate), so
-	// they get neither a stub nor a mount: nothing of cordon's stands in
-	// the project for them. A writable root that does not exist still
-	// gets its stub, the mount point of its bind.
-	Gated bool
 	// MountsOnly leaves Plan.Args empty: cordon's native backend builds
 	// the sandbox from Plan.Mounts and needs no bwrap command line.
 	MountsOnly bool
@@ -85,23 +71,12 @@ type Options struct {
 	FD func(path string) (fd int, ok bool)
 }
 
-// Stub is a mount target that does not exist on the host yet. The launcher
-// creates it before the launch and removes it afterwards.
-type Stub struct {
-	Path string
-	Dir  bool
-	// Content is what a file stub holds (Options.AbsentFile).
-	Content []byte
-}
-
 // Plan is a rendered sandbox.
 type Plan struct {
 	// Args are bwrap's options, without the binary and the command; the
 	// launcher passes them through --args FD so no policy size can exceed
 	// ARG_MAX.
 	Args []string
-	// Stubs are the mount targets to create first, shallow to deep.
-	Stubs []Stub
 	// Seccomp is the filter program the launcher hands bwrap through
 	// --seccomp FD (see Seccomp).
 	Seccomp []byte
@@ -353,7 +328,7 @@ func (opt Options) sockets() Sockets {
 	return SocketsFor(opt.Network)
 }
 
-// plan builds the mount list from the model and records stubs.
+// plan builds the mount list from the model.
 func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 	var ops []op
 	pinned := map[string]bool{}
@@ -368,29 +343,17 @@ func plan(c *policy.Canonical, opt Options, pl *Plan) ([]op, error) {
 			continue // decided by the base bind
 		}
 		exists, dir := opt.Stat(r.Path)
-		if !exists && opt.Gated && (r.Kind == policy.Readonly || r.Kind == policy.Denied) {
-			continue
-		}
 		if !exists {
-			// A directory, but for a writable file that does not exist
-			// yet (policy.Canonical.FileRoot), or a read-only or denied
-			// root that AbsentFile names a file: git ignores empty
-			// directories, so a stub in a project never shows up in 'git
-			// status' or gets committed by 'git add -A' inside the
-			// sandbox, and a directory takes a mask as well as a file
-			// would. A file root is an empty file bound writable: exactly
-			// that file can be written, nothing beside it created. An
-			// agent's file that does not exist yet holds what the agent
-			// reads as empty. A stub the launcher holds already keeps its
-			// type (Stat reports it).
-			st := Stub{Path: r.Path, Dir: dir || !c.FileRoot(r.Path)}
-			if opt.AbsentFile != nil && (r.Kind == policy.Readonly || r.Kind == policy.Denied) {
-				if content, ok := opt.AbsentFile(r.Path); ok {
-					st = Stub{Path: r.Path, Content: content}
-				}
+			if r.Kind == policy.Readonly || r.Kind == policy.Denied {
+				// The entry gate keeps the name from being made (the
+				// launcher's, package gate): nothing of cordon's stands
+				// in the project for it.
+				continue
 			}
-			dir = st.Dir
-			pl.Stubs = append(pl.Stubs, st)
+			// A writable root the launcher makes on the host before the
+			// launch: a file where the policy spells one
+			// (policy.Canonical.FileRoot), else a directory.
+			dir = !c.FileRoot(r.Path)
 		}
 		switch r.Kind {
 		case policy.Writable, policy.BaseWritable:

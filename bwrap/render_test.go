@@ -89,11 +89,7 @@ func TestGolden(t *testing.T) {
 				}
 				b.WriteString(a)
 			}
-			b.WriteString("\n\nstubs:\n")
-			for _, s := range pl.Stubs {
-				b.WriteString(s.Path + "\n")
-			}
-			b.WriteString("\nmasks:\n")
+			b.WriteString("\n\nmasks:\n")
 			for _, m := range pl.Masks {
 				b.WriteString(m.Key + ":")
 				for _, e := range m.Entries {
@@ -125,7 +121,11 @@ func TestMountOrderFollowsTheModel(t *testing.T) {
 		RestrictWrites: true,
 	}
 	c := canon(t, p)
-	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m"})
+	var exist []string
+	for _, r := range c.Roots() {
+		exist = append(exist, r.Path+"/")
+	}
+	pl, err := Render(c, Options{Stat: fakeFS(exist...), EmptyFile: "/e", MaskRoot: "/m"})
 	require.NoError(t, err)
 	pos := map[string]int{}
 	maskOf := map[string]string{}
@@ -163,13 +163,15 @@ func TestMountOrderFollowsTheModel(t *testing.T) {
 	// that are not roots themselves must be pinned so they cannot be
 	// renamed away with the secret inside.
 	c2 := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{root + "/w"}, DeniedRoots: []string{root + "/w/p/q/secret"}})
-	pl2, err := Render(c2, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m"})
+	pl2, err := Render(c2, Options{Stat: fakeFS(root+"/w/", root+"/w/p/q/secret"), EmptyFile: "/e", MaskRoot: "/m"})
 	require.NoError(t, err)
 	joined := strings.Join(pl2.Args, " ")
 	for _, a := range []string{root + "/w/p", root + "/w/p/q"} {
 		require.Contains(t, joined, "--bind "+a+" "+a, "writable ancestor %s pinned", a)
 	}
-	require.Len(t, pl2.Stubs, 2, "neither root exists in the fake host: both need stubs")
+	pl3, err := Render(c2, Options{Stat: fakeFS(root + "/w/"), EmptyFile: "/e", MaskRoot: "/m"})
+	require.NoError(t, err)
+	require.NotContains(t, strings.Join(pl3.Args, " "), root+"/w/p", "an absent denied root is the entry gate's: no mount, no pin")
 }
 
 func TestRenderHardening(t *testing.T) {
@@ -197,7 +199,7 @@ func TestDeniedFileNeedsEmptyFile(t *testing.T) {
 func TestRenderBindFD(t *testing.T) {
 	c := canon(t, policy.FsSandboxPolicy{WritableRoots: []string{root + "/w", root + "/v"}, ReadonlyRoots: []string{root + "/w/p/ro"}, RestrictWrites: true})
 	fds := map[string]int{root + "/w": 7, root + "/w/p/ro": 8}
-	pl, err := Render(c, Options{Stat: fakeFS(), FD: func(p string) (int, bool) { fd, ok := fds[p]; return fd, ok }})
+	pl, err := Render(c, Options{Stat: fakeFS(root+"/w/", root+"/w/p/ro/"), FD: func(p string) (int, bool) { fd, ok := fds[p]; return fd, ok }})
 	require.NoError(t, err)
 	a := strings.Join(pl.Args, " ")
 	require.Contains(t, a, "--bind-fd 7 "+root+"/w")
@@ -206,7 +208,7 @@ func TestRenderBindFD(t *testing.T) {
 	require.Contains(t, a, "--bind "+root+"/w/p "+root+"/w/p", "a pin stays a bind by path")
 }
 
-// TestMountsOnly: the native backend's render has the same mounts, stubs
+// TestMountsOnly: the native backend's render has the same mounts
 // and masks, no argv, and the same refusals.
 func TestMountsOnly(t *testing.T) {
 	c, err := policy.Canonicalize(policy.FsSandboxPolicy{
@@ -225,7 +227,6 @@ func TestMountsOnly(t *testing.T) {
 	require.Empty(t, only.Args)
 	require.NotEmpty(t, full.Args)
 	require.Equal(t, full.Mounts, only.Mounts)
-	require.Equal(t, full.Stubs, only.Stubs)
 	require.Equal(t, full.Masks, only.Masks)
 	require.Equal(t, full.Seccomp, only.Seccomp)
 
@@ -234,62 +235,42 @@ func TestMountsOnly(t *testing.T) {
 	require.ErrorContains(t, err, "needs Options.")
 }
 
-// TestMissingWritableFile: a writable root that does not exist is an
-// empty file bound writable unless it is spelled as a directory or has a
-// root below it; a stub the launcher holds already keeps its type.
+// TestMissingWritableFile: a writable root that does not exist is bound
+// as the file or directory the launcher makes there: an empty file unless
+// it is spelled as a directory or has a root below it.
 func TestMissingWritableFile(t *testing.T) {
 	r := func(s string) string { return root + s }
 	c := canon(t, policy.FsSandboxPolicy{
-		WritableRoots:  []string{r("/w/out.log"), r("/w/cache/"), r("/w/a"), r("/w/a/b.log"), r("/w/held")},
+		WritableRoots:  []string{r("/w/out.log"), r("/w/cache/"), r("/w/a"), r("/w/a/b.log")},
 		RestrictWrites: true,
 	})
-	fs := fakeFS(r("/w/"))
-	pl, err := Render(c, Options{Stat: func(p string) (bool, bool) {
-		if p == r("/w/held") {
-			return false, true // a directory stub of an earlier launch
-		}
-		return fs(p)
-	}})
+	pl, err := Render(c, Options{Stat: fakeFS(r("/w/"))})
 	require.NoError(t, err)
 	got := map[string]bool{}
-	for _, s := range pl.Stubs {
-		got[strings.TrimPrefix(s.Path, root)] = s.Dir
+	for _, m := range pl.Mounts {
+		if m.Kind == MountBind {
+			got[strings.TrimPrefix(m.Path, root)] = m.Dir
+		}
 	}
-	require.Equal(t, map[string]bool{"/w/out.log": false, "/w/cache": true, "/w/a": true, "/w/a/b.log": false, "/w/held": true}, got)
+	require.Equal(t, map[string]bool{"/w/out.log": false, "/w/cache": true, "/w/a": true, "/w/a/b.log": false}, got)
 	require.Contains(t, c.Policy().WritableRoots, r("/w/cache/"), "a missing directory keeps its spelling for the launcher")
 	require.Contains(t, c.Policy().WritableRoots, r("/w/out.log"))
 }
 
-// An absent read-only or denied root that Options.AbsentFile names a file
-// gets a file stub holding its content, bound as a file (a mask file when
-// denied); every other absent root, a writable one too, a directory.
-func TestRenderAbsentFile(t *testing.T) {
+// An absent read-only or denied root gets no mount at all: the entry gate
+// keeps its name from being made, so nothing of cordon's stands for it on
+// the host.
+func TestRenderAbsentProtected(t *testing.T) {
 	c := canon(t, policy.FsSandboxPolicy{
 		WritableRoots: []string{root + "/w"},
-		ReadonlyRoots: []string{root + "/w/settings.json", root + "/w/commands", root + "/w/new.json"},
-		DeniedRoots:   []string{root + "/w/creds.json"},
+		ReadonlyRoots: []string{root + "/w/settings.json", root + "/w/commands", root + "/w/here"},
+		DeniedRoots:   []string{root + "/w/creds.json", root + "/w/gone"},
 	})
-	files := map[string]string{root + "/w/settings.json": "{}\n", root + "/w/creds.json": "{}\n", root + "/w/new.json": ""}
-	pl, err := Render(c, Options{Stat: fakeFS(), EmptyFile: "/e", MaskRoot: "/m", AbsentFile: func(p string) ([]byte, bool) {
-		s, ok := files[p]
-		return []byte(s), ok
-	}})
+	pl, err := Render(c, Options{Stat: fakeFS(root+"/w/", root+"/w/here/", root+"/w/gone/"), EmptyFile: "/e", MaskRoot: "/m"})
 	require.NoError(t, err)
-	stubs := map[string]Stub{}
-	for _, s := range pl.Stubs {
-		stubs[s.Path] = s
-	}
-	require.Equal(t, Stub{Path: root + "/w/settings.json", Content: []byte("{}\n")}, stubs[root+"/w/settings.json"])
-	require.Equal(t, Stub{Path: root + "/w/creds.json", Content: []byte("{}\n")}, stubs[root+"/w/creds.json"])
-	require.Equal(t, Stub{Path: root + "/w/new.json", Content: []byte{}}, stubs[root+"/w/new.json"])
-	require.True(t, stubs[root+"/w/commands"].Dir, "a root AbsentFile does not name stays a directory")
-	require.True(t, stubs[root+"/w"].Dir, "a writable root stays a directory")
-	a := strings.Join(pl.Args, " ")
-	require.Contains(t, a, "--ro-bind "+root+"/w/settings.json "+root+"/w/settings.json")
-	require.Contains(t, a, "--ro-bind /e "+root+"/w/creds.json", "a denied file stub gets the empty mask file")
+	var paths []string
 	for _, m := range pl.Mounts {
-		if m.Path == root+"/w/settings.json" || m.Path == root+"/w/creds.json" {
-			require.False(t, m.Dir, "%s is mounted as a file", m.Path)
-		}
+		paths = append(paths, strings.TrimPrefix(m.Path, root))
 	}
+	require.Equal(t, []string{"", "/w", "/w/gone", "/w/here"}, paths, "the pin of "+root+", the roots that exist")
 }

@@ -194,12 +194,12 @@ echo work > src/out2.txt && ok WORK`)
 }
 
 // nestedWorkspace makes rel a workspace that holds every protected name,
-// so that its launch needs no mount stub (stubs have cases of their own).
+// so that no name there is absent (absent names have cases of their own).
 func nestedWorkspace(h *H, rel string) {
 	h.Write(rel+"/.git", "")
 	// Every name the preset protects at the top of a workspace, from the
-	// preset's own lists (a hook manager's configuration is stubbed too
-	// where .git is a file), so a name added there needs no stub here.
+	// preset's own lists (a hook manager's configuration is protected
+	// too where .git is a file), so a name added there is covered here.
 	for _, n := range slices.Concat(workspace.AutoExecNames, workspace.HookConfigNames) {
 		if strings.Contains(n[1:], ".") || slices.Contains([]string{".envrc", ".gitmodules", ".nvimrc", ".exrc"}, n) {
 			h.Write(rel+"/"+n, "")

@@ -342,7 +342,7 @@ func (h *H) agentRuns(dir string, argv []string, env []string) Output {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(h.env(env), "CORDON_STUB_LINGER=0")
+	cmd.Env = h.env(env)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if !h.User.Invoker {

@@ -10,15 +10,16 @@ import (
 )
 
 // Classes 11 and 14 for cordon's own state: what a later launch reads
-// (the detection verdict, the scan cache, the stub registry, masks) lives
+// (the detection verdict, the scan cache, masks) lives
 // in one per-user state directory that every sandbox has denied, and what
 // a sandbox can still touch (its own TMPDIR) must not make a later launch
 // fail. Each attack is followed by a victim launch, judged by the host.
 func stateCases() []Case {
 	return []Case{
-		{Name: "cross-state-dir-open-mode", Class: CrossLaunch, Summary: "in open mode, poison cordon's state (a detection verdict saying nested, the scan cache, the stub registry) or move it away; the next launch must still be sandboxed",
+		{Name: "cross-state-dir-open-mode", Class: CrossLaunch, Summary: "in open mode, poison cordon's state (a detection verdict saying nested, the scan cache, the runtime directory) or move it away; the next launch must still be sandboxed",
 			Run: func(h *H) {
 				sd := state.PathFor(h.User.Uid)
+				_, runErr := os.Stat(filepath.Join(sd, state.Run))
 				ro := h.Write("ro/keep", "original\n")
 				verdict := `{"key":{},"result":{"backend":"bwrap","usable":true,"nested":true}}`
 				o := h.Sandbox(Policy{},
@@ -32,8 +33,8 @@ mv "$(dirname "$S")" "$(dirname "$S").moved" 2>/dev/null && ok MOVEPARENT
 chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 					"S="+sd, "V="+verdict)
 				h.Refuse(o, "VERDICT", "VERDICT2", "LIST", "SCAN", "MOVE", "MOVEPARENT", "CHMOD")
-				if _, err := os.Stat(filepath.Join(sd, state.Run, "stubs")); err != nil {
-					h.Errorf("host: cordon's stub registry is gone: %v", err)
+				if _, err := os.Stat(filepath.Join(sd, state.Run)); runErr == nil && err != nil {
+					h.Errorf("host: cordon's runtime directory is gone: %v", err)
 				}
 				for _, d := range []string{sd, filepath.Dir(sd)} {
 					if _, err := os.Lstat(d + ".moved"); err == nil {

@@ -126,7 +126,7 @@ func symlinkCases() []Case {
 				h.Refuse(o, "MV", "RM", "LINKED", "WRITE")
 				h.Unchanged(snap, "ws/other")
 			}},
-		{Name: "swap-stub-for-symlink", Class: 2, Summary: "replace a protected name that did not exist (a mount stub) with a link or a file",
+		{Name: "swap-stub-for-symlink", Class: 2, Summary: "replace a protected name that did not exist (kept by the entry gate) with a link or a file",
 			Run: func(h *H) {
 				_, p := h.ws()
 				h.Write("outside/evil", "echo pwned\n")

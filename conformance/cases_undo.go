@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -120,30 +119,31 @@ chmod 700 s1 && ok PLAIN`)
 					h.Errorf("could not read the capability sets:\n%s", o)
 				}
 			}},
-		{Name: "undo-runtime-state", Class: 7, Backends: linuxOnly, Summary: "without restrictWrites, forge a dead launch in cordon's stub registry so the next launch deletes empty read-only/denied files and dirs",
+		{Name: "undo-runtime-state", Class: 7, Backends: linuxOnly, Summary: "without restrictWrites, forge masks set aside for removal in cordon's runtime directory (links to a read-only directory and a denied file) so the next launch's tidy deletes them",
 			Run: func(h *H) {
 				ro := h.Write("ro.lock", "")
 				rodir := h.Mkdir("rodir")
 				den := h.Write("denied.lock", "")
+				h.Mkdir("later")
 				snap := h.Snapshot()
 				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)
-				forged := fmt.Sprintf(`{"stubs":[{"path":%q,"dir":false},{"path":%q,"dir":true},{"path":%q,"dir":false}]}`, ro, rodir, den)
 				o := h.Sandbox(Policy{Readonly: []string{ro, rodir}, Deny: []string{den}},
-					`printf '%s' "$J" > "$RT/stubs/999999-1-1.json" && ok FORGED`,
-					"RT="+rt, "J="+forged)
-				// Any later launch of this user sweeps the registry.
-				h.Sandbox(Policy{Deny: []string{h.Path("later/x")}}, `true`)
+					`mkdir -p "$RT/masks" 2>/dev/null; ln -s "$D" "$RT/masks/.gone-a" && ln -s "$F" "$RT/masks/.gone-b" && ok FORGED`,
+					"RT="+rt, "D="+rodir, "F="+den)
+				// A later launch of this user with a denied directory tidies
+				// the masks.
+				h.Sandbox(Policy{Deny: []string{h.Path("later")}}, `true`)
 				// Tampering with $RT/empty (the file bound over denied files)
 				// works the same way, but would disturb every concurrent
 				// sandbox of this user, other tests included: FINDINGS F2.
 				h.Refuse(o, "FORGED")
 				h.Unchanged(snap)
 			}},
-		{Name: "undo-stall-launches", Class: 7, Backends: linuxOnly, Summary: "hold the lock of cordon's stub registry from inside, so every later launch of this user waits for the sandbox to end",
+		{Name: "undo-stall-launches", Class: 7, Backends: linuxOnly, Summary: "hold a lock of cordon's state from inside (a private TMPDIR's, which the tidy takes), so later launches of this user wait for the sandbox to end",
 			Run: func(h *H) {
 				_, p := h.ws()
-				rt := filepath.Join(state.PathFor(h.User.Uid), state.Run)
-				o := h.Sandbox(p, `cat "$RT/stubs/lock" >/dev/null 2>&1 && ok OPENED; ls "$RT/stubs" 2>/dev/null | grep -q . && ok LISTED`, "RT="+rt)
+				rt := filepath.Join(state.PathFor(h.User.Uid), state.Tmp)
+				o := h.Sandbox(p, `for f in "$RT"/.*.lock; do cat "$f" >/dev/null 2>&1 && ok OPENED; done; ls -A "$RT" 2>/dev/null | grep -q . && ok LISTED`, "RT="+rt)
 				h.Refuse(o, "OPENED", "LISTED")
 			}},
 		{Name: "undo-setuid-binary", Class: 7, Users: UnprivilegedOnly, Summary: "a root-owned setuid copy of bash must not make an unprivileged user root inside",

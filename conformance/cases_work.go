@@ -67,7 +67,7 @@ EOT
 				o := h.Sandbox(p, `git status --short | grep -q README && ok STATUS; git diff | grep -q changed && ok DIFF; git log --oneline | grep -q init && ok LOG; git show --stat HEAD >/dev/null && ok SHOW; git add README 2>"$TMPDIR/err" || grep -qE "$WHY" "$TMPDIR/err" && ok ADD_REFUSED; rm -f "$TMPDIR/err"`, "WHY="+refusedCreate(h))
 				h.Expect(o, "STATUS", "DIFF", "LOG", "SHOW", "ADD_REFUSED")
 				if out := h.Host("ws", "git", "status", "--porcelain"); strings.TrimSpace(out) != "M README" {
-					h.Errorf("host: git status after the sandbox is not just the edit (stubs?):\n%s", out)
+					h.Errorf("host: git status after the sandbox is not just the edit:\n%s", out)
 				}
 			}},
 		{Name: "work-git-commit", Class: Work, Needs: []string{"git"}, Summary: "with --allow-git-writes: git status, add and commit in the workspace; the commit is on the host",
@@ -81,7 +81,7 @@ EOT
 					h.Errorf("host: the commit is not in the repository: %q", out)
 				}
 				if out := h.Host("ws", "git", "status", "--porcelain"); strings.TrimSpace(out) != "" {
-					h.Errorf("host: git status is not clean after the sandbox's commit (stubs?):\n%s", out)
+					h.Errorf("host: git status is not clean after the sandbox's commit:\n%s", out)
 				}
 			}},
 		{Name: "work-read-system", Class: Work, Summary: "read the system: /etc, /usr, list /, run programs",

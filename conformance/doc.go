@@ -7,7 +7,7 @@
 // A Case builds its own fixture in a temporary directory, states the policy
 // it runs under, runs its attempt inside the sandbox, and judges the result
 // by the host: did a protected file change, did a secret string come out,
-// is a host process still alive, are the mount stubs gone. cordon's own
+// is a host process still alive, is the project's listing unchanged. cordon's own
 // messages are never evidence. Each script ends by printing a marker, so a
 // sandbox that failed to start cannot pass a case by doing nothing.
 //

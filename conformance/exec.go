@@ -283,8 +283,8 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	ownGroup(cmd)
 	// When the case's context ends (its launch timed out, or the run was
 	// interrupted), cordon run is told to stop as a user would tell it,
-	// SIGTERM, so that it ends its sandbox in order (its stubs removed,
-	// what the command left running killed); SIGKILL if it has not ended
+	// SIGTERM, so that it ends its sandbox in order (what the command
+	// left running killed); SIGKILL if it has not ended
 	// 2 seconds later. (Not WaitDelay: it would also cut short the
 	// output of a launch that ended normally.)
 	cmd.Cancel = func() error {
@@ -295,8 +295,7 @@ func (b *Binary) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	// No lingering stubs: the case's host check waits for the reaper.
-	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds, "CORDON_STUB_LINGER=0")
+	cmd.Env = append(append([]string{}, l.Env...), "LEAKED_FDS="+fds)
 	// From a thread that lives as long as this process: through bwrap,
 	// 'cordon run' execs bwrap --die-with-parent in its place, which dies
 	// with the thread that forked cordon, and the keyring cases end theirs
@@ -375,9 +374,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd.Network = l.Policy.Network
 	cmd.NetPolicy = comp.Network
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
-	cmd.AbsentFile = workspace.AbsentFile
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
-	cmd.StubLinger = -1 // the case's host check waits for the reaper
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

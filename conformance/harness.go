@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
-	"github.com/cordon-sandbox/cordon/launcher"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -277,35 +275,14 @@ func (h *H) Launch(l Launch) Output {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, limit)
 	defer cancel()
-	// newStubs composes the launch's policy in this process with cordon's
-	// own code, so what stalls cordon's composition (a FIFO planted where
-	// the git guard reads, dos-planted-fifo-git) stalls it too: it gets
-	// half the launch's time, and then the launch goes ahead without the
-	// list (the goroutine is left behind), for its timeout to fail the
-	// case rather than this process hanging.
-	listed := make(chan []string, 1)
-	go func() { listed <- h.newStubs(ctx, l) }()
-	var stubs []string
-	composed := true
-	wait := time.NewTimer(limit / 2)
-	select {
-	case stubs = <-listed:
-	case <-wait.C:
-		composed = false
-	}
-	wait.Stop()
 	o, err := h.x.Exec(ctx, h.User, l)
 	if err != nil {
 		h.Fatalf("launch: %v\n%s", err, o)
 	}
-	waitGone(h.ctx, stubs)
 	if h.ctx.Err() != nil {
 		h.Fatalf("launch: %v\n%s", context.Cause(h.ctx), o) // the run was interrupted
 	}
 	if ctx.Err() != nil {
-		if !composed {
-			h.Fatalf("launch: timed out (composing its policy in the harness, with cordon's code, took more than %v too)\n%s", limit/2, o)
-		}
 		h.Fatalf("launch: timed out\n%s", o)
 	}
 	if Marked(o, "NOATTACK") {
@@ -354,58 +331,6 @@ func (h *H) Background(l Launch) func() Output {
 	}
 	h.Cleanup(func() { cancel(); wait() })
 	return wait
-}
-
-// newStubs lists the mount stubs the launch will make (paths the policy
-// names that do not exist yet), so that Launch can wait, once the sandbox
-// has ended, for cordon's stub reaper to remove them before the case looks
-// at the host: host checks see the tree as a user would a moment after.
-func (h *H) newStubs(ctx context.Context, l Launch) []string {
-	s := l.Policy.Spec(l.Env, l.cordon(h.Attack()))
-	// Without the scan record: a scan here would move the record on (a
-	// scan cut short is continued by the next), and the launch's own scan
-	// must be the one a case like cross-launch-scan-bound attacks.
-	s.ScanCache = ""
-	comp, err := workspace.Compose(s)
-	if err != nil {
-		return nil
-	}
-	r, err := launcher.Render(ctx, comp.Policy, h.Backend(), false, nil, l.Argv)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, p := range r.Stubs {
-		if !strings.HasPrefix(p, h.Dir+"/") {
-			continue // the private TMPDIR, made to stay
-		}
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// waitGone waits, up to 5 seconds or until ctx ends, while any of stubs
-// is an empty directory, an empty file or a file stub (a stub the sandbox
-// left; anything else is a case's business).
-func waitGone(ctx context.Context, stubs []string) {
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
-		left := false
-		for _, p := range stubs {
-			if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {
-				left = true
-				break
-			}
-			if fi, err := os.Lstat(p); err == nil && (isFileStub(p, fi) || fi.Mode().IsRegular() && fi.Size() == 0) {
-				left = true
-				break
-			}
-		}
-		if !left {
-			return
-		}
-	}
 }
 
 // forgetState removes, when the case ends, what the launches of p leave

@@ -3,9 +3,7 @@ package conformance
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"github.com/cordon-sandbox/cordon/workspace"
 	"io/fs"
 	"net"
 	"os"
@@ -96,44 +94,14 @@ func (h *H) Unchanged(before Snapshot, except ...string) {
 	for i, e := range except {
 		except[i] = h.Path(e)
 	}
-	// Mount stubs are removed by cordon's stub reaper just after the
-	// sandbox ends (the launches here ask for no linger): while all that
-	// differs is new empty directories, give it time.
+	// At once: nothing of cordon's is left to go after the sandbox ends.
 	d := before.diff(h.Snapshot(), except...)
-	for wait := time.Now().Add(5 * time.Second); onlyEmptyDirs(d) && time.Now().Before(wait) && h.ctx.Err() == nil; {
-		time.Sleep(20 * time.Millisecond)
-		d = before.diff(h.Snapshot(), except...)
-	}
 	if len(d) > 0 {
 		if len(d) > 20 {
 			d = append(d[:20], fmt.Sprintf("... and %d more", len(d)-20))
 		}
 		h.Errorf("host tree changed:\n  %s", strings.Join(d, "\n  "))
 	}
-}
-
-// onlyEmptyDirs reports whether a non-empty diff only creates
-// directories, as lingering mount stubs are (a stub's missing parents are
-// stubs too), or files as a file stub is (isFileStub).
-func onlyEmptyDirs(d []string) bool {
-	for _, e := range d {
-		p, ok := strings.CutPrefix(e, "created ")
-		if !ok {
-			return false
-		}
-		fi, err := os.Lstat(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() && !isFileStub(p, fi) {
-			return false // (a stub may be gone by now)
-		}
-	}
-	return len(d) > 0
-}
-
-// isFileStub reports whether p, a regular file, is what the native and
-// bwrap backends stand at an absent agent file (workspace.AbsentFile).
-func isFileStub(p string, fi fs.FileInfo) bool {
-	content, ok := workspace.AbsentFile(p)
-	return ok && fi.Mode().IsRegular() && fi.Size() == int64(len(content))
 }
 
 // HostProc is a process outside the sandbox, run as the case's user.

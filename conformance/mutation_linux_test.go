@@ -100,8 +100,7 @@ import (
 //	top-head        host-git-bare-top, host-git-bare-top-git-writes
 //	nested-links    dos-hostile-nested-git, cross-launch-derived-carveout,
 //	                cross-launch-derived-carveout-git-writes
-//	safefs-follow   race-filetools-write, race-filetools-read, race-stubs
-//	stubs-by-path   stubs-swap-at-stub
+//	safefs-follow   race-filetools-write, race-filetools-read
 //	audit-follow    audit-log-planted-symlink (the host's append creates
 //	                the missing ~/.bash_profile the planted log points at;
 //	                the link to ~/.bashrc is still refused by the anchor's
@@ -263,12 +262,6 @@ var mutations = []mutation{
 	{name: "safefs-follow", step: "safefs's RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS and O_NOFOLLOW (paths resolved as open(2) does, writes in place)",
 		hooks:    func() { testhook.SafeFSFollow = true },
 		catchers: []string{"race-filetools-write", "race-filetools-read"}},
-	{name: "stubs-by-path", step: "mount stubs made and removed per component beneath an opened root (os.Mkdir by path instead)",
-		hooks: func() { testhook.StubsByPath = true },
-		// The launcher's step is the same for both backends; race-stubs
-		// is open with bwrap (FINDINGS F8), so it is shown through native.
-		onlyBackend: "native",
-		catchers:    []string{"stubs-swap-at-stub"}},
 	{name: "git-whole", step: "git directories read-only as a whole by default (path by path instead)",
 		hooks:        func() { testhook.GitPerPath = true },
 		onlyCatchers: true,
@@ -559,7 +552,7 @@ func backendMutations(backend string) []mutation {
 			}
 		} else if backend != "bwrap" && !m.perBackend() {
 			// It switches off code every backend shares (policy
-			// composition, the stub registry, the runner's file tools,
+			// composition, the runner's file tools,
 			// the audit log, the terminal relay): TestMutations shows it.
 			continue
 		}

@@ -17,9 +17,8 @@ import (
 	"github.com/cordon-sandbox/cordon/runner"
 )
 
-// Races of cordon's work outside the sandbox: the runner's file tools and
-// the launcher's mount stubs, each raced by a swapper running inside a
-// sandbox of the same workspace (attack_race_linux.go).
+// Races of cordon's work outside the sandbox: the runner's file tools,
+// raced by a swapper running inside a sandbox of the same workspace.
 
 // raceAttempt is one file tool call of a race, as the runner returned it,
 // and whether it met the swap.

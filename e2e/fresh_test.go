@@ -3,15 +3,12 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -79,7 +76,7 @@ func geminiSystemSettingsPath() string {
 // 'cordon run --agent NAME' on each Linux backend, answers one prompt
 // with the model server's answer; the host's home and workspace are
 // afterwards as before but for what the agent keeps in its own state
-// directories (none of the absent protected files, no mount stub).
+// directories (none of the absent protected files, nothing of cordon's).
 func TestFreshHome(t *testing.T) {
 	for _, a := range freshAgents {
 		t.Run(a.agent, func(t *testing.T) {
@@ -99,9 +96,7 @@ func TestFreshHome(t *testing.T) {
 
 func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 	root := t.TempDir()
-	// cordon's state of its own, as a user's who never ran cordon: its
-	// stub reaper is this cordon's, not one another run on the machine
-	// started (which may be an older cordon's).
+	// cordon's state of its own, as a user's who never ran cordon.
 	w := &world{Home: filepath.Join(root, "home"), WS: filepath.Join(root, "ws"), State: filepath.Join(root, "state")}
 	for _, d := range []string{w.Home, w.WS, w.State} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -143,14 +138,12 @@ func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 		argv = append(append(append([]string{cordonBin, "run", "--backend", backend, "--agent", a.agent, "--no-tty"}, net...),
 			"--", "env", "-u", "NO_PROXY", "-u", "no_proxy"), argv...)
 	}
-	// No linger: the stubs go when the launch ends, before the listing.
 	env := slices.DeleteFunc(a.env(w, m), func(kv string) bool {
 		// A user who never ran Codex has no CODEX_HOME, and Codex
 		// refuses one that does not exist.
 		return strings.HasPrefix(kv, "CODEX_HOME=")
 	})
-	reaperLog := filepath.Join(w.State, "reaper.log")
-	out := runCLI(t, w.WS, append(env, "CORDON_STUB_LINGER=0", state.EnvDir+"="+w.State, "CORDON_REAPER_LOG="+reaperLog), argv...)
+	out := runCLI(t, w.WS, append(env, state.EnvDir+"="+w.State), argv...)
 	if !strings.Contains(out, answer) {
 		why := ""
 		if backend == "landlock" && (strings.Contains(out, "ermission denied") || strings.Contains(out, "EACCES")) {
@@ -165,47 +158,19 @@ func freshSession(t *testing.T, a freshAgent, bin, backend string) {
 	if backend == "" {
 		return
 	}
-	// What the agent keeps is its own; anything else new is cordon's.
-	// Mount stubs go when the launch ends (file stubs) or just after, by
-	// cordon's stub reaper (directory stubs, and a file stub a dying
-	// sandbox process still mounted): while all that is new looks like
-	// stubs, give it time, as the conformance suite's host checks do.
-	// Then nothing may be left in HOME; in the project, directory stubs
-	// that still linger are logged (the reaper's, until the creation gate
-	// replaces them, docs/design.md), anything else fails.
+	// What the agent keeps is its own; anything else new is cordon's,
+	// judged at once: nothing of cordon's is left to go after the run.
 	keeps := agentKeeps(a.agent)
-	extra := func() []string {
-		var out []string
-		for p := range listing(t, root, w.State) {
-			if !before[p] && !kept(p, keeps) {
-				out = append(out, p)
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
 	unmapped(t, a.agent, before, listing(t, root, w.State))
-	left := extra()
-	for end := time.Now().Add(10 * time.Second); onlyStubs(root, left) && time.Now().Before(end); left = extra() {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(left) == 0 {
-		return
-	}
-	rl, _ := os.ReadFile(reaperLog)
-	var home []string
-	for _, p := range left {
-		if strings.HasPrefix(p, "home/") {
-			home = append(home, p)
+	var left []string
+	for p := range listing(t, root, w.State) {
+		if !before[p] && !kept(p, keeps) {
+			left = append(left, p)
 		}
 	}
-	switch {
-	case len(home) > 0:
-		t.Errorf("new in HOME after the run, outside what %s keeps (%s): %s\nthe stub reaper's log:\n%s", a.agent, strings.Join(keeps, ", "), strings.Join(home, ", "), tail(string(rl), 3000))
-	case onlyStubs(root, left):
-		t.Logf("directory stubs still in the project 10s after the run (the reaper's to remove): %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
-	default:
-		t.Errorf("new in the project after the run: %s\nthe stub reaper's log:\n%s", strings.Join(left, ", "), tail(string(rl), 3000))
+	slices.Sort(left)
+	if len(left) > 0 {
+		t.Errorf("new after the run, outside what %s keeps (%s): %s", a.agent, strings.Join(keeps, ", "), strings.Join(left, ", "))
 	}
 }
 
@@ -248,32 +213,6 @@ func protectedFile(p string) bool {
 		}
 	}
 	return false
-}
-
-// onlyStubs reports whether every one of rels (under root) looks like a
-// mount stub: a directory holding only directories (a stub's missing
-// parents are stubs too), or an agent's file stub (workspace.AbsentFile:
-// empty, or an empty JSON object).
-func onlyStubs(root string, rels []string) bool {
-	for _, r := range rels {
-		only := true
-		// The reaper may remove a stub while this walks it: gone is fine.
-		filepath.WalkDir(filepath.Join(root, r), func(p string, d os.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				only = only && errors.Is(err, fs.ErrNotExist)
-			case !d.IsDir():
-				content, ok := workspace.AbsentFile(p)
-				b, err := os.ReadFile(p)
-				only = only && ok && (errors.Is(err, fs.ErrNotExist) || err == nil && string(b) == string(content))
-			}
-			return nil
-		})
-		if !only {
-			return false
-		}
-	}
-	return len(rels) > 0
 }
 
 // listing is every path under root but skip, relative to root.

@@ -17,10 +17,9 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// bwrapCmd renders the policy for bwrap and acquires its stubs; the caller
-// holds reg's lock.
-func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
-	opts, err := c.renderOptions(canon, reg)
+// bwrapCmd renders the policy for bwrap.
+func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
+	opts, err := c.renderOptions(canon)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,12 +31,15 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if c.NetPolicy != nil {
 		extra++
 	}
-	// The entry gate's socket and program follow (bwrapGate).
+	// The entry gate's socket and program follow (bwrapGate). It keeps
+	// the absent protected names from being made: without cordon
+	// readable inside there is no helper to install it, and nothing else
+	// would, so the launch is refused.
 	gateFD := -1
-	// Without cordon readable inside there is no helper to install the
-	// gate: the absent names get their stubs, as before the gate.
-	_, helperErr := selfHelper(canon)
-	if opts.Gated = gated() && helperErr == nil; opts.Gated {
+	if gated() {
+		if _, err := selfHelper(canon); err != nil {
+			return nil, nil, fmt.Errorf("bwrap: the entry gate's helper (cordon %s) must run inside the sandbox: %w; install cordon where the sandbox may read it (not in a denied directory or the private /tmp), or use --backend native or landlock", gateExecArg, err)
+		}
 		gateFD = 3 + extra
 		extra += 2
 	}
@@ -61,7 +63,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		argv, netEnd, mg, gateProg, env, err = c.bwrapArgv(canon, plan, env, gateFD)
 	}
 	if err == nil {
-		err = c.prepareMountPoints(plan, canon, reg)
+		err = prepareMountPoints(plan, canon)
 	}
 	closeGate := func() {
 		mg.close()
@@ -75,8 +77,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		c.stopNet()
 		return nil, nil, err
 	}
-	release := reg.releaser()
-	c.handoff = (len(reg.mine) == 0 || reg.reaped) && c.net == nil && mg == nil
+	c.handoff = c.net == nil && mg == nil
 	// bwrap closes the seccomp program and the argument list once read,
 	// and each root's descriptor once bound.
 	if mg != nil {
@@ -89,7 +90,6 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 		closeGate()
 		roots.close()
 		c.stopNet()
-		release()
 		return nil, nil, err
 	}
 	cmd := exec.CommandContext(ctx, res.Path)
@@ -107,7 +107,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, filter, args)
 	roots.place(cmd)
-	return cmd, func() { filter.Close(); args.Close(); closeGate(); roots.close(); release() }, nil
+	return cmd, func() { filter.Close(); args.Close(); closeGate(); roots.close() }, nil
 }
 
 // bwrapArgv is the command line bwrap runs inside: the command, behind
@@ -190,7 +190,7 @@ type rootFDs struct {
 func (r *rootFDs) open(p string) (int, bool) {
 	want, existed := r.canon.ID(p)
 	if r.err != nil || !existed || len(r.files) >= maxRootFDs {
-		return 0, false // a root that did not exist is a stub, bound by path
+		return 0, false // a root that did not exist was made since, bound by path
 	}
 	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -243,18 +243,6 @@ func (r *rootFDs) close() {
 	r.files = nil
 }
 
-// writableRoots lists the roots a sandbox of canon can write: the places
-// where it may have swapped a parent of a stub for a link.
-func writableRoots(canon *policy.Canonical) []string {
-	var out []string
-	for _, r := range canon.Roots() {
-		if r.Kind == policy.Writable || r.Kind == policy.BaseWritable {
-			out = append(out, r.Path)
-		}
-	}
-	return out
-}
-
 // checkArgCount refuses, with the numbers, a sandbox bwrap would refuse
 // with "Exceeded maximum number of arguments".
 func checkArgCount(args, cmd []string) error {
@@ -275,9 +263,11 @@ func nulJoin(args []string) []byte {
 }
 
 // emptyFile returns the path of an empty file with mode 0000 in the
-// runtime dir, bound over denied files. The caller holds the stub
-// registry, which made sure of the runtime dir.
+// runtime dir, bound over denied files.
 func emptyFile() (string, error) {
+	if _, err := runtimeDir(); err != nil {
+		return "", err
+	}
 	p := emptyFilePath()
 	fi, err := os.Lstat(p)
 	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0 {

@@ -134,17 +134,6 @@ type Cmd struct {
 	// environment already points that variable somewhere the sandbox may
 	// write. The policy must make it writable.
 	CacheDir string
-	// StubLinger is how long the mount stubs this launch makes stay after
-	// it ends, for the next launch in the same place to reuse (Linux): 0
-	// means $CORDON_STUB_LINGER, else DefaultStubLinger; negative, none.
-	StubLinger time.Duration
-	// AbsentFile says which absent protected paths are files to the
-	// programs that read them, and what reads as empty there (package
-	// workspace's AbsentFile): the native and bwrap backends make such a
-	// path's mount stub that file, not a directory. Nil: every stub is a
-	// directory. Under landlock an absent path stays absent.
-	AbsentFile func(path string) (content []byte, ok bool)
-
 	// Tty gives the command a pseudo-terminal of its own, as ssh -t and
 	// docker run -t do (Linux and macOS). Each of Stdin, Stdout and Stderr
 	// that is a terminal (an *os.File, see tty.IsTerminal) is replaced inside
@@ -205,14 +194,13 @@ type Cmd struct {
 
 	ctx        context.Context
 	inner      *exec.Cmd
-	release    func()   // removes stubs and temp files after Wait
+	release    func()   // removes the launch's temp files after Wait
 	tmpHold    *os.File // the TMPDIR, locked while the sandbox runs
 	cacheHold  *os.File // the private cache, likewise
 	tty        *tty.Session
 	net        *netSession
 	ttyInBwrap bool // bwrap's session: the command sets its own controlling terminal
-	// handoff: nothing needs undoing after the sandbox that release
-	// would not also leave to others (the stub reaper), so Exec may
+	// handoff: nothing needs undoing after the sandbox, so Exec may
 	// replace this process.
 	handoff bool
 	// quit, closed by Exec's signal handling when SIGINT or SIGTERM
@@ -406,7 +394,7 @@ func (c *Cmd) start(inner *exec.Cmd, release func()) error {
 // reach the sandbox as they are (not a terminal, nor a file it gets
 // through a pipe: see Stdin), no
 // Context, Cancel or WaitDelay (nothing would be left to act on them), and
-// a stub reaper to remove the launch's mount stubs afterwards.
+// no proxy or entry gate to serve from this process.
 //
 // bwrap ends the sandbox when its parent ends (--die-with-parent): after
 // Exec that parent is the caller's parent. So Exec also keeps the process
@@ -600,10 +588,6 @@ func (c *Cmd) CombinedOutput() ([]byte, error) {
 	err := c.Run()
 	return b.Bytes(), err
 }
-
-// DefaultStubLinger is how long mount stubs stay after the last sandbox
-// holding them exits, unless CORDON_STUB_LINGER says otherwise.
-const DefaultStubLinger = time.Second
 
 // ttyCtty is the descriptor (0, 1 or 2) inside that is the sandbox's pty
 // and becomes its session's controlling terminal.

@@ -35,13 +35,12 @@
 // what 'cordon profile' shows in render.go; its probe goes in package
 // detect, and the conformance suite runs every case through it.
 //
-// # Mount stubs
+// # Absent names
 //
-// On Linux a protected path that does not exist yet gets an empty
-// directory as its mount point for the run. A background process, the
-// stub reaper (this same program re-executed, see reaper_linux.go),
-// removes it once no sandbox mounts over it and its linger time
-// (Cmd.StubLinger, CORDON_STUB_LINGER, default 1s) has passed, so that
-// back-to-back launches reuse it, and so that Exec can leave nothing
-// behind.
+// On Linux nothing of cordon's is made in the user's project: a protected
+// path that exists gets its read-only bind (or mask), and one that does
+// not is kept from being made by the entry gate (package gate), on every
+// backend. Only a writable root the policy names that does not exist yet
+// is made on the host before the launch (absentroots_linux.go), and
+// stays, as the command would have left it.
 package launcher

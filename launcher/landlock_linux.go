@@ -19,8 +19,7 @@ import (
 // landlockCmd starts this program as the landlock backend's init
 // (package landlock), which confines itself with the plan rendered from
 // the policy, starts the command and stays above it as the sandbox's
-// keeper (landlock/keeper_linux.go): no mounts, no stub
-// registry, no namespaces.
+// keeper (landlock/keeper_linux.go): no mounts, no namespaces.
 func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
 	if err := landlock.ABIError(landlockABI()); err != nil {
 		return nil, nil, fmt.Errorf("%w: landlock: %w", ErrNoBackend, err)

@@ -97,21 +97,14 @@ func TestOnlyStdioAndExtraFilesReachTheChild(t *testing.T) {
 	require.Equal(t, "via-extra\n", string(got[:n]))
 }
 
-// gone waits for the stub reaper to remove p.
-func gone(t *testing.T, p, why string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		_, err := os.Lstat(p)
-		return errors.Is(err, os.ErrNotExist)
-	}, 20*time.Second, 10*time.Millisecond, why)
-}
-
 func TestExecReplacesTheProcess(t *testing.T) {
-	testhook.NoEntryGate = true // the stubs' own test
+	testhook.NoEntryGate = true // with the gate to serve, the launcher stays
 	defer func() { testhook.NoEntryGate = false }()
 	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
+	// A protected name that exists: its read-only bind, not the gate,
+	// keeps it.
+	require.NoError(t, os.Mkdir(filepath.Join(ws, ".vscode"), 0o755))
 	child := testenv.Subprocess(t, "TestHelperExec", ws)
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
@@ -123,20 +116,17 @@ func TestExecReplacesTheProcess(t *testing.T) {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(child.Process.Pid) + "/exe")
 	require.NoError(t, err)
 	require.Equal(t, "bwrap", filepath.Base(exe))
-	// Its holder file, named by the pid bwrap kept, lists the masks it
-	// mounts (the workspace's TMPDIR makes one): the tidy leaves them.
-	requireListsMasks(t, child.Process.Pid)
 	stdin.Close()
 	err = child.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "%s", &out)
 	require.Equal(t, 7, ee.ExitCode(), "the sandbox's status is the process's: %s", &out)
 	require.Contains(t, out.String(), "blocked", "confined: the protected name could not be written")
-	gone(t, filepath.Join(ws, ".vscode"), "the reaper removes the stubs of an exec'd launch")
+	require.NoFileExists(t, filepath.Join(ws, ".vscode", "x"))
 }
 
 func TestHelperExec(t *testing.T) {
-	testhook.NoEntryGate = true // the stubs' own test
+	testhook.NoEntryGate = true // as TestExecReplacesTheProcess
 	defer func() { testhook.NoEntryGate = false }()
 	ws := testenv.InSubprocess(t) // for TestExecReplacesTheProcess
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
@@ -220,7 +210,7 @@ func TestIdentityCheck(t *testing.T) {
 	run := func() (string, error) {
 		cmd := Command(comp.Policy, "sh", "-c", "ls /proc/self/fd; echo x > "+ws+"/f")
 		cmd.Backend = BackendBwrap
-		cmd.IDs, cmd.TmpDir, cmd.StubLinger = comp.Canonical.IDs(), comp.TmpDir, -1
+		cmd.IDs, cmd.TmpDir = comp.Canonical.IDs(), comp.TmpDir
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -266,7 +256,7 @@ func TestIdentityCheckOnComposedView(t *testing.T) {
 	run := func() (string, error) {
 		cmd := Command(comp.Policy, "sh", "-c", "echo x > "+ws+"/f")
 		cmd.Backend = BackendNative
-		cmd.IDs, cmd.Canonical, cmd.TmpDir, cmd.StubLinger = comp.Canonical.IDs(), comp.Canonical, comp.TmpDir, -1
+		cmd.IDs, cmd.Canonical, cmd.TmpDir = comp.Canonical.IDs(), comp.Canonical, comp.TmpDir
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -277,15 +267,13 @@ func TestIdentityCheckOnComposedView(t *testing.T) {
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	out, err = run()
 	require.Error(t, err)
-	// Refused by the init's check, or, when stubs were removed since the
-	// view began (the first launch's, with StubLinger -1), by the launcher
-	// looking the roots up again.
+	// Refused by the init's check.
 	require.Regexp(t, "root "+regexp.QuoteMeta(ws)+" changed (while the sandbox was being prepared|after the policy was built)", out+err.Error())
 	require.NoError(t, os.RemoveAll(ws))
 	require.NoError(t, os.Symlink(dir, ws))
 	out, err = run()
 	require.Error(t, err)
-	require.Regexp(t, "symbolic link|symlink was swapped in|"+regexp.QuoteMeta(ws)+" is a symlink: ", out+err.Error())
+	require.Regexp(t, "symbolic link|symlink was swapped in|changed while the sandbox was being prepared|"+regexp.QuoteMeta(ws)+" is a symlink: ", out+err.Error())
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string
@@ -304,7 +292,7 @@ func TestCmdLiteralWithoutArgs(t *testing.T) {
 	ws := t.TempDir()
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
-	c := &Cmd{Path: "/bin/true", Policy: p, StubLinger: -1}
+	c := &Cmd{Path: "/bin/true", Policy: p}
 	require.NoError(t, c.Run())
 }
 
@@ -335,7 +323,7 @@ func TestSwappableLinkAppearsBeforeLaunch(t *testing.T) {
 			require.NoError(t, os.Rename(filepath.Join(r, "d"), filepath.Join(r, "d.real")))
 			require.NoError(t, os.Symlink("decoy", filepath.Join(r, "d")))
 			cmd := Command(p, "sh", "-c", "echo x > "+filepath.Join(r, "src", "out"))
-			cmd.Backend, cmd.IDs, cmd.StubLinger = backend, c.IDs(), -1
+			cmd.Backend, cmd.IDs = backend, c.IDs()
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, string(out))
 			require.Contains(t, err.Error(), filepath.Join(r, "d")+" is a symlink: ")

@@ -8,13 +8,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
 )
 
-// ensureMasks makes every mask of a plan exist under the mask root. A mask
-// is named by its content, so one made by an earlier launch is reused as
-// it is: a launch with the usual policies creates none.
+// ensureMasks makes every mask of a plan exist under the mask root and
+// touches it, so the tidy (masktidy_linux.go), which it runs first, sees
+// it used. A mask is named by its content, so one made by an earlier
+// launch is reused as it is: a launch with the usual policies creates
+// none.
 func ensureMasks(ms []bwrap.Mask) error {
 	if len(ms) == 0 {
 		return nil
@@ -23,10 +28,14 @@ func ensureMasks(ms []bwrap.Mask) error {
 	if err := ensurePrivateDir(root); err != nil {
 		return err
 	}
+	tidyMasks(root, time.Now())
 	for _, m := range ms {
 		dst := filepath.Join(root, m.Key)
 		fi, err := os.Lstat(dst)
 		if err == nil && fi.IsDir() && fi.Mode().Perm() == 0o111 {
+			if err := touchMask(dst); err != nil {
+				return fmt.Errorf("mask for denied directories %s: %w", dst, err)
+			}
 			continue
 		}
 		if err == nil {
@@ -86,6 +95,13 @@ func buildMask(root, dst string, m bwrap.Mask) error {
 		return err
 	}
 	return nil
+}
+
+// touchMask sets the mask's times to now, the link itself if one was
+// planted there (a mask is 0111: it cannot be opened to read).
+func touchMask(p string) error {
+	now := unix.NsecToTimespec(time.Now().UnixNano())
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // removeMask removes a mask tree despite its 0111 modes. Anything but a

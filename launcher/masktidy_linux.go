@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/state"
-	"github.com/cordon-sandbox/cordon/internal/testhook"
 )
 
 // Masks (masks_linux.go) are shared by content and cost nothing to make
@@ -23,28 +22,21 @@ import (
 //
 // Removing a mask that a running sandbox has mounted is not harmless:
 // the kernel lets a directory be removed while it is a mount point in
-// another mount namespace, and detaches what is mounted on it there. Seen
-// here (a tidy that ignored the holders, both Linux backends): the
-// readable root inside a denied directory vanished from the running
-// sandbox. The mask itself stayed, as a mount the sandbox's namespace
-// holds locked; nothing should rest on that rule.
+// another mount namespace, and detaches what is mounted on it there (the
+// readable root inside a denied directory vanishes from the running
+// sandbox).
 //
-// So each launch lists the masks it mounts in its holder file in the
-// stub registry (registry_linux.go), written under the registry's lock
-// right after it made or found them, and kept until its sandbox has
-// ended: a launch that hands its process to bwrap (Cmd.Exec) keeps the
-// pid, which is what makes a holder live. The tidy runs at a launch,
-// under that same lock, and removes only masks no live holder lists and
-// no mount namespace it can look at mounts, that were made more than
-// maskKeep ago (the next launch that needs one makes
-// it again in microseconds), and what earlier tidies or killed launches
-// left. A sandbox started by a cordon from before masks were listed is
-// not seen; its masks are at least maskKeep old before any goes.
+// So every launch that mounts a mask touches it (ensureMasks), and the
+// tidy removes only a mask that no launch has touched for maskKeep and
+// that no mount namespace it can look at mounts (every one for root, the
+// user's own otherwise; the masks are per user). A sandbox that runs for
+// longer than maskKeep keeps its masks by the second check. Nothing
+// else is recorded: no file per launch, no lock to hold while the
+// sandbox runs.
 //
-// It runs once per maskTidyEvery and per user, for at most maskTidyBudget
-// (the launches waiting on the lock wait that long at most): a mask is
-// renamed aside (each a few microseconds), then removed, within the same
-// budget (a mask is a few empty directories).
+// It runs once per maskTidyEvery and per user, for at most maskTidyBudget:
+// a mask is renamed aside (each a few microseconds), then removed, within
+// the same budget (a mask is a few empty directories).
 var (
 	maskKeep       = 24 * time.Hour
 	maskTidyEvery  = 24 * time.Hour
@@ -55,24 +47,10 @@ var (
 // maskTrash starts the names of masks being removed.
 const maskTrash = ".gone-"
 
-// heldMasks are the masks live launches mount, this one's included.
-func (r *registry) heldMasks() map[string]bool {
-	held := map[string]bool{}
-	for m := range r.liveMasks {
-		held[m] = true
-	}
-	for _, m := range r.masks {
-		held[m] = true
-	}
-	return held
-}
-
-// tidyMasks removes the masks under root that held does not list and
-// that were made more than maskKeep before now, and what earlier tidies
-// or killed launches left there, once per maskTidyEvery. The caller holds
-// the registry's lock, under which held was read. It returns the names it
-// set aside.
-func tidyMasks(root string, now time.Time, held map[string]bool) []string {
+// tidyMasks removes the masks under root that no launch touched within
+// maskKeep before now, and what earlier tidies or killed launches left
+// there, once per maskTidyEvery. It returns the names it set aside.
+func tidyMasks(root string, now time.Time) []string {
 	if !state.Due(root, now, maskTidyEvery) {
 		return nil
 	}
@@ -88,23 +66,19 @@ func tidyMasks(root string, now time.Time, held map[string]bool) []string {
 		switch {
 		case strings.HasPrefix(n, maskTrash):
 			trash = append(trash, n)
-		case isMaskName(n) && !held[n] || strings.HasPrefix(n, "build-"):
+		case isMaskName(n) || strings.HasPrefix(n, "build-"):
 			if madeBefore(filepath.Join(root, n), now.Add(-maskKeep)) {
 				old = append(old, n)
 			}
 		}
 	}
-	// The second wall: a mask some mount namespace mounts stays, whatever
-	// the registry says (a holder file lost or misread, a sandbox of a
-	// cordon from before masks were listed).
-	var mounted map[string]bool
-	if !testhook.SkipMaskMountCheck {
-		keys := map[string]bool{}
-		for _, n := range old {
-			keys[n] = true
-		}
-		mounted = mountedMasks(root, keys)
+	// The second wall: a mask some mount namespace mounts stays, however
+	// long ago it was touched (a sandbox that has run for days).
+	keys := map[string]bool{}
+	for _, n := range old {
+		keys[n] = true
 	}
+	mounted := mountedMasks(root, keys)
 	for _, n := range old {
 		if time.Now().After(end) {
 			break // the rest at the next tidy

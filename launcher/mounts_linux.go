@@ -8,36 +8,10 @@ import (
 	"strings"
 )
 
-// mountedElsewhere returns which of paths are mount points in a mount
-// namespace other than this process's, among those of processes it may
-// look at (all of them for root; the caller's own otherwise).
-//
-// Removing a directory that another namespace mounts over detaches that
-// mount there, so a stub must not be removed while any sandbox still
-// mounts over it, whatever the stub registry says: a sandbox launched with
-// another TMPDIR (another registry), or by another user, finds the stub
-// as an existing directory and mounts over it without holding it.
-func mountedElsewhere(paths []string) map[string]bool {
-	found := map[string]bool{}
-	if len(paths) == 0 {
-		return found
-	}
-	want := map[string]bool{}
-	for _, p := range paths {
-		want[p] = true
-	}
-	eachMountinfo(false, func(file string) { mountPoints(file, want, found) })
-	return found
-}
-
 // eachMountinfo calls f with the mountinfo file of one process of each
-// mount namespace this process may look at (its own only when self).
-func eachMountinfo(self bool, f func(file string)) {
+// mount namespace this process may look at, its own included.
+func eachMountinfo(f func(file string)) {
 	seen := map[string]bool{}
-	if !self {
-		ns, _ := os.Readlink("/proc/self/ns/mnt")
-		seen[ns] = true
-	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return
@@ -67,7 +41,7 @@ func mountedMasks(dir string, keys map[string]bool) map[string]bool {
 		return found
 	}
 	dev, rel := fsPath(dir)
-	eachMountinfo(true, func(file string) {
+	eachMountinfo(func(file string) {
 		mountFields(file, func(d, root, _ string) {
 			parent, key := filepath.Split(root)
 			parent = filepath.Clean(parent)
@@ -98,17 +72,6 @@ func fsPath(dir string) (dev, rel string) {
 		}
 	})
 	return dev, rel
-}
-
-// mountPoints adds to found the mount points of one mountinfo file that
-// are in want. Sandboxes mount every path at its own place, so a mount
-// point inside one is the host path.
-func mountPoints(file string, want, found map[string]bool) {
-	mountFields(file, func(_, _, point string) {
-		if want[point] {
-			found[point] = true
-		}
-	})
 }
 
 // mountFields calls f with the device (major:minor), the root and the

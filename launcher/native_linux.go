@@ -16,15 +16,14 @@ import (
 )
 
 // nativeCmd renders the policy with the bwrap renderer (the same mounts,
-// masks, stubs and seccomp program) and starts this program as the
-// sandbox's init (package native); the caller holds reg's lock.
-func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
-	opts, err := c.renderOptions(canon, reg)
+// masks and seccomp program) and starts this program as the sandbox's
+// init (package native).
+func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
+	opts, err := c.renderOptions(canon)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts.MountsOnly = true
-	opts.Gated = gated()
 	plan, err := bwrap.Render(canon, opts)
 	if err != nil {
 		return nil, nil, err
@@ -43,10 +42,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	}
 	files := len(c.ExtraFiles)
 	spec := c.nativeSpec(canon, plan, argv, ctty)
-	if err := c.prepareMountPoints(plan, canon, reg); err != nil {
+	if err := prepareMountPoints(plan, canon); err != nil {
 		return nil, nil, err
 	}
-	release := reg.releaser()
 	// This process stays the sandbox's parent: the namespaces are made
 	// as it starts the init.
 	c.handoff = false
@@ -63,10 +61,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// The entry gate: the names the model protects that do not exist
 	// are kept by the gate, not by mount points in the project.
 	var mg *metaGate
-	if opts.Gated {
+	if gated() {
 		if mg, err = newMetaGate(rootedEntries{canon: canon, diag: -1}); err != nil {
 			c.stopNet()
-			release()
 			return nil, nil, err
 		}
 		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.Network))
@@ -79,7 +76,6 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if err != nil {
 		mg.close()
 		c.stopNet()
-		release()
 		return nil, nil, err
 	}
 	attr := cmd.SysProcAttr
@@ -100,7 +96,6 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 			mg.close()
 			c.stopNet()
 			specFile.Close()
-			release()
 			return nil, nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, c.statusW)
@@ -110,7 +105,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 		c.afterStart = func() { mg.serve(c.stderrFor()) }
 		c.stopGate = mg.stop
 	}
-	return cmd, func() { specFile.Close(); mg.close(); release() }, nil
+	return cmd, func() { specFile.Close(); mg.close() }, nil
 }
 
 // nativeArgv is the command's argv and whether the init gives it the pty

@@ -130,7 +130,6 @@ func TestHelperMountsInPlace(t *testing.T) {
 // a goroutine copies, Exec waits as Run does.
 func TestExecNativeReportsStatusEarly(t *testing.T) {
 	testenv.RequireNative(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
 	ws := t.TempDir()
 	p, err := workspace.Preset(ws, workspace.Options{Home: t.TempDir()})
 	require.NoError(t, err)
@@ -194,7 +193,6 @@ func TestNativeNilExtraFileIsClosed(t *testing.T) {
 	w.Close()
 	c := Command(p, "sh", "-c", `if [ -e /proc/self/fd/3 ]; then echo "OPEN3 $(readlink /proc/self/fd/3)"; else echo CLOSED3; fi; cat <&4`)
 	c.Backend = BackendNative
-	c.StubLinger = -1
 	c.ExtraFiles = []*os.File{nil, r}
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -5,29 +5,27 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/bwrap"
-	"github.com/cordon-sandbox/cordon/internal/testhook"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // renderOptions are the bwrap.Options both Linux backends render the
-// policy with; bwrapCmd adds what only bwrap reads.
-func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Options, error) {
+// policy with (bwrapCmd adds what only bwrap reads), once the writable
+// roots that do not exist yet are made.
+func (c *Cmd) renderOptions(canon *policy.Canonical) (bwrap.Options, error) {
 	empty, err := emptyFile()
 	if err != nil {
 		return bwrap.Options{}, err
 	}
 	opts := bwrap.Options{
-		Network:    c.Network,
-		EmptyFile:  empty,
-		MaskRoot:   maskRootPath(),
-		Chdir:      c.Dir,
-		Stat:       reg.stat(liveStat(canon.Stat)),
-		AbsentFile: c.AbsentFile,
+		Network:   c.Network,
+		EmptyFile: empty,
+		MaskRoot:  maskRootPath(),
+		Chdir:     c.Dir,
+		Stat:      liveStat(canon.Stat),
 	}
 	for _, made := range []string{c.TmpDir, c.CacheDir} {
 		if made == "" {
@@ -48,51 +46,18 @@ func (c *Cmd) renderOptions(canon *policy.Canonical, reg *registry) (bwrap.Optio
 		s := bwrap.SocketsProxy()
 		opts.Sockets = &s
 	}
-	return opts, nil
+	// The mount points of writable roots that do not exist yet, made
+	// before the render so that it sees them (liveStat).
+	return opts, makeAbsentRoots(canon, opts.Stat)
 }
 
-// prepareMountPoints makes the plan's mask directories and acquires its
-// stubs in reg, whose lock the caller holds; the launch's holder file
-// lists its masks too, so that the tidy of the masks, which runs here
-// under the same lock, leaves them alone while the sandbox runs.
-func (c *Cmd) prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical, reg *registry) error {
+// prepareMountPoints makes the plan's mask directories and the mount
+// points in the private /tmp.
+func prepareMountPoints(plan *bwrap.Plan, canon *policy.Canonical) error {
 	if err := ensureMasks(plan.Masks); err != nil {
 		return err
 	}
-	if err := tmpMountPoints(plan, canon.TmpSource()); err != nil {
-		return err
-	}
-	if testhook.Launch != nil {
-		reg.stubMade = func() { testhook.Launch(c, "stub") }
-	}
-	for _, m := range plan.Masks {
-		reg.masks = append(reg.masks, m.Key)
-	}
-	if err := reg.acquire(plan.Stubs, c.StubLinger, writableRoots(canon)); err != nil {
-		return err
-	}
-	if len(plan.Masks) > 0 {
-		tidyMasks(maskRootPath(), time.Now(), reg.heldMasks())
-	}
-	return nil
-}
-
-// releaser returns what ends this launch's hold on its stubs once the
-// sandbox is gone: it takes the registry's lock again (the caller's is
-// released by then) and releases them.
-func (reg *registry) releaser() func() {
-	return func() {
-		if len(reg.mine) == 0 && len(reg.masks) == 0 {
-			return
-		}
-		r, err := lockRegistry(reg.dir)
-		if err != nil {
-			return
-		}
-		r.me, r.mine, r.reaped, r.masks = reg.me, reg.mine, reg.reaped, reg.masks
-		r.release()
-		r.unlock()
-	}
+	return tmpMountPoints(plan, canon.TmpSource())
 }
 
 // liveStat asks again about a root the policy found absent when it was

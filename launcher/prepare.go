@@ -31,25 +31,11 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if backend != BackendNone {
 		res = detect.Detect(ctx, backend)
 	}
-	// With bwrap, canonicalization looks at the host under the stub
-	// registry's lock, and the stubs are decided before it is let go: the
-	// reaper removes stubs only under that lock, so none vanishes between
-	// what canonicalization saw and what bwrap mounts.
-	var reg *registry
-	if res.Usable && !res.Nested && (res.Backend == BackendBwrap || res.Backend == BackendNative) {
-		if reg, err = openRegistry(); err != nil {
-			return nil, nil, err
-		}
-		defer reg.unlock()
-	}
-	// A native launch takes the caller's view of the host as it is, unless
-	// stubs were removed since it began: it may show one of them present,
-	// and nothing would be mounted where the stub must be made again. A
-	// landlock launch, which makes no stub, always does: its init opens
-	// every rule's object without following a link and refuses one that
-	// changed kind since.
-	native := (res.Backend == BackendNative || res.Backend == BackendLandlock) &&
-		(reg == nil || c.Canonical == nil || !reg.removedSince(c.Canonical.ViewTime()))
+	// A native launch takes the caller's view of the host as it is, as a
+	// landlock launch does: its init opens every mount's source (every
+	// rule's object) without following a link and refuses one that
+	// changed since.
+	native := res.Backend == BackendNative || res.Backend == BackendLandlock
 	if testhook.Launch != nil {
 		testhook.Launch(c, "resolve")
 	}
@@ -78,7 +64,7 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 		}
 		canon = canon.WithTmp(c.TmpDir)
 	}
-	return c.sandboxCmd(ctx, canon, res, env, reg)
+	return c.sandboxCmd(ctx, canon, res, env)
 }
 
 // canonicalFor canonicalizes the policy for this launch and checks the
@@ -137,55 +123,12 @@ func (c *Cmd) cacheEnv(env []string, canon *policy.Canonical) []string {
 	if c.CacheDir == "" {
 		return env
 	}
-	env = toolcache.Env(env, c.CacheDir, func(p string) bool {
+	return toolcache.Env(env, c.CacheDir, func(p string) bool {
 		if rp, err := policy.Resolve(p); err == nil {
 			p = rp
 		}
 		return canon.Access(p, policy.Write)
 	})
-	return goWithoutGhostVCS(env, canon, c.Dir)
-}
-
-// goWithoutGhostVCS adds -buildvcs=false to GOFLAGS when the directory
-// the command starts in, or one above it, has a protected .git that does
-// not exist on the host: native and bwrap keep the name from being made
-// with an empty mount point there, which go build takes for a repository
-// and fails on ("error obtaining VCS status"). A project with no .git
-// has no VCS facts to stamp. A GOFLAGS that already says -buildvcs is
-// left alone. (Absent names kept without a mount point, issue 43's gate,
-// make this unneeded.)
-func goWithoutGhostVCS(env []string, canon *policy.Canonical, dir string) []string {
-	if canon == nil {
-		return env
-	}
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	if rd, err := policy.Resolve(dir); err == nil {
-		dir = rd
-	}
-	flags := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
-			flags = v
-		}
-	}
-	if strings.Contains(flags, "-buildvcs") {
-		return env
-	}
-	for _, r := range canon.Roots() {
-		if filepath.Base(r.Path) != ".git" || canon.Access(r.Path, policy.Write) {
-			continue
-		}
-		if d := filepath.Dir(r.Path); dir != d && !strings.HasPrefix(dir, d+"/") {
-			continue
-		}
-		if _, err := os.Lstat(r.Path); err == nil {
-			continue // a real repository: go stamps it
-		}
-		return setEnv(env, "GOFLAGS", strings.TrimSpace(flags+" -buildvcs=false"))
-	}
-	return env
 }
 
 // unsandboxed runs the command without a sandbox of its own: with
@@ -228,12 +171,12 @@ func (c *Cmd) checkBackend() (string, error) {
 // sandboxCmd builds the process of the backend detection chose (for auto
 // on Linux, the native backend where it is usable, else bwrap, else
 // landlock: see detect.Detect).
-func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string, reg *registry) (*exec.Cmd, func(), error) {
+func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detect.Result, env []string) (*exec.Cmd, func(), error) {
 	switch res.Backend {
 	case BackendBwrap:
-		return c.bwrapCmd(ctx, canon, res, env, reg)
+		return c.bwrapCmd(ctx, canon, res, env)
 	case BackendNative:
-		return c.nativeCmd(ctx, canon, res, env, reg)
+		return c.nativeCmd(ctx, canon, res, env)
 	case BackendLandlock:
 		return c.landlockCmd(ctx, canon, res, env)
 	case BackendSeatbelt:
@@ -243,17 +186,16 @@ func (c *Cmd) sandboxCmd(ctx context.Context, canon *policy.Canonical, res detec
 }
 
 // canonicalize is policy.Canonicalize plus one rule of cordon's own: its
-// state directory (internal/state: detection verdict, scan cache, stub
-// registry, masks, audit key) is denied inside every sandbox, whatever the
-// policy. A sandbox that could write there could turn off the next launch's
-// sandbox, make it delete files or unmask denied ones; one that could only
-// read the registry's lock file could hold it and stall every later launch
-// (FINDINGS F7). The private TMPDIRs below it stay writable where the
+// state directory (internal/state: detection verdict, scan cache, masks,
+// audit key) is denied inside every sandbox, whatever the policy. A
+// sandbox that could write there could turn off the next launch's
+// sandbox or unmask denied ones; one that could only read a lock file
+// there could hold it and stall every later launch (FINDINGS F7). The private TMPDIRs below it stay writable where the
 // policy names them, being deeper roots. Adding a denied root never widens
 // the policy.
 func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Canonical, error) {
 	// Created first, so that the deny is a mount over a real directory
-	// rather than a stub.
+	// (an absent one would only be kept from being made).
 	dir, err := state.Dir()
 	if err != nil {
 		return nil, err
@@ -301,8 +243,7 @@ func canonicalize(p policy.FsSandboxPolicy, view *policy.Canonical) (*policy.Can
 // stateRoots refuses a root inside the state directory sd other than the
 // private TMPDIRs below its tmp/ (and what the preset protects in them):
 // a deeper root would win over the deny, and hand the sandbox what later
-// launches trust (the stub registry and its holders, the masks, the scan
-// records, the audit key) to read or write.
+// launches trust (the masks, the scan records, the audit key) to read or write.
 func stateRoots(c *policy.Canonical, sd string) error {
 	if testhook.SkipStateDeny {
 		return nil

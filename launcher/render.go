@@ -31,8 +31,10 @@ type Rendered struct {
 	Command []string          `json:"command,omitempty"`
 	SBPL    string            `json:"sbpl,omitempty"`
 	Params  map[string]string `json:"params,omitempty"`
-	// Stubs are paths a launch would create on the host first (bwrap).
-	Stubs []string `json:"stubs,omitempty"`
+	// Made are the writable roots that do not exist yet: a launch makes
+	// them on the host first (native, bwrap), and they stay. Protected
+	// names that do not exist get nothing: the entry gate keeps them.
+	Made []string `json:"made,omitempty"`
 	// Seccomp describes the filter passed with --seccomp FD (bwrap), or
 	// installed by the init (native).
 	Seccomp string `json:"seccomp,omitempty"`
@@ -111,7 +113,7 @@ func Render(ctx context.Context, p policy.FsSandboxPolicy, backend string, netwo
 	}
 }
 
-// renderBwrap fills out with bwrap's argv, the stubs it needs and, with
+// renderBwrap fills out with bwrap's argv, the roots it makes and, with
 // an allowlist, the proxy's helper before cmd.
 func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	res := detect.Detect(ctx, BackendBwrap)
@@ -146,12 +148,12 @@ func renderBwrap(ctx context.Context, out *Rendered, canon *policy.Canonical, ne
 	out.Argv = append(append([]string{path}, plan.Args...), "--seccomp", "FD", "--")
 	out.Seccomp = bwrap.Describe(plan.Rules)
 	out.Argv = append(out.Argv, cmd...)
-	out.Stubs = stubPaths(plan)
+	out.Made = madeRoots(canon)
 	return out, nil
 }
 
 // renderNative fills out with the native init's mounts, in the order it
-// makes them, and the stubs it needs.
+// makes them, and the roots it makes on the host.
 func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netpolicy.Policy, cmd []string) (*Rendered, error) {
 	opts := bwrap.Options{
 		Network:    network,
@@ -184,7 +186,7 @@ func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netp
 	out.Argv = []string{exe, native.InitArg, strconv.Itoa(fd)}
 	out.Command = cmd
 	out.Seccomp = bwrap.Describe(plan.Rules)
-	out.Stubs = stubPaths(plan)
+	out.Made = madeRoots(canon)
 	abi := native.LandlockABI()
 	out.Landlock = native.LandlockStatus(abi)
 	spec := native.Spec{RootWritable: canon.Access("/", policy.Write)}
@@ -211,10 +213,17 @@ func renderNative(out *Rendered, canon *policy.Canonical, network bool, np *netp
 	return out, nil
 }
 
-func stubPaths(plan *bwrap.Plan) []string {
+// madeRoots are the writable roots of canon that do not exist, which a
+// launch makes (makeAbsentRoots).
+func madeRoots(canon *policy.Canonical) []string {
 	var out []string
-	for _, s := range plan.Stubs {
-		out = append(out, s.Path)
+	for _, r := range canon.Roots() {
+		if r.Path == "/" || r.Kind != policy.Writable && r.Kind != policy.BaseWritable {
+			continue
+		}
+		if exists, _ := canon.Stat(r.Path); !exists {
+			out = append(out, r.Path)
+		}
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // runtimeDir is the caller's private directory for the launcher's own files
-// (the stub registry, masks, the empty mask file): a subdirectory of
+// (masks, the empty mask file): a subdirectory of
 // cordon's per-user state directory (internal/state), which every sandbox
 // has denied.
 func runtimeDir() (string, error) { return state.Sub(state.Run) }

@@ -14,16 +14,11 @@ import (
 
 // TestRootsInsideTheStateDirectory: a root deeper than cordon's state
 // directory would win over its deny; only the private TMPDIRs in its
-// tmp/ are handed in. Refused, naming the root: a writable stub registry
-// (its holder files keep the masks of running sandboxes), the masks, the
-// audit key read-only, tmp/ itself.
+// tmp/ are handed in. Refused, naming the root: the launcher's runtime
+// directory, the masks, the audit key read-only, tmp/ itself.
 func TestRootsInsideTheStateDirectory(t *testing.T) {
 	testenv.RequireBwrap(t)
-	t.Setenv("CORDON_STUB_LINGER", "0")
-	log := ownRegistry(t)
-	// Before the state directory is removed: the reaper the launches
-	// start works in it.
-	t.Cleanup(func() { log.waitLeft(t) })
+	ownStateDir(t)
 	sd, err := state.Dir()
 	require.NoError(t, err)
 	sd, err = policy.Resolve(sd)
@@ -32,7 +27,7 @@ func TestRootsInsideTheStateDirectory(t *testing.T) {
 	for _, r := range []struct {
 		dir      string
 		writable bool
-	}{{"run/stubs", true}, {"run/masks", true}, {"audit", false}, {"tmp", true}, {"cache", true}} {
+	}{{"run", true}, {"run/masks", true}, {"audit", false}, {"tmp", true}, {"cache", true}} {
 		p := filepath.Join(sd, r.dir)
 		require.NoError(t, os.MkdirAll(p, 0o700))
 		pol := workspacePolicy(t, ws)

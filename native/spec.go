@@ -8,7 +8,7 @@
 // sandbox's pid 1 in new user, mount, pid, ipc, uts, cgroup (and, with the
 // network off, network) namespaces, with argv[1] InitArg and the Spec on a
 // descriptor. The init builds the tree from the bubblewrap renderer's
-// mount list (bwrap.Plan's Mounts, Masks and Stubs, unchanged) on a root
+// mount list (bwrap.Plan's Mounts and Masks, unchanged) on a root
 // of its own, pivots into it, drops every capability, sets no_new_privs,
 // restricts itself with Landlock (landlock.go: the second wall), installs
 // the seccomp program and runs the command in a new session as its child:

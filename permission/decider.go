@@ -104,7 +104,7 @@ func New(cfg Config) (*Decider, error) {
 		p = &lp
 	}
 	// The launcher denies cordon's state directory (audit key and log,
-	// detection cache, stub registry) inside every sandbox, whatever the
+	// detection cache, masks) inside every sandbox, whatever the
 	// policy (launcher.canonicalize); the file tools, which run outside
 	// it, must not be given more. With HOME as the workspace the state
 	// directory (~/.local/state/cordon) lies inside it.

@@ -18,7 +18,7 @@ func spelledDir(in string) bool {
 // FileRoot reports whether the writable (or base writable) root p, where
 // it does not exist, is a file: not spelled as a directory, and with no
 // root below it. Whether it exists is the caller's to know (a backend
-// asks its own view of the host, where a mount stub counts as missing).
+// asks its own view of the host).
 func (c *Canonical) FileRoot(p string) bool {
 	k, ok := c.kinds[p]
 	if !ok || (k != Writable && k != BaseWritable) || c.dirRoots[p] {
@@ -51,8 +51,7 @@ func (c *Canonical) underFileRoot(p string) bool {
 // policyPath is p as Policy spells it: a missing writable root named as
 // a directory keeps its trailing slash, so that a policy canonicalized
 // again (by the launcher) makes it a directory too. One that exists is
-// what it is; a backend's own view says a directory where it holds a
-// mount stub there.
+// what it is.
 func (c *Canonical) policyPath(r Root) string {
 	if c.dirRoots[r.Path] && (r.Kind == Writable || r.Kind == BaseWritable) && r.Path != "/" {
 		if exists, _ := c.Stat(r.Path); !exists {

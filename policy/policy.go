@@ -36,7 +36,7 @@ type FsSandboxPolicy struct {
 // written (gitdirs named by .git files, nested repositories, commondir).
 // They only ever restrict: Canonicalize keeps one only where the rest of
 // the policy allows writes, so a derived path never re-opens a denied
-// root, never creates a stub outside a writable root, and never overrides
+// root, never makes a path outside a writable root, and never overrides
 // a root the caller named (docs/threat-model.md, class 11).
 func (p *FsSandboxPolicy) Protect(paths ...string) {
 	p.derived = append(p.derived, paths...)

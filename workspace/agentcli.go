@@ -37,7 +37,7 @@ type AgentCLI struct {
 	// (Gemini CLI's projects.json).
 	Register func(home, ws string) error
 	// Protected are paths inside StateDirs that stay read-only, existing
-	// or not (a missing one gets a mount stub): an agent that keeps its
+	// or not (a missing one is kept from being made): an agent that keeps its
 	// settings beside its databases, in one directory, gets that
 	// directory writable but for these.
 	Protected []string
@@ -164,44 +164,6 @@ func AgentConfigPaths() []string {
 		out = append(out, AgentCLIs[n].Protected...)
 	}
 	return out
-}
-
-// agentFiles are the paths of AgentConfigPaths that are files in the
-// agents' own code (read with a JSON, TOML, dotenv or Markdown reader);
-// the rest are directories. A test holds the two lists together.
-var agentFiles = []string{
-	".claude.json", ".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md",
-	".claude/keybindings.json", ".claude/.credentials.json",
-	".codex/config.toml", ".codex/hooks.json", ".codex/.env", ".codex/auth.json",
-	".codex/AGENTS.md", ".codex/AGENTS.override.md",
-	".gemini/settings.json", ".gemini/.env", ".gemini/trustedFolders.json",
-	".gemini/GEMINI.md", ".gemini/AGENTS.md",
-	".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/mcp-oauth-tokens.json",
-	".gemini/a2a-oauth-tokens.json", ".gemini/projects.json", ".gemini/trusted_hooks.json",
-	".gemini/policy_integrity.json", ".gemini/keybindings.json",
-}
-
-// AbsentFile reports whether p, an absolute path, is one of the agents'
-// protected files (agentFiles, below any home), and the content its agent
-// reads as empty: an empty JSON object for JSON (Gemini CLI stops on an
-// empty settings.json or trustedFolders.json, "Unexpected end of JSON
-// input"), nothing for the others. The native and bwrap backends stand
-// such a file, read-only, where the path does not exist yet
-// (launcher.Cmd.AbsentFile), where a directory would stop the agent with
-// EISDIR or "not a file" (docs/agents.md, "An agent that never ran").
-func AbsentFile(p string) ([]byte, bool) {
-	for _, f := range agentFiles {
-		if strings.HasSuffix(p, "/"+f) {
-			if f == ".gemini/keybindings.json" {
-				return []byte("[]\n"), true // a list of bindings
-			}
-			if strings.HasSuffix(f, ".json") {
-				return []byte("{}\n"), true
-			}
-			return nil, true
-		}
-	}
-	return nil, false
 }
 
 // AgentCLINames are the names AgentCLIs knows, sorted.

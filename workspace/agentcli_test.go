@@ -101,32 +101,6 @@ func TestComposeAgentDirWritableByHand(t *testing.T) {
 	}
 }
 
-// Every agent file AbsentFile knows is one of the protected paths, and
-// reads as an empty document of its format.
-func TestAbsentFile(t *testing.T) {
-	protected := map[string]bool{}
-	for _, p := range AgentConfigPaths() {
-		protected[p] = true
-	}
-	for _, f := range agentFiles {
-		require.True(t, protected[f], "%s is no protected path", f)
-		content, ok := AbsentFile("/home/u/" + f)
-		require.True(t, ok, f)
-		switch {
-		case f == ".gemini/keybindings.json":
-			require.Equal(t, "[]\n", string(content), f)
-		case filepath.Ext(f) == ".json":
-			require.Equal(t, "{}\n", string(content), f)
-		default:
-			require.Empty(t, content, f)
-		}
-	}
-	for _, p := range []string{"/home/u/.gemini/commands", "/home/u/.codex/rules", "/w/.mcp.json", "/w/.envrc", "/home/u/.gemini/settings.json.bak"} {
-		_, ok := AbsentFile(p)
-		require.False(t, ok, "%s is a directory or no agent's file", p)
-	}
-}
-
 // Claude Code's key for a project, as its code computes it (2.1.332:
 // every non-alphanumeric UTF-16 unit a "-", a long key cut at 200 with a
 // Java-style hash in base 36).

@@ -258,7 +258,7 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 	// directory that confuses the tool inside the sandbox).
 	// At the top of the root, with a hook installed that may be a hook
 	// manager's (pre-commit's passes --skip-on-missing-config), a missing
-	// one is a stub: the user's next commit would run what a sandbox
+	// one is protected: the user's next commit would run what a sandbox
 	// wrote there.
 	if g.buf == nil {
 		g.buf = make([]byte, 8<<10)
@@ -272,9 +272,9 @@ func (g *gitGuard) workTreeHas(dir string, h uint16) {
 	// What direnv, editors and agents obey, in a nested repository as at
 	// the top: those it holds. The scan reports them in every directory
 	// it reads (a place of their own, confPlace), so only a repository it
-	// did not read is looked at here. A missing one is not made a stub
-	// (hundreds of directories would take thousands of mount points): it
-	// can be created (docs/threat-model.md, class 6).
+	// did not read is looked at here. A missing one is not protected
+	// (hundreds of directories would take thousands of roots): it can be
+	// created (docs/threat-model.md, class 6).
 	if dir != g.root && h&hasKnown == 0 {
 		for _, n := range NestedNames {
 			if exists(filepath.Join(dir, n)) {

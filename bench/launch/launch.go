@@ -182,7 +182,7 @@ func (lb *launchBench) listStubs() error {
 		return err
 	}
 	lb.stubbingRaw = rawArgv(prof, 3, "/bin/true")
-	for _, p := range prof.Stubs {
+	for _, p := range prof.Made {
 		rel, err := filepath.Rel(lb.stubbingWS, p)
 		if err != nil || strings.HasPrefix(rel, "..") {
 			if err := os.MkdirAll(p, 0o700); err != nil {
@@ -237,7 +237,7 @@ func (lb *launchBench) prepareSrt(tmp string) {
 // reports.
 func (lb *launchBench) compare() error {
 	fmt.Printf("\n== launch: %d rounds, order rotated each round; workspace %s\n", lb.cfg.n, lb.ws)
-	fmt.Printf("mount stubs a launch needs: %d (cordon keeps them %s after a launch, and here for the whole run: (a) reuses them; (a0) and (c) make and remove them every time)\n", len(lb.stubs), launcher.DefaultStubLinger)
+	fmt.Printf("mount points a launch makes for writable roots that do not exist yet: %d (they stay)\n", len(lb.stubs))
 	if _, err := sample(exec.Command(lb.cordon, lb.nativeArgs...), lb.env, lb.ws); err != nil {
 		return fmt.Errorf("cold native launch: %w", err)
 	}

@@ -78,7 +78,7 @@ func peers(cfg config, tmp, ws string) error {
 		return err
 	}
 	defer pb.filter.Close()
-	pb.raw, pb.stubs = rawArgv(prof, 3, "/bin/true"), prof.Stubs
+	pb.raw, pb.stubs = rawArgv(prof, 3, "/bin/true"), prof.Made
 	pb.landstrip = findLandstrip(cfg)
 	pb.lsPol = filepath.Join(tmp, "landstrip-policy.json")
 	if err := os.WriteFile(pb.lsPol, []byte(`{"filesystem":{"allowWrite":["."],"denyRead":["~/.ssh"]},"network":{"allowNetwork":false}}`), 0o644); err != nil {

@@ -60,8 +60,8 @@ func scale(cfg config, tmp, cordon string, filter *os.File, env []string) error 
 	if err != nil {
 		return err
 	}
-	if len(missing(prof.Stubs)) != 0 {
-		return fmt.Errorf("scale fixture should need no stubs, profile lists %d", len(prof.Stubs))
+	if len(missing(prof.Made)) != 0 {
+		return fmt.Errorf("scale fixture should need no stubs, profile lists %d", len(prof.Made))
 	}
 	// Raw bwrap with the same arguments, through --args FD as well.
 	argsFile, err := os.CreateTemp(tmp, "bwrap-args-")

@@ -111,8 +111,8 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
-	if len(r.Stubs) > 0 {
-		fmt.Fprintf(w, "mount stubs for the run (paths that do not exist yet; removed 1s after the last sandbox using them, CORDON_STUB_LINGER):\n  %s\n", strings.Join(r.Stubs, "\n  "))
+	if len(r.Made) > 0 {
+		fmt.Fprintf(w, "writable roots that do not exist yet, made on the host before the launch (they stay):\n  %s\n", strings.Join(r.Made, "\n  "))
 	}
 	if r.Seccomp != "" && r.Backend == "landlock" {
 		fmt.Fprintf(w, "%s (installed by cordon's init, with a listener it hands to cordon, which decides those calls by the plan's rules)\n", r.Seccomp)

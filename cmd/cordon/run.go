@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/cordon-sandbox/cordon/audit"
 	"github.com/cordon-sandbox/cordon/detect"
@@ -106,10 +105,11 @@ it inside) and nothing else; each refused host is named once on stderr
 with the flag that would allow it, and with --audit every connection
 attempt is recorded. --network on is the host's whole network instead.
 
-Protected paths that do not exist yet (.vscode, .envrc, ...) get empty
-directories as mount points. A background cordon-stub-reaper removes them
-1s after the last sandbox using them ends, so that the next launch can
-reuse them; CORDON_STUB_LINGER sets that delay (a Go duration, 0 for none).
+Protected names that do not exist yet (.vscode, .envrc, ...) stay
+absent: the sandbox cannot make them, and cordon makes nothing in the
+project for them. A --writable path that does not exist yet is made
+before the launch (a file, or a directory when spelled with a trailing
+slash or when a root lies below it), and stays.
 `
 
 // runOpts are run's flags.
@@ -151,11 +151,6 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	if args[0] == "" {
 		return usageError(e, "the command is empty: name the program to run after --")
 	}
-	if v := os.Getenv("CORDON_STUB_LINGER"); v != "" {
-		if d, err := time.ParseDuration(v); v != "0" && (err != nil || d < 0) {
-			fmt.Fprintf(e.stderr, "cordon run: warning: CORDON_STUB_LINGER=%s is not a duration like 0, 500ms or 2s; the stubs linger %v\n", v, launcher.DefaultStubLinger)
-		}
-	}
 	timing.Mark("run", "go start, flags")
 	detected := make(chan struct{})
 	if o.backend != launcher.BackendNone {
@@ -181,8 +176,8 @@ func (o *runOpts) run(ctx context.Context, e *env, args []string) int {
 	// Where it can, Exec replaces cordon with the sandbox: its pid, its
 	// signals and its exit status become the sandbox's. Otherwise it runs
 	// it as a child and passes signals on. From here on SIGTERM ends
-	// cordon as it would the sandbox (the stub reaper cleans up after a
-	// launch that dies half-way), not just main's context.
+	// cordon as it would the sandbox (a launch that dies half-way leaves
+	// nothing in the project to clean up), not just main's context.
 	signal.Reset(syscall.SIGTERM)
 	if ctx.Err() != nil {
 		<-detected
@@ -275,7 +270,6 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 		cmd.NetEvent, done = netEvents(e, log, netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate))
 	}
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
-	cmd.AbsentFile = workspace.AbsentFile
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (tty.IsTerminal(e.stdin) || tty.IsTerminal(e.stdout))

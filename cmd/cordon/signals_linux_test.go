@@ -43,7 +43,6 @@ func cli(t *testing.T, prefix string, args ...string) (*exec.Cmd, *bytes.Buffer)
 		cmd.Path, err = exec.LookPath(prefix)
 		require.NoError(t, err)
 	}
-	cmd.Env = append(cmd.Env, "CORDON_STUB_LINGER=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	return cmd, &out

@@ -88,7 +88,7 @@ func (tu ttyUser) startOnTerminal(t *testing.T, argv ...string) *session {
 	require.NoError(t, err)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = tu.ws
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tu.home, "TERM=xterm", "CORDON_STUB_LINGER=0", "PS1=$ "}
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tu.home, "TERM=xterm", "PS1=$ "}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pty.Slave, pty.Slave, pty.Slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if !tu.u.Invoker {

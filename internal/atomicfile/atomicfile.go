@@ -5,7 +5,7 @@
 // (the temporary file is removed on failure; one a kill leaves behind
 // starts with a dot and ends in .tmp).
 //
-// A rename gives the name a new inode. That is what the registry files and
+// A rename gives the name a new inode. That is what the record files and
 // caches here want, and what a file a sandbox has bound read-only must
 // not get: audit anchors are rewritten in place instead (package audit).
 package atomicfile
@@ -17,7 +17,7 @@ import (
 
 // WriteFile replaces name with data, mode 0600. A crash of the machine
 // may leave the file empty or old: for what the next run can rebuild or
-// do without (caches, the stub registry).
+// do without (caches).
 func WriteFile(name string, data []byte) error { return write(name, data, false) }
 
 // WriteFileSync is WriteFile that has the data on disk before the rename,

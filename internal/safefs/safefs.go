@@ -2,7 +2,7 @@
 // kernel, at the moment of each call, decides where a path leads, and no
 // symbolic link is followed on the way.
 //
-// cordon's file tools and its mount stubs do their I/O outside the
+// cordon's file tools and the roots it makes before a launch do their I/O outside the
 // sandbox, while a sandboxed process may be changing the same tree: it can
 // swap any directory on a path for a symlink (mv dir dir.real; ln -s ~ dir)
 // or exchange two entries in a loop (renameat2 RENAME_EXCHANGE). A path

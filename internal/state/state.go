@@ -1,6 +1,6 @@
 // Package state finds cordon's per-user state directory: the one place
 // where cordon keeps what a later launch trusts (the detection verdict, the
-// nested-repository scan, the stub registry and masks, the audit key) and
+// nested-repository scan, the masks, the audit key) and
 // the private TMPDIRs and caches it hands to sandboxes.
 //
 // Nothing a sandbox writes may weaken a later launch (docs/threat-model.md,
@@ -39,7 +39,7 @@ const EnvDir = "CORDON_STATE_DIR"
 
 // Subdirectories of the state directory.
 const (
-	Run   = "run"   // stub registry, masks, the empty mask file
+	Run   = "run"   // masks, the empty mask file
 	Scan  = "scan"  // nested-repository scan cache
 	Tmp   = "tmp"   // private TMPDIRs, one per workspace
 	Cache = "cache" // private package and build caches, one per workspace

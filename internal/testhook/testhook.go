@@ -11,8 +11,7 @@ package testhook
 // Launch, when non-nil, is called by the launcher at named moments of
 // each start, with the *launcher.Cmd being started (as any: this package
 // imports nothing): "resolve" just before the launcher resolves the policy
-// it was given, "stub" after each mount stub it makes on the host (Linux),
-// and "mount" once all is resolved and opened (under landlock: the plan
+// it was given, and "mount" once all is resolved and opened (under landlock: the plan
 // rendered, its objects not yet opened by the init), just before the
 // sandbox starts and mounts it (not when Cmd.Exec hands the process over to
 // bwrap). A test acts there at the exact moment a racing attacker aims at
@@ -34,9 +33,9 @@ var BwrapSharedMounts bool
 // SkipSeccomp, when true, launches bwrap without the seccomp filter.
 var SkipSeccomp bool
 
-// NoEntryGate launches native and bwrap without the entry gate, with
-// mount stubs for absent protected names as before it (the stub
-// machinery's own tests).
+// NoEntryGate launches native and bwrap without the entry gate: absent
+// protected names are then kept by nothing (the mutation check; Exec's
+// handover to bwrap, which has no gate to serve).
 var NoEntryGate bool
 
 // Seccomp, when non-nil, replaces the seccomp program of a launch with the
@@ -63,10 +62,6 @@ var SkipTtySetsid bool
 // does, following symlinks anywhere, and write files in place through
 // whatever the name points at.
 var SafeFSFollow bool
-
-// StubsByPath, when true, makes the launcher create and remove mount stubs
-// by path (os.Mkdir, os.Remove), following links in their parents.
-var StubsByPath bool
 
 // Composition steps of workspace.Compose (docs/threat-model.md):
 var (
@@ -229,11 +224,6 @@ var EntrygateAddfd func()
 // filter without the metadata gate), separated by commas
 // (landlock.Spec.Weaken).
 var LandlockWeaken string
-
-// SkipMaskMountCheck, when true, makes the launcher's tidy of the masks
-// trust the registry alone, without looking for the masks in the mount
-// namespaces it can see.
-var SkipMaskMountCheck bool
 
 // NetEmit, when non-nil, is called by package netproxy before it sends
 // each event, with whether the connection was allowed, outside the lock
