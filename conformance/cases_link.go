@@ -81,20 +81,14 @@ func notYetCases() []Case {
 				h.Refuse(o, "FILE", "CHILD", "MKDIR")
 				h.Unchanged(snap)
 			}},
-		{Name: "create-agent-file-missing", Class: 5, Summary: "in a writable agent home (~/.gemini), its settings and trust files that do not exist yet read as absent or as an empty document, never a directory, and cannot be made by O_CREAT, mkdir, rename or symlink; the agent's own files beside them are made; the host's home afterwards holds only those",
+		{Name: "create-agent-file-missing", Class: 5, Summary: "in a writable agent home (~/.gemini), its settings, trust files and per-project places that do not exist yet stay absent, and cannot be made by O_CREAT, mkdir, rename or symlink; the agent's own files beside them are made; the host's home afterwards holds only those",
 			Run: func(h *H) {
 				_, p := h.ws()
 				h.Mkdir("home/.gemini")
 				p.Writable = []string{h.Path("home/.gemini")}
 				snap := h.Snapshot()
 				o := h.Sandbox(p, `g="$HOME/.gemini"
-if [ -e "$g/trustedFolders.json" ]; then
-  [ -f "$g/trustedFolders.json" ] && [ "$(cat "$g/trustedFolders.json")" = "{}" ] && ok EMPTY_JSON
-  [ -f "$g/GEMINI.md" ] && [ -z "$(cat "$g/GEMINI.md")" ] && ok EMPTY_MD
-  [ -d "$g/commands" ] && ok DIR_STAYS_DIR
-else
-  [ ! -e "$g/GEMINI.md" ] && [ ! -e "$g/settings.json" ] && ok ABSENT
-fi
+[ ! -e "$g/GEMINI.md" ] && [ ! -e "$g/settings.json" ] && [ ! -e "$g/trustedFolders.json" ] && [ ! -e "$g/history" ] && ok ABSENT
 echo '{"/":"TRUST_FOLDER"}' > "$g/trustedFolders.json" && ok CREATE
 echo x >> "$g/settings.json" && ok APPEND
 mkdir "$g/GEMINI.md" && ok MKDIR
@@ -102,21 +96,18 @@ echo '{"/":"TRUST_FOLDER"}' > "$g/new.json" && ok WORK_TMP; mv -f "$g/new.json" 
 ln -s /etc/passwd "$g/AGENTS.md" && ok SYMLINK
 ln -sf /etc/passwd "$g/GEMINI.md" && ok SYMLINK_F
 rm "$g/settings.json" && ok REMOVE
+mkdir -p "$g/history/p" && ok HISTORY
 echo id > "$g/installation_id" && ok WORK_FILE
-mkdir -p "$g/history/p" && echo h > "$g/history/p/x" && ok WORK_DIR`)
-				h.Refuse(o, "CREATE", "APPEND", "MKDIR", "RENAME", "SYMLINK", "SYMLINK_F", "REMOVE")
-				if h.Backend() == "landlock" {
-					// No stubs: the names are absent; the agent's own
-					// files wait for the creation gate, the freeze keeps
-					// ~/.gemini's top from any new entry (docs/design.md).
-					h.Expect(o, "ABSENT")
-				} else {
-					h.Expect(o, "EMPTY_JSON", "EMPTY_MD", "DIR_STAYS_DIR", "WORK_TMP", "WORK_FILE", "WORK_DIR")
-					h.Want("home/.gemini/installation_id", "id\n")
-					h.Want("home/.gemini/history/p/x", "h\n")
-				}
-				h.Unchanged(snap, "home/.gemini/installation_id", "home/.gemini/history")
-				for _, f := range []string{"trustedFolders.json", "settings.json", "GEMINI.md", "AGENTS.md", "commands", "new.json"} {
+mkdir -p "$g/work/p" && echo h > "$g/work/p/x" && ok WORK_DIR`)
+				// history/ is whose checkpoints a later session restores
+				// (workspace.AgentHomes): only this project's entry is made,
+				// by cordon on the host, under --agent gemini.
+				h.Refuse(o, "CREATE", "APPEND", "MKDIR", "RENAME", "SYMLINK", "SYMLINK_F", "REMOVE", "HISTORY")
+				h.Expect(o, "ABSENT", "WORK_TMP", "WORK_FILE", "WORK_DIR")
+				h.Want("home/.gemini/installation_id", "id\n")
+				h.Want("home/.gemini/work/p/x", "h\n")
+				h.Unchanged(snap, "home/.gemini/installation_id", "home/.gemini/work")
+				for _, f := range []string{"trustedFolders.json", "settings.json", "GEMINI.md", "AGENTS.md", "commands", "new.json", "history"} {
 					h.Absent("home/.gemini/" + f)
 				}
 			}},

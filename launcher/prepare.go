@@ -73,6 +73,9 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	}
 	if res.Backend == BackendNative || res.Backend == BackendBwrap {
 		// Both mount the private TMPDIR at /tmp too (policy WithTmp).
+		if canon, err = keepSelfOverTmp(canon); err != nil {
+			return nil, nil, err
+		}
 		canon = canon.WithTmp(c.TmpDir)
 	}
 	return c.sandboxCmd(ctx, canon, res, env, reg)
@@ -443,3 +446,26 @@ func CleanEnv(env []string, extra []string) []string {
 }
 
 var errOS = errors.New("not available on this operating system")
+
+// keepSelfOverTmp adds cordon's own executable as a read-only root when it
+// lives in the host's /tmp and no root of the policy shows it: the private
+// /tmp (policy WithTmp) would hide it, and the helpers cordon starts inside
+// (bwrap's entry gate and proxy, the agent shell) run it by its path. Only
+// the one file is shown, never its directory.
+func keepSelfOverTmp(canon *policy.Canonical) (*policy.Canonical, error) {
+	exe, err := selfExe()
+	if err != nil || !policy.UnderTmp(exe) {
+		return canon, nil
+	}
+	if r, ok := canon.DecidingRoot(exe); ok && r.Path != policy.TmpPath {
+		return canon, nil
+	}
+	p := canon.Policy()
+	p.ReadonlyRoots = append(p.ReadonlyRoots, exe)
+	d, err := canon.Recanonicalize(p)
+	if err != nil {
+		return nil, fmt.Errorf("show cordon's executable %s over the private /tmp: %w", exe, err)
+	}
+	d.AddNotes(canon.Notes()...) // Policy() carries roots, not the notes
+	return d, nil
+}
