@@ -30,7 +30,9 @@ func hostListener(t *testing.T, path string) (accepted func() int) {
 	t.Cleanup(func() { unix.Close(s) })
 	require.NoError(t, unix.Bind(s, &unix.SockaddrUnix{Name: path}))
 	require.NoError(t, unix.Listen(s, 64))
-	require.NoError(t, os.Chmod(path, 0o777))
+	if !strings.HasPrefix(path, "@") { // abstract: no file
+		require.NoError(t, os.Chmod(path, 0o777))
+	}
 	return func() int {
 		n := 0
 		for {
@@ -49,7 +51,8 @@ func hostListener(t *testing.T, path string) (accepted func() int) {
 // sockets it made (absolute, relative, through a link to its own), and
 // cannot reach a host process's socket, directly, through a link, by a
 // name swapped for the host's after the gate pinned its own, by
-// datagram, or by an abstract name; nor bind where the model refuses.
+// datagram, or by an abstract name (its own autobound one works); nor
+// bind where the model refuses.
 // Judged by the host's listeners, which must have accepted nothing.
 func TestGateUnix(t *testing.T) {
 	dir := t.TempDir()
@@ -57,6 +60,7 @@ func TestGateUnix(t *testing.T) {
 	in := func(n string) string { return filepath.Join(dir, n) }
 	hostHits := hostListener(t, in("host.sock"))
 	swapHits := hostListener(t, in("host2.sock"))
+	abstractHits := hostListener(t, "@"+in("host-abstract"))
 	require.NoError(t, os.Mkdir(in("ro"), 0o777))
 	require.NoError(t, os.Mkdir(in("protected"), 0o777))
 
@@ -89,6 +93,7 @@ func TestGateUnix(t *testing.T) {
 		"closed": unix.EACCES, "not-a-socket": unix.ECONNREFUSED, "missing": unix.ENOENT,
 		"dgram": unix.EACCES, "dgram-pair": unix.EACCES, "seqpacket-pair": 0,
 		"abstract-bind": unix.EACCES, "abstract-connect": unix.EACCES, "autobind": 0,
+		"autobind-connect": 0, "autobind-closed": unix.ECONNREFUSED, "abstract-host": unix.EACCES,
 		"bind-refused": unix.EACCES, "bind-protected": unix.EACCES,
 	} {
 		g, ok := got[name]
@@ -97,6 +102,7 @@ func TestGateUnix(t *testing.T) {
 	}
 	require.Zero(t, hostHits(), "the host's socket was reached")
 	require.Zero(t, swapHits(), "the host's socket swapped in was reached")
+	require.Zero(t, abstractHits(), "the host's abstract socket was reached")
 	_, err := os.Lstat(in("protected/s.sock"))
 	require.True(t, os.IsNotExist(err), "a socket was bound where the model refuses")
 }
@@ -256,7 +262,15 @@ func TestHelperGateUnix(t *testing.T) {
 
 	report("abstract-bind", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "@cordon-test"}))
 	connect("abstract-connect", "@cordon-test")
-	report("autobind", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: ""}))
+	auto := sock(unix.SOCK_STREAM)
+	report("autobind", unix.Bind(auto, &unix.SockaddrUnix{Name: ""}))
+	unix.Listen(auto, 4)
+	if sa, err := unix.Getsockname(auto); err == nil {
+		connect("autobind-connect", sa.(*unix.SockaddrUnix).Name)
+		unix.Close(auto)
+		connect("autobind-closed", sa.(*unix.SockaddrUnix).Name)
+	}
+	connect("abstract-host", "@"+in("host-abstract"))
 
 	report("bind-protected", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: in("protected/s.sock")}))
 	report("bind-refused", unix.Bind(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/cordon-refused.sock"}))
