@@ -155,9 +155,11 @@ type Sockets struct {
 	// UnixStreamOnly: AF_UNIX sockets, and socketpair's, are SOCK_STREAM
 	// or SOCK_SEQPACKET only; SOCK_DGRAM fails with EACCES. A datagram
 	// socket sends to any socket file its address names (sendto,
-	// sendmsg, a connected socketpair's too), past a supervisor that
-	// judges connect (package gate, UnixRules), and Landlock up to ABI 7
-	// checks none of it.
+	// sendmsg, a connected socketpair's too: the kernel takes a named
+	// target over the peer), past a supervisor that judges connect
+	// (package gate, UnixRules), and Landlock up to ABI 7 checks none
+	// of it; sendmsg's target is in memory the filter cannot read. Every
+	// mode sets it.
 	UnixStreamOnly bool
 }
 
@@ -175,7 +177,7 @@ var (
 	// kernel uevents, crypto, generic families) and no ordinary tool needs
 	// them; 'ss' falls back to /proc/net without NETLINK_SOCK_DIAG.
 	socketsOff = Sockets{Mode: "network off",
-		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, UnixStreamOnly: true}
 	// socketsHost is the host's network: IP and NETLINK_ROUTE, and
 	// nothing else (no AF_VSOCK, AF_PACKET, AF_ALG, Bluetooth, CAN...):
 	// they are not what "network on" means to a user, and AF_VSOCK would
@@ -183,16 +185,17 @@ var (
 	// either: the host's network namespace is the host's abstract
 	// sockets, and a read-only mount does not stop connect(2) to a
 	// pathname one (docker.sock, an ssh-agent, D-Bus, tmux in /tmp);
-	// socketpair stays.
+	// socketpair stays, stream and seqpacket only (UnixStreamOnly: a
+	// datagram one sends to any datagram socket a name reaches).
 	socketsHost = Sockets{Mode: "network on",
-		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, UnixStreamOnly: true}
 )
 
 // socketsProxy is the network allowlist (a proxy outside): the sandbox's
 // own network namespace as with the network off, where the proxy listens
 // on loopback; the same families, and still no AF_UNIX.
 var socketsProxy = Sockets{Mode: "network proxy",
-	Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+	Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, UnixStreamOnly: true}
 
 // SocketsProxy is the allowlist of a sandbox whose network is a proxy
 // outside it, a copy the caller may change.
@@ -326,7 +329,7 @@ const msgFastopen = 0x20000000
 // network off; no AF_UNIX, no datagrams.
 func SocketsTCPNoNamespace() Sockets {
 	return Sockets{Mode: "network proxy, no network namespace",
-		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, TCPOnly: true}
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, TCPOnly: true, UnixStreamOnly: true}
 }
 
 // SocketsNoNamespace is the allowlist of a sandbox with the network off
@@ -337,7 +340,7 @@ func SocketsTCPNoNamespace() Sockets {
 // change) the interfaces, as getaddrinfo and getifaddrs expect to.
 func SocketsNoNamespace() Sockets {
 	return Sockets{Mode: "network off, no network namespace",
-		Families: []uint32{afNetlink}, Netlink: []uint32{netlinkRoute}}
+		Families: []uint32{afNetlink}, Netlink: []uint32{netlinkRoute}, UnixStreamOnly: true}
 }
 
 // SocketsHostNoUnix is the host's network without Unix sockets, for a
@@ -349,7 +352,7 @@ func SocketsNoNamespace() Sockets {
 // D-Bus, ssh-agent and X11. socketpair(AF_UNIX) stays.
 func SocketsHostNoUnix() Sockets {
 	return Sockets{Mode: "network on, no Unix sockets",
-		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}}
+		Families: []uint32{afInet, afInet6, afNetlink}, Netlink: []uint32{netlinkRoute}, UnixStreamOnly: true}
 }
 
 // RulesFor are the rules of a sandbox whose sockets follow s.

@@ -306,7 +306,7 @@ func ExampleDescribe() {
 		fmt.Println(s)
 	}
 	// Output:
-	// seccomp: refuse io_uring_setup, io_uring_enter, io_uring_register, add_key, keyctl, request_key, bpf, userfaultfd, syslog, ioctl TIOCSTI/TIOCLINUX, fcntl F_SETLEASE, x32 and i386 calls
+	// seccomp: refuse io_uring_setup, io_uring_enter, io_uring_register, add_key, keyctl, request_key, bpf, userfaultfd, syslog, ioctl TIOCSTI/TIOCLINUX, fcntl F_SETLEASE, Unix datagram sockets, x32 and i386 calls
 	// sockets (network off) AF_INET, AF_INET6, AF_NETLINK (NETLINK_ROUTE) only, socketpair AF_UNIX only
 }
 

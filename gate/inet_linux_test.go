@@ -252,33 +252,20 @@ func TestHelperGateLoopback(t *testing.T) {
 
 // BenchmarkLoopbackConnect times 10,000 connects to the sandbox's own
 // listener on 127.0.0.1 under the gate and the same loop without it, in
-// one run, and reports both and their ratio (BENCHMARKS.md): go test
-// ./gate -run '^$' -bench LoopbackConnect -benchtime 1x.
+// ten alternating rounds (alternate), and reports the medians and the
+// median ratio (BENCHMARKS.md): go test ./gate -run '^$' -bench
+// LoopbackConnect -benchtime 1x.
 func BenchmarkLoopbackConnect(b *testing.B) {
-	const n = 10000
-	per := map[string]float64{}
-	for _, mode := range []string{"ungated", "gated"} {
+	alternate(b, func(mode string, n int) string {
 		arg := fmt.Sprintf("%s %d", mode, n)
-		var out string
 		if mode == "gated" {
 			yes := func(string, bool) bool { return true }
-			out = runUnderLoopbackGateT(b, "TestHelperLoopbackConnectLoop", arg, gate.Funcs{Change: yes, Read: yes})
-		} else {
-			o, err := testenv.Subprocess(b, "TestHelperLoopbackConnectLoop", arg).CombinedOutput()
-			require.NoError(b, err, "%s", o)
-			out = string(o)
+			return runUnderLoopbackGateT(b, "TestHelperLoopbackConnectLoop", arg, gate.Funcs{Change: yes, Read: yes})
 		}
-		var ns float64
-		for _, l := range strings.Split(out, "\n") {
-			if _, err := fmt.Sscanf(l, "elapsed %g", &ns); err == nil {
-				break
-			}
-		}
-		require.NotZero(b, ns, "child:\n%s", out)
-		per[mode] = ns / n
-		b.ReportMetric(ns/n, mode+"-ns/connect")
-	}
-	b.ReportMetric(per["gated"]/per["ungated"], "ratio")
+		o, err := testenv.Subprocess(b, "TestHelperLoopbackConnectLoop", arg).CombinedOutput()
+		require.NoError(b, err, "%s", o)
+		return string(o)
+	})
 }
 
 // runUnderLoopbackGateT is runUnderLoopbackGate for any helper.

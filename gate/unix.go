@@ -16,9 +16,13 @@ import (
 // through the descriptor it pinned that inode with. Nothing else is
 // reachable by name: not a socket a host process bound (in a read-only
 // root, a writable one, /tmp, a denied root), not through a link or a
-// name swapped after the check, not another sandbox's. Abstract names
-// are refused (only autobind is made): the host's abstract namespace is
-// shared, and a name the sandbox chose would be a host client's service.
+// name swapped after the check, not another sandbox's. An abstract
+// name the sandbox chooses is refused (the host's abstract namespace is
+// shared, and a name the sandbox chose would be a host client's
+// service); a name the kernel picks (autobind) is recorded, and a
+// connect reaches it while its socket lives (connectAbstract). With a
+// network namespace of its own (RootedUnixRules) every abstract name is
+// the sandbox's, and the gate connects to any from its own copy.
 //
 // sendto and sendmsg need no gate: no AF_UNIX datagram socket is made
 // (bwrap.Sockets.UnixStreamOnly, socketpair too), and a stream socket

@@ -41,11 +41,13 @@ type bindReq struct {
 
 // ownSocket is a socket the sandbox bound by name in this launch: the
 // socket (its inode on sockfs and its cookie, which the kernel never
-// gives twice) and the inode it is bound to.
+// gives twice) and the inode it is bound to, or, for an autobind, the
+// abstract name the kernel picked (sun_path, its leading NUL included).
 type ownSocket struct {
 	sino     uint32
 	cookie   uint64
 	dev, ino uint32
+	abstract string
 }
 
 func (u *unixState) close() {
@@ -206,7 +208,16 @@ func (g *gate) bindUnix(s *sockCall) unix.Errno {
 	case e != 0:
 		return e
 	case autobind:
-		return rawBind(s.sock, s.addr) // a name the kernel picks
+		// A name the kernel picks, recorded: the sandbox may connect
+		// to it (connectAbstract).
+		if e := g.socks.room(); e != 0 {
+			return e
+		}
+		if e := rawBind(s.sock, s.addr); e != 0 {
+			return e
+		}
+		g.socks.recordAbstract(s.sock)
+		return 0
 	case abstract:
 		return unix.EACCES
 	}
@@ -280,6 +291,25 @@ func (u *unixState) record(sock int) {
 	}
 }
 
+// recordAbstract notes the abstract name the kernel gave sock (autobind).
+func (u *unixState) recordAbstract(sock int) {
+	var st unix.Stat_t
+	if err := unix.Fstat(sock, &st); err != nil {
+		return
+	}
+	cookie, err := unix.GetsockoptUint64(sock, unix.SOL_SOCKET, unix.SO_COOKIE)
+	if err != nil {
+		return
+	}
+	sa, err := unix.Getsockname(sock)
+	un, ok := sa.(*unix.SockaddrUnix)
+	if err != nil || !ok || !strings.HasPrefix(un.Name, "@") {
+		return
+	}
+	// x/sys writes the leading NUL as "@"; an autobind name has no other.
+	u.own = append(u.own, ownSocket{sino: uint32(st.Ino), cookie: cookie, abstract: "\x00" + un.Name[1:]})
+}
+
 // bindIn binds sock to name in the directory dir: from dir as this
 // thread's working directory (its own, ownThread), so that the address
 // the socket keeps, which getsockname and the peers' getpeername report,
@@ -329,7 +359,7 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	case autobind:
 		return unix.EINVAL
 	case abstract:
-		return unix.EACCES
+		return g.connectAbstract(s)
 	}
 	if e := g.ownThread(); e != 0 {
 		return e
@@ -381,6 +411,39 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	return connectPinned(s.sock, "/proc/self/fd/"+strconv.Itoa(pin))
 }
 
+// connectAbstract connects a Unix socket to an abstract name, from the
+// supervisor's copy of the address. In a network namespace of the
+// sandbox's own (native, bwrap), every abstract name is the sandbox's:
+// the socket, made there, finds the name there. In the host's
+// (landlock), only a name the kernel picked for one of the sandbox's own
+// sockets (autobind, recorded) is reachable, and only while that socket
+// lives: a live socket keeps its name and no other can take it, so a
+// socket alive before and after the connect is the one connected; a
+// connect that raced its close is shut down both ways and refused.
+// Landlock's abstract-socket scope is the second wall: the sandbox's
+// own connect reaches no socket made outside its domain.
+func (g *gate) connectAbstract(s *sockCall) unix.Errno {
+	connect := func() unix.Errno { return rawConnect(s.sock, s.addr) }
+	if g.own {
+		return connectBounded(s.sock, connect)
+	}
+	name := string(s.addr[2:])
+	i := slices.IndexFunc(g.socks.own, func(o ownSocket) bool { return o.abstract == name })
+	if i < 0 {
+		return unix.EACCES
+	}
+	o := g.socks.own[i]
+	if _, _, _, alive := g.socks.boundInode(o.sino, o.cookie); !alive {
+		return unix.ECONNREFUSED
+	}
+	e := connectBounded(s.sock, connect)
+	if _, _, _, alive := g.socks.boundInode(o.sino, o.cookie); !alive {
+		unix.Shutdown(s.sock, unix.SHUT_RDWR)
+		return unix.EACCES
+	}
+	return e
+}
+
 // isOwn says whether the inode dev, ino (its low 32 bits) is the one a
 // live socket of the sandbox is bound to; a record whose socket is gone
 // is forgotten. The caller holds the inode pinned, so while the socket
@@ -388,7 +451,7 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 func (u *unixState) isOwn(dev, ino uint32) bool {
 	for i := 0; i < len(u.own); i++ {
 		o := u.own[i]
-		if o.dev != dev || o.ino != ino {
+		if o.abstract != "" || o.dev != dev || o.ino != ino {
 			continue
 		}
 		d, n, bound, alive := u.boundInode(o.sino, o.cookie)

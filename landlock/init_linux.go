@@ -247,6 +247,12 @@ func rulesetOf(s *Spec, inherited bool) (int, error) {
 	if p.ABI >= 6 {
 		attr.scoped |= ScopeSignal | ScopeAbstractUnix
 	}
+	if p.ABI > 7 && ResolveUnixError() == nil {
+		// No rule grants it: the sandbox reaches by name only the Unix
+		// sockets made in its own domain, a wall beneath the gate,
+		// which connects to them on its behalf (package gate).
+		attr.handledFS |= ResolveUnix
+	}
 	// As much of the structure as the ABI knows.
 	size := unsafe.Sizeof(attr)
 	switch {

@@ -19,6 +19,11 @@ const (
 	Refer      uint64 = 1 << 13 // ABI 2
 	Truncate   uint64 = 1 << 14 // ABI 3
 	IoctlDev   uint64 = 1 << 15 // ABI 5
+	// ResolveUnix is LANDLOCK_ACCESS_FS_RESOLVE_UNIX (an ABI newer than
+	// 7): connect and sendmsg to a pathname Unix socket only beneath a
+	// rule that grants it, or to one made in the same domain. Probed
+	// (ResolveUnixError), never granted by a rule.
+	ResolveUnix uint64 = 1 << 16
 
 	// Network rights (ABI 4).
 	BindTCP    uint64 = 1 << 0

@@ -63,6 +63,17 @@ func Need(t testing.TB, what string, err error) {
 	t.Skipf("needs %s: %v", what, err)
 }
 
+// NeedNewer skips t, stating what it needs and why it is missing, when
+// err is not nil and what is a kernel feature newer than any backend
+// needs (used where present, a second wall): CORDON_REQUIRE_BACKEND does
+// not turn this skip into a failure, as no host is required to have it.
+func NeedNewer(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Skipf("needs %s (optional, newer than this kernel): %v", what, err)
+	}
+}
+
 // NotApplicable skips a conformance case that cannot apply here (another
 // backend's mechanism, a tool this host lacks, another kind of user). It
 // never fails: such a case is reported, not passed.
