@@ -16,8 +16,8 @@ func ResolveUnixError() error { return resolveUnixProbe() }
 
 var resolveUnixProbe = sync.OnceValue(func() error {
 	abi := ABI()
-	if abi <= 7 {
-		return fmt.Errorf("landlock ABI %d: LANDLOCK_ACCESS_FS_RESOLVE_UNIX needs a newer one", abi)
+	if abi < 9 { // Landlock ABI 9 (Linux 7.1) added it
+		return fmt.Errorf("landlock ABI %d: LANDLOCK_ACCESS_FS_RESOLVE_UNIX needs ABI 9", abi)
 	}
 	attr := rulesetAttr{handledFS: ResolveUnix}
 	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Offsetof(attr.handledNet), 0)
