@@ -614,7 +614,7 @@ func mutantMain(name string) int {
 	}
 	InstallLaunchHook()
 	us := []User{Invoker()}
-	base, err := os.MkdirTemp("", "cordon-mutant-")
+	base, err := os.MkdirTemp(FixtureParent(), "cordon-mutant-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

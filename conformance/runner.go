@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -345,13 +346,20 @@ func RunCase(ctx context.Context, x Executor, u User, c *Case, dir, cache string
 	return res
 }
 
-// FixtureParent is where fixture bases are made: the system temp directory,
-// except on macOS, where $TMPDIR is the user's temp folder, which the
-// workspace preset makes writable there (docs/design.md); fixtures that
-// stand for the rest of the host go to /private/tmp instead.
+// FixtureParent is where fixture bases are made: a place that stands for
+// the rest of the host. On Linux that is /var/tmp, not /tmp: native and
+// bwrap mount a private /tmp (docs/design.md), so a fixture in the host's
+// /tmp would be out of sight inside and every refusal there would hold for
+// that reason alone, not by the wall the case judges. On macOS, $TMPDIR
+// is the user's temp folder, which the workspace preset makes writable
+// there, so fixtures go to /private/tmp. Elsewhere, or when /var/tmp is
+// not a shared sticky directory, the system temp directory.
 func FixtureParent() string {
 	if runtime.GOOS == "darwin" {
 		return "/private/tmp"
+	}
+	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() && fi.Mode()&(fs.ModeSticky|0o777) == fs.ModeSticky|0o777 {
+		return "/var/tmp"
 	}
 	return ""
 }
