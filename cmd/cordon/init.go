@@ -182,22 +182,34 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	if why := setup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
 		errorf(e, 0, "warning: %s: %s runs no hook, cordon's neither, until that is removed", why, a.Title)
 	}
-	var trust *setup.Change
-	if o.trust {
-		// Codex keeps the user's trust in the user's config.toml, for a
-		// project's hook too: a project's own file must not trust its hooks.
-		cfg := setup.CodexConfigs(home, "", os.Getenv)
-		if len(cfg) == 0 {
-			return errorf(e, exitFail, "--trust: neither CODEX_HOME nor HOME is an absolute path")
-		}
-		if trust, err = setup.CodexTrust(path, c.New, cfg[0]); err != nil {
-			return errorf(e, exitFail, "--trust: %v", err)
-		}
+	trust, code := o.prepareTrust(e, path, c.New, home)
+	if code != exitOK {
+		return code
 	}
 	if code := o.write(e, a, c, path, scope); code != exitOK || trust == nil {
 		return code
 	}
 	return o.writeTrust(e, trust)
+}
+
+// prepareTrust is, with --trust, the change that trusts the hooks in
+// hooks (the hooks.json at path as init leaves it) in Codex's config.toml,
+// computed before anything is written so that a refusal writes nothing.
+// Codex keeps the user's trust in the user's config.toml, for a project's
+// hook too: a project's own file must not trust its hooks.
+func (o *initOpts) prepareTrust(e *env, path string, hooks []byte, home string) (*setup.Change, int) {
+	if !o.trust {
+		return nil, exitOK
+	}
+	cfg := setup.CodexConfigs(home, "", os.Getenv)
+	if len(cfg) == 0 {
+		return nil, errorf(e, exitFail, "--trust: neither CODEX_HOME nor HOME is an absolute path")
+	}
+	c, err := setup.CodexTrust(path, hooks, cfg[0])
+	if err != nil {
+		return nil, errorf(e, exitFail, "--trust: %v", err)
+	}
+	return c, exitOK
 }
 
 // writeTrust applies (or, with --dry-run, shows) the trust --trust adds
