@@ -11,15 +11,16 @@ import (
 
 // CodexTrust is the change to the config.toml at config that trusts
 // cordon's hooks in src, the hooks.json at hooks (as it is, or as init is
-// about to write it), as Codex 0.171 records the
-// user's "Trust all and continue": a table [hooks.state."<key>"] with
-// trusted_hash, one per hook, appended. Every other byte stays. It
-// refuses a config it cannot parse (a *ParseError), a hook whose state
-// the user set already (disabled, or trusted for another version: the
-// user decides those in Codex's /hooks), a hook whose hash cordon cannot
-// compute, and a config whose hooks.state the appended tables would not
-// extend (an inline table): the result is parsed again and must trust
-// each hook. No cordon hook in hooks is an error.
+// about to write it), as Codex 0.171 records the user's "Trust all and
+// continue": a table [hooks.state."<key>"] with trusted_hash, one per
+// hook, appended; a state whose one key is a trusted_hash (of the hook
+// init wrote before, with other flags) gets the new hash instead. Every
+// other byte stays. It refuses a config it cannot parse (a *ParseError),
+// any other state the user set (disabled, or more than a hash: decided in
+// Codex's /hooks), a hook whose hash cordon cannot compute, and a config
+// whose hooks.state the appended tables would not extend (an inline
+// table): the result is parsed again and must trust each hook. No cordon
+// hook in hooks is an error.
 func CodexTrust(hooks string, src []byte, config string) (*Change, error) {
 	refs, err := codexCordonHooks(hooks, src)
 	if err != nil {
@@ -46,6 +47,7 @@ func CodexTrust(hooks string, src []byte, config string) (*Change, error) {
 	if inlineHooks.Match(c.Old) {
 		return nil, fmt.Errorf("trust the hooks in %s: %s gives hooks or hooks.state as an inline table, which cordon cannot extend; trust them in codex's /hooks", hooks, config)
 	}
+	doc := string(c.Old)
 	var add strings.Builder
 	for _, h := range refs {
 		if !h.known {
@@ -55,19 +57,23 @@ func CodexTrust(hooks string, src []byte, config string) (*Change, error) {
 		switch got, _ := st["trusted_hash"].(string); {
 		case got == h.hash:
 			continue
+		case len(st) == 1 && got != "" && strings.Count(doc, got) == 1:
+			// Trusted for an earlier cordon hook (init run again with
+			// other flags): that hash, written once, is replaced.
+			doc = strings.Replace(doc, got, h.hash, 1)
+			continue
 		case ok:
 			return nil, fmt.Errorf("trust %s: %s has a state for it already ([hooks.state.%q]); decide it in codex's /hooks, or remove that table and run again", h.key, config, h.key)
 		}
 		fmt.Fprintf(&add, "\n[hooks.state.%s]\ntrusted_hash = %s\n", tomlQuote(h.key), tomlQuote(h.hash))
 	}
-	c.New = c.Old
-	if add.Len() == 0 {
+	if add.Len() > 0 && len(doc) > 0 && !strings.HasSuffix(doc, "\n") {
+		doc += "\n"
+	}
+	c.New = []byte(doc + add.String())
+	if !c.Changed() {
 		return c, nil
 	}
-	if len(c.New) > 0 && c.New[len(c.New)-1] != '\n' {
-		c.New = append(append([]byte{}, c.New...), '\n')
-	}
-	c.New = append(append([]byte{}, c.New...), add.String()...)
 	got, err := tomlStates(c.New)
 	for _, h := range refs {
 		if err == nil && got[h.key]["trusted_hash"] != h.hash {

@@ -90,9 +90,10 @@ untrusted one. --trust appends to your config.toml ($CODEX_HOME, else
 ~/.codex) what Codex writes when you choose "Trust all and continue": a
 [hooks.state."<hooks.json>:pre_tool_use:0:0"] table with the hook's
 trusted_hash, one per cordon hook; every other byte stays, and the file is
-replaced whole. It refuses a config.toml it cannot parse and a hook whose
-state you set already (decide that one in codex's /hooks). 'cordon
-doctor' checks the trust as Codex computes it.
+replaced whole; a trust of the hook init wrote before (with other flags)
+moves to the new one. It refuses a config.toml it cannot parse or extend,
+and any other state you set for the hook (decide that in codex's /hooks).
+'cordon doctor' checks the trust as Codex computes it.
 
 Run init on the host, as yourself: inside a cordon sandbox the agents'
 settings directories are read-only.
