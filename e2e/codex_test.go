@@ -73,19 +73,31 @@ func TestCodexUnguarded(t *testing.T) {
 }
 
 // TestCodexHook: Codex on the host, cordon's hook deciding each call
-// through the PreToolUse hook 'cordon init codex --user' writes in
-// $CODEX_HOME/hooks.json. 'codex exec' runs a hook nobody trusted only
-// with --dangerously-bypass-hook-trust.
+// through the PreToolUse hook 'cordon init codex --user --trust' writes
+// in $CODEX_HOME/hooks.json and trusts in its config.toml: a plain
+// 'codex exec' (no --dangerously-bypass-hook-trust, which it would need
+// for a hook nobody trusted) runs it.
 func TestCodexHook(t *testing.T) {
 	t.Parallel()
 	bin := testenv.AgentCLI(t, "codex", "codex")
 	testenv.RequireBwrap(t)
 	w := newWorld(t)
-	initHook(t, w, "codex")
+	initHook(t, w, "codex", "--trust")
 	session(t, w, "openai", scenarios(codexTools), true, func(m *modelServer) {
-		argv := codexArgs(bin, m)
-		argv = append(argv[:2:2], append([]string{"--dangerously-bypass-hook-trust"}, argv[2:]...)...)
-		runCLI(t, w.WS, hookEnv(w, codexEnv(w)), argv...)
+		runCLI(t, w.WS, hookEnv(w, codexEnv(w)), codexArgs(bin, m)...)
 	})
 	hookDecided(t, w)
+}
+
+// TestCodexHookUntrusted is the control of TestCodexHook: without
+// --trust, 'codex exec' runs no hook, and the write outside the
+// workspace happens (issue 38.7).
+func TestCodexHookUntrusted(t *testing.T) {
+	t.Parallel()
+	bin := testenv.AgentCLI(t, "codex", "codex")
+	w := newWorld(t)
+	initHook(t, w, "codex")
+	session(t, w, "openai", scenarios(codexTools), false, func(m *modelServer) {
+		runCLI(t, w.WS, hookEnv(w, codexEnv(w)), codexArgs(bin, m)...)
+	})
 }

@@ -427,9 +427,9 @@ func inside(agent string, m *modelServer, argv ...string) []string {
 // the real CLI. --allow-sandboxed is the setting a headless run needs (its
 // asks become denials) and the more permissive one: an attack it stops,
 // the stricter default stops too.
-func initHook(t *testing.T, w *world, agent string) {
+func initHook(t *testing.T, w *world, agent string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(cordonBin, "init", agent, "--user", "--sandbox-bash", "--allow-sandboxed")
+	cmd := exec.Command(cordonBin, append([]string{"init", agent, "--user", "--sandbox-bash", "--allow-sandboxed"}, args...)...)
 	cmd.Dir = w.WS
 	cmd.Env = []string{"HOME=" + w.Home, "CODEX_HOME=" + filepath.Join(w.Home, ".codex"), "PATH=/usr/local/bin:/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()

@@ -111,3 +111,34 @@ func TestOtherAgentsSpellings(t *testing.T) {
 	_, err := New(Config{Workspace: home, Tools: "vim"})
 	require.ErrorContains(t, err, "unknown tool set")
 }
+
+// Every path field of every agent's file tools refuses, at either edge,
+// each character any of the three languages trims (Rust's str::trim for
+// Codex, JavaScript's trim for Claude Code, Gemini CLI and Copilot CLI,
+// Python's strip): whichever the agent applies, cordon never decides on
+// a path the agent would open trimmed (docs/agents.md, "Fields the hooks
+// read").
+func TestEveryPathFieldRefusesEveryTrim(t *testing.T) {
+	var trimmed []rune
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		if r < 0xD800 || r > 0xDFFF {
+			if s := string(r); blank.TrimRust(s) == "" || blank.TrimJS(s) == "" || blank.TrimPython(s) == "" {
+				trimmed = append(trimmed, r)
+			}
+		}
+	}
+	require.Len(t, trimmed, 30, "the union of the three trims")
+	for set, ts := range toolSets {
+		for name, tl := range ts {
+			if tl.pathKey == "" || tl.spell == spellExact {
+				continue
+			}
+			for _, r := range trimmed {
+				for _, p := range []string{string(r) + "/w/src", "/w/src" + string(r)} {
+					_, err := tl.spell.open(name, tl.pathKey, p, "/h")
+					require.Error(t, err, "%s %s %q: %U", set, name, tl.pathKey, r)
+				}
+			}
+		}
+	}
+}

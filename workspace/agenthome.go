@@ -36,10 +36,11 @@ type HomePath struct {
 }
 
 // AgentHomes are the maps, per --agent name, of Claude Code 2.1.332,
-// Codex 0.171.0 and Gemini CLI 0.61.0 (docs/agents.md has them as tables,
-// with each row's reason). The read-only paths inside each agent's state
-// directories (AgentCLI.Protected) are built from them; a test holds the
-// rest of the policy and a real run's home against them.
+// Codex 0.171.0, Gemini CLI 0.61.0 and Copilot CLI 1.0.102 (docs/agents.md
+// has them as tables, which TestAgentHomesDoc holds to these). The
+// read-only paths inside each agent's state directories
+// (AgentCLI.Protected) are built from them; a test holds the rest of the
+// policy and a real run's home against them.
 var AgentHomes = map[string][]HomePath{
 	"claude-code": {
 		{".claude/projects/*/memory", Obeys, "auto-memory: projects/<key of the repository root>/memory, loaded into every session of that project (the memory directory's resolveEntry)"},
@@ -138,6 +139,32 @@ var AgentHomes = map[string][]HomePath{
 		{".gemini/state.json", Keeps, "UI state (tips, banners)"},
 		{".gemini/*.tmp", Keeps, "the temporary files it renames over projects.json"},
 		{".gemini/projects.json.lock", Keeps, "proper-lockfile's lock of projects.json"},
+	},
+	// Copilot CLI runs outside the wall only (no --agent preset): the
+	// whole of ~/.copilot stays read-only inside (HomeAgentConfigs), and
+	// this map says what a preset would have to keep so.
+	"copilot": {
+		{".copilot/config.json", Secrets, "sign-in, installed plugins and trusted folders; rewritten (a temporary file renamed over it) at every start"},
+		{".copilot/settings.json", Runs, "user settings (runtime.node's user_settings_path): statusLine.command, a shell command; hooks; disabledHooks; enabled plugins and marketplaces"},
+		{".copilot/settings.json.lock", Keeps, "the settings' write lock"},
+		{".copilot/mcp-config.json", Runs, "MCP servers: their commands run at the next start"},
+		{".copilot/mcp-installations.json", Runs, "MCP servers installed from a registry (runtime.node's installation_ownership)"},
+		{".copilot/mcp-activations.json", Runs, "the MCP servers to start"},
+		{".copilot/lsp-config.json", Runs, "language servers: programs it starts"},
+		{".copilot/hooks", Runs, "hooks/*.json: hook commands"},
+		{".copilot/installed-plugins", Runs, "plugins (user_settings_installed_plugins_dir): hooks, MCP servers, agents, skills"},
+		{".copilot/pkg", Runs, "its own code per version when COPILOT_HOME is set (the npm loader's search list, beside ~/.cache/copilot/pkg)"},
+		{".copilot/permissions-config.json", Obeys, "tools and paths allowed without asking"},
+		{".copilot/copilot-instructions.md", Obeys, "user instructions"},
+		{".copilot/agents", Obeys, "custom agents"},
+		{".copilot/skills", Obeys, "skills"},
+		{".copilot/ide", Obeys, "IDE lock files: the editor whose MCP server it connects to"},
+		{".copilot/session-state", Keeps, "sessions (events.jsonl, workspace.yaml, checkpoints, rewind snapshots), resumed by --resume"},
+		{".copilot/session-store.db", Keeps, "the sessions' index (with -wal and -shm)"},
+		{".copilot/session-store.db-wal", Keeps, "SQLite write-ahead log"},
+		{".copilot/session-store.db-shm", Keeps, "SQLite shared memory"},
+		{".copilot/logs", Keeps, "logs"},
+		{".copilot/command-history-state.json", Keeps, "prompt history"},
 	},
 }
 

@@ -158,6 +158,10 @@ var HomeAgentConfigs = []string{
 	// added to .cache/copilot/pkg/linux-x64/1.0.102/index.js ran at the
 	// next 'copilot help')
 	".cache/copilot",
+	// Cursor's CLI, installed by its script from cursor.com (not on npm,
+	// so not read here): its versions, which ~/.local/bin/cursor-agent
+	// points at (docs/agents.md, "The agent's home, mapped")
+	".local/share/cursor-agent",
 }
 
 // loadFiles merges the policy files, in order, and gathers the domains

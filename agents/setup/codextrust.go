@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // CodexTrustFix is what the user runs so that Codex runs cordon's hook.
-const CodexTrustFix = "start 'codex' once in a terminal: at \"Hooks need review\" choose \"Trust all and continue\" " +
+const CodexTrustFix = "run 'cordon init codex --trust' (with --user if the hook is yours), " +
+	"or start 'codex' once in a terminal: at \"Hooks need review\" choose \"Trust all and continue\" " +
 	"(or open /hooks and trust cordon's PreToolUse hook); until then 'codex exec' runs every call without it"
 
 // CodexUntrusted says why Codex would not run cordon's hooks in the
@@ -31,56 +30,32 @@ func CodexUntrusted(path string, configs []string) (why, fix string) {
 	if err != nil {
 		return "", ""
 	}
-	var file struct {
-		Hooks map[string][]struct {
-			Matcher *string           `json:"matcher"`
-			Hooks   []json.RawMessage `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if json.Unmarshal(b, &file) != nil {
+	hooks, err := codexCordonHooks(path, b)
+	if err != nil || len(hooks) == 0 {
 		return "", ""
 	}
 	states, why := codexStates(configs)
 	if why != "" {
 		return why, ""
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", ""
-	}
 	var whys, stanzas []string
-	for _, event := range []string{"PreToolUse", "PostToolUse"} {
-		for gi, g := range file.Hooks[event] {
-			for hi, raw := range g.Hooks {
-				var h struct {
-					Command string `json:"command"`
-				}
-				if json.Unmarshal(raw, &h) != nil {
-					continue
-				}
-				if _, _, ok := CordonHook(h.Command); !ok {
-					continue
-				}
-				key := fmt.Sprintf("%s:%s:%d:%d", abs, snake(event), gi, hi)
-				st := states[key]
-				if on, ok := st["enabled"].(bool); ok && !on {
-					whys = append(whys, fmt.Sprintf("its state [hooks.state.%q] says enabled = false", key))
-					continue
-				}
-				want, known := codexHookHash(snake(event), g.Matcher, raw)
-				got, _ := st["trusted_hash"].(string)
-				switch {
-				case got == "":
-					whys = append(whys, fmt.Sprintf("Codex has no trust decision for it ([hooks.state.%q] has no trusted_hash)", key))
-				case known && got != want:
-					whys = append(whys, fmt.Sprintf("its trust [hooks.state.%q] was given to another version of it (Codex calls it modified)", key))
-				default:
-					continue
-				}
-				if known {
-					stanzas = append(stanzas, fmt.Sprintf("the table [hooks.state.%q] with the line trusted_hash = %q", key, want))
-				}
-			}
+	for _, h := range hooks {
+		st := states[h.key]
+		if on, ok := st["enabled"].(bool); ok && !on {
+			whys = append(whys, fmt.Sprintf("its state [hooks.state.%q] says enabled = false", h.key))
+			continue
+		}
+		got, _ := st["trusted_hash"].(string)
+		switch {
+		case got == "":
+			whys = append(whys, fmt.Sprintf("Codex has no trust decision for it ([hooks.state.%q] has no trusted_hash)", h.key))
+		case h.known && got != h.hash:
+			whys = append(whys, fmt.Sprintf("its trust [hooks.state.%q] was given to another version of it (Codex calls it modified)", h.key))
+		default:
+			continue
+		}
+		if h.known {
+			stanzas = append(stanzas, fmt.Sprintf("the table [hooks.state.%q] with the line trusted_hash = %q", h.key, h.hash))
 		}
 	}
 	if len(whys) == 0 {
@@ -93,6 +68,50 @@ func CodexUntrusted(path string, configs []string) (why, fix string) {
 	return strings.Join(whys, "; "), fix
 }
 
+// codexHookRef is one of cordon's hooks in a hooks.json: its trust key
+// and the hash Codex trusts it by (known false: not computable).
+type codexHookRef struct {
+	key, hash string
+	known     bool
+}
+
+// codexCordonHooks are cordon's PreToolUse and PostToolUse hooks in b,
+// the hooks.json at path.
+func codexCordonHooks(path string, b []byte) ([]codexHookRef, error) {
+	var file struct {
+		Hooks map[string][]struct {
+			Matcher *string           `json:"matcher"`
+			Hooks   []json.RawMessage `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []codexHookRef
+	for _, event := range []string{"PreToolUse", "PostToolUse"} {
+		for gi, g := range file.Hooks[event] {
+			for hi, raw := range g.Hooks {
+				var h struct {
+					Command string `json:"command"`
+				}
+				if json.Unmarshal(raw, &h) != nil {
+					continue
+				}
+				if _, _, ok := CordonHook(h.Command); !ok {
+					continue
+				}
+				hash, known := codexHookHash(snake(event), g.Matcher, raw)
+				out = append(out, codexHookRef{fmt.Sprintf("%s:%s:%d:%d", abs, snake(event), gi, hi), hash, known})
+			}
+		}
+	}
+	return out, nil
+}
+
 // codexStates merges the [hooks.state] tables of configs, as Codex does.
 func codexStates(configs []string) (map[string]map[string]any, string) {
 	states := map[string]map[string]any{}
@@ -101,15 +120,11 @@ func codexStates(configs []string) (map[string]map[string]any, string) {
 		if err != nil {
 			continue
 		}
-		var doc struct {
-			Hooks struct {
-				State map[string]map[string]any `toml:"state"`
-			} `toml:"hooks"`
-		}
-		if _, err := toml.Decode(string(src), &doc); err != nil {
+		st, err := tomlStates(src)
+		if err != nil {
 			return nil, fmt.Sprintf("%s has TOML cordon cannot read (%v): Codex's trust in the hook is unknown", c, err)
 		}
-		for k, v := range doc.Hooks.State {
+		for k, v := range st {
 			states[k] = v
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,33 @@ func codexHooks(t *testing.T, codex, home, project string) []codexHook {
 	}
 	t.Fatalf("codex app-server gave no hooks/list answer: %v", sc.Err())
 	return nil
+}
+
+// 'cordon init codex --user --trust' (issue 38.7) writes the trust Codex
+// itself records: Codex's app-server lists the hook trusted, doctor says
+// ok, a second run changes nothing, and the user's other settings stay.
+func TestInitCodexTrustAsCodexSeesIt(t *testing.T) {
+	codex := testenv.AgentCLI(t, "codex", "codex")
+	home, project, _ := setupMachine(t)
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	mine := "# mine\nmodel = \"gpt-5\"\n[features]\nhooks = true"
+	require.NoError(t, os.WriteFile(cfg, []byte(mine), 0o600))
+	code, out, errs := runCLI(t, "", "init", "codex", "--user", "--trust", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "Codex trusts cordon's hook")
+	hooks := codexHooks(t, codex, home, project)
+	require.Len(t, hooks, 1)
+	require.Equal(t, "trusted", hooks[0].TrustStatus)
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(b), mine+"\n"), "%s", b)
+	code, out, errs = runCLI(t, "", "init", "codex", "--user", "--trust", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "trusts cordon's hook already")
+	again, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.Equal(t, string(b), string(again))
 }

@@ -282,3 +282,46 @@ func TestDoctorCodexTrust(t *testing.T) {
 	require.Equal(t, "fail", by["hook codex"].Status)
 	require.Contains(t, by["hook codex"].Detail, "enabled = false")
 }
+
+// --trust refuses, writing nothing to config.toml, what it cannot trust
+// as Codex would: a config it cannot parse, a state the user set, a
+// hooks.state the appended tables would not extend; and it is for codex
+// alone.
+func TestInitCodexTrustRefuses(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	cfg := filepath.Join(home, ".codex", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	key := filepath.Join(home, ".codex", "hooks.json") + ":pre_tool_use:0:0"
+	for src, why := range map[string]string{
+		"model = \n": "cannot parse",
+		fmt.Sprintf("[hooks.state.%q]\nenabled = false\n", key):                              "has a state for it already",
+		fmt.Sprintf("[hooks.state.%q]\ntrusted_hash = \"sha256:00\"\nenabled = true\n", key): "has a state for it already",
+		"hooks = { state = {} }\n": "cannot extend",
+	} {
+		require.NoError(t, os.WriteFile(cfg, []byte(src), 0o600))
+		code, _, errs := runCLI(t, "", "init", "codex", "--user", "--trust", "--dir", project)
+		require.Equal(t, exitFail, code, "%q", src)
+		require.Contains(t, errs, why, "%q", src)
+		b, err := os.ReadFile(cfg)
+		require.NoError(t, err)
+		require.Equal(t, src, string(b))
+	}
+	code, _, _ := runCLI(t, "", "init", "claude-code", "--user", "--trust", "--dir", project)
+	require.Equal(t, exitUsage, code)
+}
+
+// init run again with other flags changes cordon's hook, and so its
+// hash: --trust moves the trust it wrote before to the new hook, and
+// doctor says ok.
+func TestInitCodexTrustAgain(t *testing.T) {
+	home, project, _ := setupMachine(t)
+	code, _, errs := runCLI(t, "", "init", "codex", "--user", "--trust", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	code, _, errs = runCLI(t, "", "init", "codex", "--user", "--trust", "--allow-sandboxed", "--dir", project)
+	require.Equal(t, exitOK, code, errs)
+	b, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(b), "trusted_hash"), "%s", b)
+	_, by, _ := doctor(t, project)
+	require.Equal(t, "ok", by["hook codex"].Status, by["hook codex"])
+}

@@ -19,7 +19,7 @@ import (
 
 var initCommand = &command{
 	name: "init", summary: "install cordon's hook into an agent's settings (or --remove it)",
-	usage: "AGENT [--project | --user] [--dry-run] [--sandbox-bash=false] [--allow-sandboxed] [--audit FILE] [--json]\n--remove AGENT [--project | --user] [--dry-run] [--json]",
+	usage: "AGENT [--project | --user] [--dry-run] [--sandbox-bash=false] [--allow-sandboxed] [--audit FILE] [--trust] [--json]\n--remove AGENT [--project | --user] [--dry-run] [--json]",
 	help:  initHelp, minArgs: 1, maxArgs: 1, anyOrder: true,
 	missing: "name the AGENT: " + strings.Join(setup.Agents(), ", "),
 	setup: func(fs *flag.FlagSet) action {
@@ -32,6 +32,7 @@ var initCommand = &command{
 		fs.BoolVar(&o.hook.SandboxBash, "sandbox-bash", true, "the hook runs shell commands inside 'cordon run' (--sandbox-bash=false: decides only)")
 		fs.BoolVar(&o.hook.AllowSandboxed, "allow-sandboxed", false, "the hook allows, without asking, a shell command that runs inside the sandbox and that no hard-deny rule refuses")
 		pathVar(fs, &o.hook.Audit, "audit", "", "the hook's audit log `FILE` (default: cordon's own, 'cordon audit path')")
+		fs.BoolVar(&o.trust, "trust", false, "codex: also trust the hook in your config.toml, as Codex's \"Trust all and continue\" would (else 'codex exec' skips it)")
 		fs.BoolVar(&o.asJSON, "json", false, `print {"agent","path","scope","action","command","diff"} (action: written, removed — the file, which held only cordon's hook —, unchanged or dry-run)`)
 		return o.run
 	},
@@ -83,13 +84,24 @@ asking, including edits the agent's Write and Edit tools would have asked
 about. It stays off by default because it trades your review of every
 change for fewer prompts; turn it on for unattended runs.
 
+--trust (codex only): Codex 0.171 runs a user's or project's hook only
+once the user trusted it, and 'codex exec' runs every call without an
+untrusted one. --trust appends to your config.toml ($CODEX_HOME, else
+~/.codex) what Codex writes when you choose "Trust all and continue": a
+[hooks.state."<hooks.json>:pre_tool_use:0:0"] table with the hook's
+trusted_hash, one per cordon hook; every other byte stays, and the file is
+replaced whole; a trust of the hook init wrote before (with other flags)
+moves to the new one. It refuses a config.toml it cannot parse or extend,
+and any other state you set for the hook (decide that in codex's /hooks).
+'cordon doctor' checks the trust as Codex computes it.
+
 Run init on the host, as yourself: inside a cordon sandbox the agents'
 settings directories are read-only.
 
 Examples:
   cordon init claude-code                  this project, shell commands sandboxed
   cordon init claude-code --dry-run        show the diff, write nothing
-  cordon init codex --user --allow-sandboxed
+  cordon init codex --user --allow-sandboxed --trust
   cordon init --remove gemini --user
 
 Exit status: 0 done (or nothing to do), 1 refused (a file it cannot parse,
@@ -98,9 +110,9 @@ a cordon inside a workspace), 2 bad usage, 125 a file could not be written.
 
 // initOpts are init's flags.
 type initOpts struct {
-	project, user, dryRun, remove, asJSON bool
-	dir                                   string
-	hook                                  setup.Hook
+	project, user, dryRun, remove, asJSON, trust bool
+	dir                                          string
+	hook                                         setup.Hook
 }
 
 // executable is the running cordon, for the hook to name (tests replace it).
@@ -113,6 +125,9 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	}
 	if o.project && o.user {
 		return usageError(e, "--project and --user contradict each other: pick one")
+	}
+	if o.trust && (a.Name != "codex" || o.remove) {
+		return usageError(e, "--trust is for installing codex's hook: only Codex keeps a trust decision cordon can write")
 	}
 	scope := setup.Project
 	if o.user {
@@ -168,7 +183,58 @@ func (o *initOpts) run(_ context.Context, e *env, args []string) int {
 	if why := setup.HooksOff(a, home, dir, os.Getenv); why != "" && !o.remove {
 		errorf(e, 0, "warning: %s: %s runs no hook, cordon's neither, until that is removed", why, a.Title)
 	}
-	return o.write(e, a, c, path, scope)
+	trust, code := o.prepareTrust(e, path, c.New, home)
+	if code != exitOK {
+		return code
+	}
+	if code := o.write(e, a, c, path, scope); code != exitOK || trust == nil {
+		return code
+	}
+	return o.writeTrust(e, trust)
+}
+
+// prepareTrust is, with --trust, the change that trusts the hooks in
+// hooks (the hooks.json at path as init leaves it) in Codex's config.toml,
+// computed before anything is written so that a refusal writes nothing.
+// Codex keeps the user's trust in the user's config.toml, for a project's
+// hook too: a project's own file must not trust its hooks.
+func (o *initOpts) prepareTrust(e *env, path string, hooks []byte, home string) (*setup.Change, int) {
+	if !o.trust {
+		return nil, exitOK
+	}
+	cfg := setup.CodexConfigs(home, "", os.Getenv)
+	if len(cfg) == 0 {
+		return nil, errorf(e, exitFail, "--trust: neither CODEX_HOME nor HOME is an absolute path")
+	}
+	c, err := setup.CodexTrust(path, hooks, cfg[0])
+	if err != nil {
+		return nil, errorf(e, exitFail, "--trust: %v", err)
+	}
+	return c, exitOK
+}
+
+// writeTrust applies (or, with --dry-run, shows) the trust --trust adds
+// to Codex's config.toml, after the hook it trusts is written.
+func (o *initOpts) writeTrust(e *env, c *setup.Change) int {
+	switch {
+	case !c.Changed():
+		if !o.asJSON {
+			fmt.Fprintf(e.stdout, "%s: Codex trusts cordon's hook already\n", shown.String(c.Path))
+		}
+	case o.dryRun:
+		if !o.asJSON {
+			fmt.Fprint(e.stdout, shownLines(c.Diff()))
+			fmt.Fprintln(e.stdout, "(--dry-run: nothing written)")
+		}
+	default:
+		if err := c.Apply(true); err != nil {
+			return errorf(e, exitCordonError, "%v", err)
+		}
+		if !o.asJSON {
+			fmt.Fprintf(e.stdout, "wrote %s: Codex trusts cordon's hook, as its \"Trust all and continue\" would\n", shown.String(c.Path))
+		}
+	}
+	return exitOK
 }
 
 // prepareHook completes the hook to install: the running cordon, which
