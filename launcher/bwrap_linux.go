@@ -56,6 +56,9 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if err == nil {
 		err = roots.err
 	}
+	if err == nil {
+		err = mountBudget(len(plan.Mounts))
+	}
 	var argv []string
 	var netEnd, gateProg *os.File
 	var mg *metaGate

@@ -28,6 +28,9 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := mountBudget(len(plan.Mounts)); err != nil {
+		return nil, nil, err
+	}
 	argv, ctty := c.nativeArgv(canon)
 	// With a network allowlist the sandbox's end of the proxy's socket
 	// pair follows the caller's ExtraFiles, as under bwrap (net_linux.go).

@@ -241,3 +241,7 @@ var GateUnixConnect func(tid int, name string)
 // with its directory just made, the moment a signal or a kill that ends
 // the process during detection aims at.
 var LandlockProbe func(dir string)
+
+// MountMax, when not zero, stands for /proc/sys/fs/mount-max: a test
+// meets the limit without lowering the host's.
+var MountMax int
