@@ -423,8 +423,35 @@ func Program(r Rules) []byte {
 }
 
 // arch emits one architecture's block; it ends in a return on every path.
+// The blocks follow the jumps in dispatch, each ending in a return.
 func (a *asm) arch(ar arch, r Rules) {
 	l := func(s string) string { return ar.name + "." + s }
+	ret := func(v uint32) { a.emit(insn{code: bpfRetK, k: v}) }
+	a.dispatch(ar, r, l, ret)
+	a.modes(ar, r, l, ret)
+	if r.NoUserns {
+		a.userns(l, ret)
+	}
+	if r.SelfOnly {
+		a.selfOnly(l, ret)
+	}
+	a.leases(l, ret)
+	a.ioctls(r, l, ret)
+	a.answers(r, l, ret)
+	a.socketpair(r.Sockets, l, ret)
+	a.socket(r.Sockets, l, ret)
+	if r.NoFastOpen {
+		a.fastOpen(l, ret)
+	}
+	if slices.Contains(r.Sockets.Families, afNetlink) {
+		a.netlink(r.Sockets, l, ret)
+	}
+}
+
+// dispatch emits the head of an architecture's block: the calls refused
+// outright, a jump to the block of each call decided by its arguments,
+// the calls handed to the supervisor, and every other call allowed.
+func (a *asm) dispatch(ar arch, r Rules, l func(string) string, ret func(uint32)) {
 	nr := func(name string) uint32 {
 		n, ok := ar.nr[name]
 		if !ok {
@@ -432,7 +459,6 @@ func (a *asm) arch(ar arch, r Rules) {
 		}
 		return n
 	}
-	ret := func(v uint32) { a.emit(insn{code: bpfRetK, k: v}) }
 	a.label(ar.name)
 	a.emit(insn{code: bpfLdWAbs, k: offNr})
 	if ar.x32 {
@@ -480,6 +506,11 @@ func (a *asm) arch(ar arch, r Rules) {
 		}
 	}
 	ret(retAllow)
+}
+
+// modes emits the blocks of modeCalls: set-ID bits refused, and the
+// opens that make or write a file told from those that read.
+func (a *asm) modes(ar arch, r Rules, l func(string) string, ret func(uint32)) {
 	for _, mc := range modeCalls {
 		if _, ok := ar.nr[mc.name]; ok {
 			a.label(l("mode" + mc.name))
@@ -509,19 +540,19 @@ func (a *asm) arch(ar arch, r Rules) {
 			}
 		}
 	}
+}
 
-	if r.NoUserns {
-		a.label(l("userns"))
-		a.emit(insn{code: bpfLdWAbs, k: offArg0})
-		a.emit(insn{code: bpfJsetK, k: cloneNewuser, t: l("eperm")})
-		ret(retAllow)
-	}
+// userns emits the block of Rules.NoUserns for clone and unshare.
+func (a *asm) userns(l func(string) string, ret func(uint32)) {
+	a.label(l("userns"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg0})
+	a.emit(insn{code: bpfJsetK, k: cloneNewuser, t: l("eperm")})
+	ret(retAllow)
+}
 
-	if r.SelfOnly {
-		a.selfOnly(l, ret)
-	}
-	a.leases(l, ret)
-
+// ioctls emits ioctl's block: TIOCSTI and TIOCLINUX refused, and
+// Rules.RefuseIoctls.
+func (a *asm) ioctls(r Rules, l func(string) string, ret func(uint32)) {
 	// ioctl(fd, TIOCSTI|TIOCLINUX, ...)
 	a.label(l("ioctl"))
 	a.emit(insn{code: bpfLdWAbs, k: offArg1})
@@ -535,6 +566,10 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("enotty"))
 		ret(retErrno | enotty)
 	}
+}
+
+// answers emits the answers the blocks share, each behind its label.
+func (a *asm) answers(r Rules, l func(string) string, ret func(uint32)) {
 	a.label(l("eperm"))
 	ret(retErrno | eperm)
 	if r.NotifyWriteOpens {
@@ -545,12 +580,15 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("eacces"))
 		ret(retErrno | eacces)
 	}
+}
 
-	// socketpair connects nothing outside, but only AF_UNIX needs it (the
-	// only other family implementing it, AF_TIPC, would load a module).
+// socketpair emits socketpair's block. It connects nothing outside, but
+// only AF_UNIX needs it (the only other family implementing it, AF_TIPC,
+// would load a module).
+func (a *asm) socketpair(s Sockets, l func(string) string, ret func(uint32)) {
 	a.label(l("socketpair"))
 	a.emit(insn{code: bpfLdWAbs, k: offArg0})
-	if r.Sockets.UnixStreamOnly {
+	if s.UnixStreamOnly {
 		a.emit(insn{code: bpfJeqK, k: afUnix, t: l("unixtype")})
 		ret(retErrno | eafnosupport)
 	} else {
@@ -558,25 +596,27 @@ func (a *asm) arch(ar arch, r Rules) {
 		ret(retAllow)
 		ret(retErrno | eafnosupport)
 	}
+}
 
-	// socket: the families, AF_NETLINK last so that its jump is short.
-	netlink := slices.Contains(r.Sockets.Families, afNetlink)
+// socket emits socket's block: the families, AF_NETLINK last so that its
+// jump is short, then what a family on the list may create.
+func (a *asm) socket(s Sockets, l func(string) string, ret func(uint32)) {
 	a.label(l("socket"))
 	a.emit(insn{code: bpfLdWAbs, k: offArg0})
-	for _, f := range r.Sockets.Families {
+	for _, f := range s.Families {
 		switch {
-		case f == afUnix && r.Sockets.UnixStreamOnly:
+		case f == afUnix && s.UnixStreamOnly:
 			a.emit(insn{code: bpfJeqK, k: f, t: l("unixtype")})
 		case f != afNetlink:
 			a.emit(insn{code: bpfJeqK, k: f, t: l("family")})
 		}
 	}
-	if netlink {
+	if slices.Contains(s.Families, afNetlink) {
 		a.emit(insn{code: bpfJeqK, k: afNetlink, t: l("netlink")})
 	}
 	eaccesFamilies := false
 	for _, f := range refusedEACCES {
-		if !slices.Contains(r.Sockets.Families, f) {
+		if !slices.Contains(s.Families, f) {
 			a.emit(insn{code: bpfJeqK, k: f, t: l("eaccesfamily")})
 			eaccesFamilies = true
 		}
@@ -587,7 +627,7 @@ func (a *asm) arch(ar arch, r Rules) {
 		ret(retErrno | eacces)
 	}
 	a.label(l("family"))
-	if r.Sockets.TCPOnly {
+	if s.TCPOnly {
 		// The type's low four bits are SOCK_STREAM (1); the rest are
 		// SOCK_NONBLOCK and SOCK_CLOEXEC, or the kernel refuses them.
 		a.emit(insn{code: bpfLdWAbs, k: offArg1})
@@ -601,7 +641,7 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("socketallow"))
 	}
 	ret(retAllow)
-	if r.Sockets.UnixStreamOnly {
+	if s.UnixStreamOnly {
 		// socket's and socketpair's type, their second argument: its
 		// low four bits SOCK_STREAM (1) or SOCK_SEQPACKET (5); the rest
 		// are SOCK_NONBLOCK and SOCK_CLOEXEC.
@@ -614,30 +654,34 @@ func (a *asm) arch(ar arch, r Rules) {
 		a.label(l("unixallow"))
 		ret(retAllow)
 	}
-	if r.NoFastOpen {
-		// sendto's and sendmmsg's flags are their fourth argument,
-		// sendmsg's its third.
-		a.label(l("fastopen3"))
-		a.emit(insn{code: bpfLdWAbs, k: offArg3})
-		a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen"), f: l("fastopenallow")})
-		a.label(l("fastopen2"))
-		a.emit(insn{code: bpfLdWAbs, k: offArg2})
-		a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen")})
-		a.label(l("fastopenallow"))
-		ret(retAllow)
-		a.label(l("fastopen"))
-		ret(retErrno | eopnotsupp)
+}
+
+// fastOpen emits the block of Rules.NoFastOpen. sendto's and sendmmsg's
+// flags are their fourth argument, sendmsg's its third.
+func (a *asm) fastOpen(l func(string) string, ret func(uint32)) {
+	a.label(l("fastopen3"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg3})
+	a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen"), f: l("fastopenallow")})
+	a.label(l("fastopen2"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg2})
+	a.emit(insn{code: bpfJsetK, k: msgFastopen, t: l("fastopen")})
+	a.label(l("fastopenallow"))
+	ret(retAllow)
+	a.label(l("fastopen"))
+	ret(retErrno | eopnotsupp)
+}
+
+// netlink emits the block of an AF_NETLINK socket: the protocols
+// Sockets.Netlink lists.
+func (a *asm) netlink(s Sockets, l func(string) string, ret func(uint32)) {
+	a.label(l("netlink"))
+	a.emit(insn{code: bpfLdWAbs, k: offArg2})
+	for _, p := range s.Netlink {
+		a.emit(insn{code: bpfJeqK, k: p, t: l("protocol")})
 	}
-	if netlink {
-		a.label(l("netlink"))
-		a.emit(insn{code: bpfLdWAbs, k: offArg2})
-		for _, p := range r.Sockets.Netlink {
-			a.emit(insn{code: bpfJeqK, k: p, t: l("protocol")})
-		}
-		ret(retErrno | eprotonosupport)
-		a.label(l("protocol"))
-		ret(retAllow)
-	}
+	ret(retErrno | eprotonosupport)
+	a.label(l("protocol"))
+	ret(retAllow)
 }
 
 // selfOnly emits the blocks of Rules.SelfOnly; each ends in a return.
