@@ -28,7 +28,6 @@ const (
 var overAllowed = map[string]string{
 	// The gate's entry and open decisions, being reworked (issue 43).
 	"gate (*gate).entry":      "issue 43 edits it",
-	"gate (*gate).open":       "issue 43 edits it",
 	"gate/entry_act_linux.go": "issue 43 edits it",
 	// The secret cases, being added to (issue 37).
 	"conformance secretCases": "issue 37 adds to it",

@@ -120,85 +120,102 @@ func (g *gate) open(ed EntryDecider, base int, rel string, flags int, mode uint3
 	// A name that appears or goes between the look and the call is
 	// looked at again, a few times: then the caller hears EAGAIN.
 	for range 3 {
-		var st unix.Stat_t
-		err := unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		switch {
-		case err == unix.ENOENT && ed.Private(n.dirPath):
-			if len(g.ent.made) >= MaxMade {
-				return 0, unix.ENOSPC, true
-			}
-			g.acting(n.path)
-			fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-				continue
-			}
-			if err != nil {
-				return 0, errnoOf(err), true
-			}
-			var st unix.Stat_t
-			if err := unix.Fstat(fd, &st); err != nil {
-				unix.Close(fd)
-				return 0, errnoOf(err), true
-			}
-			g.ent.record(n.dirPath, n.name, &st)
-			return g.addFd(fd, flags&unix.O_CLOEXEC != 0)
-		case err == unix.ENOENT:
-			if ed.KernelAllows(n.path, NeedEntry) {
-				// Continuing is safe: Landlock lets the sandbox make
-				// files in this directory, and checks again whatever
-				// the kernel resolves (a link swapped in, a file
-				// opened instead).
-				return g.cont()
-			}
-			if !ed.MayCreate(n.path, false) {
-				return 0, unix.EACCES, true
-			}
-			g.acting(n.path)
-			fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-				continue
-			}
-			if err != nil {
-				return 0, errnoOf(err), true
-			}
-			return g.addFd(fd, flags&unix.O_CLOEXEC != 0)
-		case err != nil:
-			return 0, errnoOf(err), true
-		case flags&unix.O_EXCL != 0:
-			return 0, unix.EEXIST, true
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			if flags&unix.O_NOFOLLOW != 0 {
-				return 0, unix.ELOOP, true
-			}
-			how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-			obj, err := unix.Openat2(n.dir, n.name, &how)
-			if err == unix.ELOOP {
-				return g.throughMagicLink() // /dev/stderr
-			}
-			if err == unix.ENOENT {
-				// A link to nothing: the kernel would make its target.
-				// Continuing is safe: Landlock checks making it where
-				// the link points; the gate makes nothing through a link.
-				return g.cont()
-			}
-			if err != nil {
-				return 0, errnoOf(err), true
-			}
-			defer unix.Close(obj)
-			return g.openExisting(ed, obj, flags)
-		default:
-			obj, err := unix.Openat(n.dir, n.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err == unix.ENOENT {
-				continue
-			}
-			if err != nil {
-				return 0, errnoOf(err), true
-			}
-			defer unix.Close(obj)
-			return g.openExisting(ed, obj, flags)
+		if r, e, ok, again := g.openName(ed, n, flags, mode); !again {
+			return r, e, ok
 		}
 	}
 	return 0, unix.EAGAIN, true
+}
+
+// openName decides an O_CREAT open of n by one look at what n names:
+// again when that changed before the call.
+func (g *gate) openName(ed EntryDecider, n named, flags int, mode uint32) (r int64, e unix.Errno, ok, again bool) {
+	var st unix.Stat_t
+	err := unix.Fstatat(n.dir, n.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == unix.ENOENT:
+		return g.openNew(ed, n, flags, mode)
+	case err != nil:
+		return 0, errnoOf(err), true, false
+	case flags&unix.O_EXCL != 0:
+		return 0, unix.EEXIST, true, false
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		r, e, ok = g.openLink(ed, n, flags)
+		return r, e, ok, false
+	}
+	obj, err := unix.Openat(n.dir, n.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return 0, 0, false, true
+	}
+	if err != nil {
+		return 0, errnoOf(err), true, false
+	}
+	defer unix.Close(obj)
+	r, e, ok = g.openExisting(ed, obj, flags)
+	return r, e, ok, false
+}
+
+// openNew decides an O_CREAT open where n names nothing: the gate makes
+// the file, exclusively, in a private creation directory (recording it)
+// or where the model lets the sandbox create it; again when a name
+// appeared meanwhile and the caller did not ask for O_EXCL.
+func (g *gate) openNew(ed EntryDecider, n named, flags int, mode uint32) (r int64, e unix.Errno, ok, again bool) {
+	private := ed.Private(n.dirPath)
+	if private {
+		if len(g.ent.made) >= MaxMade {
+			return 0, unix.ENOSPC, true, false
+		}
+	} else if ed.KernelAllows(n.path, NeedEntry) {
+		// Continuing is safe: Landlock lets the sandbox make files in
+		// this directory, and checks again whatever the kernel resolves
+		// (a link swapped in, a file opened instead).
+		r, e, ok = g.cont()
+		return r, e, ok, false
+	} else if !ed.MayCreate(n.path, false) {
+		return 0, unix.EACCES, true, false
+	}
+	g.acting(n.path)
+	fd, err := g.openWalled(n.dir, n.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+		return 0, 0, false, true
+	}
+	if err != nil {
+		return 0, errnoOf(err), true, false
+	}
+	if private {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return 0, errnoOf(err), true, false
+		}
+		g.ent.record(n.dirPath, n.name, &st)
+	}
+	r, e, ok = g.addFd(fd, flags&unix.O_CLOEXEC != 0)
+	return r, e, ok, false
+}
+
+// openLink decides an O_CREAT open of n, a symbolic link: the gate
+// opens what it names, and makes nothing through it.
+func (g *gate) openLink(ed EntryDecider, n named, flags int) (int64, unix.Errno, bool) {
+	if flags&unix.O_NOFOLLOW != 0 {
+		return 0, unix.ELOOP, true
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	obj, err := unix.Openat2(n.dir, n.name, &how)
+	if err == unix.ELOOP {
+		return g.throughMagicLink() // /dev/stderr
+	}
+	if err == unix.ENOENT {
+		// A link to nothing: the kernel would make its target.
+		// Continuing is safe: Landlock checks making it where the link
+		// points; the gate makes nothing through a link.
+		return g.cont()
+	}
+	if err != nil {
+		return 0, errnoOf(err), true
+	}
+	defer unix.Close(obj)
+	return g.openExisting(ed, obj, flags)
 }
 
 // throughMagicLink answers an open whose path goes through a magic link
