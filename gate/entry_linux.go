@@ -150,6 +150,28 @@ type named struct {
 	slash, special bool
 }
 
+// entryCall is one call of the entry gate as read from the caller: its
+// flags, its names and where they start (-1: the path is absolute), and
+// the caller's umask (-1: the call makes nothing with a mode).
+type entryCall struct {
+	pid         string
+	flags       int
+	rel, rel2   string
+	target      string // symlink's
+	umask       int
+	base, base2 int
+}
+
+// closeStarts closes where the call's names start.
+func (c *entryCall) closeStarts() {
+	if c.base2 >= 0 {
+		unix.Close(c.base2)
+	}
+	if c.base >= 0 {
+		unix.Close(c.base)
+	}
+}
+
 // entry decides one call of the entry gate. The paths, the umask and
 // the starting points are read while the request is checked to be
 // pending; the parent directories are resolved once, without the
@@ -163,15 +185,8 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	if e := g.ownThread(); e != 0 {
 		return 0, e, true
 	}
-	a := &g.n.args
-	flags := 0
-	if f.flags >= 0 {
-		flags = int(int32(a[f.flags]))
-	}
-	if f.creat {
-		flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
-	}
-	if f.op == entOpen && (flags&unix.O_PATH != 0 || flags&oTmpfile == oTmpfile) {
+	c := entryCall{pid: strconv.FormatUint(uint64(g.n.pid), 10), flags: g.entryFlags(f), umask: -1, base: -1, base2: -1}
+	if f.op == entOpen && (c.flags&unix.O_PATH != 0 || c.flags&oTmpfile == oTmpfile) {
 		// Continuing is safe: O_PATH reads and writes nothing, and an
 		// O_TMPFILE file has no name until a link the gate decides;
 		// Landlock checks the open as it would without the gate. The
@@ -179,85 +194,110 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 		g.ent.cont = true
 		return 0, 0, true
 	}
-	pid := strconv.FormatUint(uint64(g.n.pid), 10)
-	mem, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, unix.EPERM, g.valid()
-	}
-	defer unix.Close(mem)
-	rel, e := readString(mem, uintptr(a[f.path]), g.path[:])
-	if e != 0 {
-		return 0, e, g.valid()
-	}
-	var rel2, target string
-	if f.path2 >= 0 {
-		if rel2, e = readString(mem, uintptr(a[f.path2]), g.ent.path2[:]); e != 0 {
-			return 0, e, g.valid()
-		}
-	}
-	if f.op == entSymlink {
-		if target, e = readString(mem, uintptr(a[f.arg]), g.ent.target[:]); e != 0 {
-			return 0, e, g.valid()
-		}
-		if target == "" {
-			return 0, unix.ENOENT, true
-		}
-	}
-	emptyOld := f.op == entLink && rel == "" && flags&unix.AT_EMPTY_PATH != 0
-	if (rel == "" && !emptyOld) || (f.path2 >= 0 && rel2 == "") {
-		return 0, unix.ENOENT, true
-	}
-	umask := -1
-	if f.op == entMkdir || f.op == entMknod || (f.op == entOpen && flags&unix.O_CREAT != 0) {
-		if umask, e = g.umaskOf(pid); e != 0 {
-			return 0, e, g.valid()
-		}
+	if e, ok := g.readEntry(f, &c); e != 0 {
+		return 0, e, ok
 	}
 	if g.own {
 		if f.op == entUnlink || f.op == entRmdir || f.op == entTruncate {
 			return 0, unix.ENOSYS, true // a Rooted sandbox's filter sends only the calls that make names
 		}
-		if e := g.openRoot(pid); e != 0 {
+		if e := g.openRoot(c.pid); e != 0 {
 			return 0, e, g.valid()
 		}
 		defer g.closeRoot()
 	}
-	base, rel, e := g.startAt(pid, f.dirfd, rel, g.link[:])
-	if e != 0 {
+	defer c.closeStarts()
+	if e := g.entryStarts(f, &c); e != 0 {
 		return 0, e, g.valid()
-	}
-	if base >= 0 {
-		defer unix.Close(base)
-	}
-	base2 := -1
-	if f.path2 >= 0 {
-		if base2, rel2, e = g.startAt(pid, f.dirfd2, rel2, g.ent.link2[:]); e != 0 {
-			return 0, e, g.valid()
-		}
-		if base2 >= 0 {
-			defer unix.Close(base2)
-		}
-	}
-	if g.own && f.op != entOpen {
-		if rel, rel2, e = g.unmagicBoth(pid, f, rel, rel2); e != 0 {
-			return 0, e, g.valid()
-		}
 	}
 	if !g.valid() {
 		return 0, 0, false
 	}
-	// From here on the launcher acts as the sandbox would: its
-	// capabilities (root's DAC override, CAP_FOWNER, CAP_MKNOD...) off
-	// on this thread, the caller's umask on it, so the kernel checks
-	// what it checks for the sandbox itself.
+	return g.actEntry(ed, f, &c)
+}
+
+// entryFlags are the call's open, unlink, rename or link flags, from its
+// registers (creat's are O_CREAT|O_WRONLY|O_TRUNC).
+func (g *gate) entryFlags(f entryForm) int {
+	flags := 0
+	if f.flags >= 0 {
+		flags = int(int32(g.n.args[f.flags]))
+	}
+	if f.creat {
+		flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+	}
+	return flags
+}
+
+// readEntry reads the call's names (and symlink's target) from the
+// caller's memory, and its umask where the call makes something with a
+// mode. ok is false when there is nobody to answer.
+func (g *gate) readEntry(f entryForm, c *entryCall) (e unix.Errno, ok bool) {
+	mem, err := unix.Open("/proc/"+c.pid+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return unix.EPERM, g.valid()
+	}
+	defer unix.Close(mem)
+	a := &g.n.args
+	if c.rel, e = readString(mem, uintptr(a[f.path]), g.path[:]); e != 0 {
+		return e, g.valid()
+	}
+	if f.path2 >= 0 {
+		if c.rel2, e = readString(mem, uintptr(a[f.path2]), g.ent.path2[:]); e != 0 {
+			return e, g.valid()
+		}
+	}
+	if f.op == entSymlink {
+		if c.target, e = readString(mem, uintptr(a[f.arg]), g.ent.target[:]); e != 0 {
+			return e, g.valid()
+		}
+		if c.target == "" {
+			return unix.ENOENT, true
+		}
+	}
+	emptyOld := f.op == entLink && c.rel == "" && c.flags&unix.AT_EMPTY_PATH != 0
+	if (c.rel == "" && !emptyOld) || (f.path2 >= 0 && c.rel2 == "") {
+		return unix.ENOENT, true
+	}
+	if f.op == entMkdir || f.op == entMknod || (f.op == entOpen && c.flags&unix.O_CREAT != 0) {
+		if c.umask, e = g.umaskOf(c.pid); e != 0 {
+			return e, g.valid()
+		}
+	}
+	return 0, true
+}
+
+// entryStarts opens where the call's names start, and under a Rooted
+// decider takes the caller's own magic links out of them (unmagic).
+func (g *gate) entryStarts(f entryForm, c *entryCall) (e unix.Errno) {
+	if c.base, c.rel, e = g.startAt(c.pid, f.dirfd, c.rel, g.link[:]); e != 0 {
+		return e
+	}
+	if f.path2 >= 0 {
+		if c.base2, c.rel2, e = g.startAt(c.pid, f.dirfd2, c.rel2, g.ent.link2[:]); e != 0 {
+			return e
+		}
+	}
+	if g.own && f.op != entOpen {
+		c.rel, c.rel2, e = g.unmagicBoth(c.pid, f, c.rel, c.rel2)
+	}
+	return e
+}
+
+// actEntry decides and performs the call as the sandbox would: its
+// capabilities (root's DAC override, CAP_FOWNER, CAP_MKNOD...) off on
+// this thread, the caller's umask on it, so the kernel checks what it
+// checks for the sandbox itself.
+func (g *gate) actEntry(ed EntryDecider, f entryForm, c *entryCall) (int64, unix.Errno, bool) {
 	if e := g.dropCaps(); e != 0 {
 		return 0, e, true
 	}
 	defer g.restoreCaps()
-	if umask >= 0 {
-		unix.Umask(umask)
+	if c.umask >= 0 {
+		unix.Umask(c.umask)
 	}
-	g.ent.umask = umask
+	g.ent.umask = c.umask
+	a := &g.n.args
 	mode := uint32(0)
 	if f.mode >= 0 {
 		mode = uint32(a[f.mode])
@@ -265,22 +305,23 @@ func (g *gate) entry(f entryForm) (int64, unix.Errno, bool) {
 	switch f.op {
 	case entOpen:
 		if g.own {
-			return g.openOwn(ed, pid, rel, flags, mode)
+			return g.openOwn(ed, c.pid, c.rel, c.flags, mode)
 		}
-		return g.open(ed, base, rel, flags, mode)
+		return g.open(ed, c.base, c.rel, c.flags, mode)
 	case entMkdir, entMknod, entSymlink:
-		return g.make(ed, f.op, base, rel, mode, a[max(f.arg, 0)], target)
+		return g.make(ed, f.op, c.base, c.rel, mode, a[max(f.arg, 0)], c.target)
 	case entUnlink, entRmdir:
+		flags := c.flags
 		if f.op == entRmdir {
 			flags = unix.AT_REMOVEDIR
 		}
-		return g.remove(ed, base, rel, flags)
+		return g.remove(ed, c.base, c.rel, flags)
 	case entRename:
-		return g.rename(ed, base, rel, base2, rel2, flags)
+		return g.rename(ed, c.base, c.rel, c.base2, c.rel2, c.flags)
 	case entLink:
-		return g.hardlink(ed, base, rel, base2, rel2, flags)
+		return g.hardlink(ed, c.base, c.rel, c.base2, c.rel2, c.flags)
 	default:
-		return g.truncate(ed, base, rel, int64(a[f.arg]))
+		return g.truncate(ed, c.base, c.rel, int64(a[f.arg]))
 	}
 }
 
