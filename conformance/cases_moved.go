@@ -1,5 +1,7 @@
 package conformance
 
+import "strings"
+
 // movedInCases: a directory built elsewhere (in TMPDIR) and renamed into
 // the workspace is judged by every name it brings (gate.brings), by the
 // same model that decides each name made in place (docs/threat-model.md,
@@ -60,6 +62,9 @@ mkdir sub/.claude/agents && ok MKDIR_CLAUDE
 echo planted >> sub/.git/hooks/post-checkout && ok WRITE_HOOK
 echo w >> moved/README && ok WORK`)
 	h.Refuse(o, "WRITE_CLAUDE", "MKDIR_CLAUDE", "WRITE_HOOK")
+	if !strings.Contains(o.Stderr, "configuration appeared") || !strings.Contains(o.Stderr, "sub/.claude") {
+		h.Errorf("the next launch did not name the configuration that appeared in sub:\n%s", o)
+	}
 	h.Expect(o, "WORK")
 	h.Want("ws/sub/.claude/commands/evil.md", "evil\n")
 	h.Want("ws/sub/.git/hooks/post-checkout", hook)
