@@ -5,7 +5,7 @@ package conformance
 func Catalogue() []Case {
 	var all []Case
 	for _, part := range [][]Case{
-		workCases(), entriesCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
+		workCases(), listingCases(), entriesCases(), movedInCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), localhostCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), agentHomeCases(), modelCases(), seatbeltCases(),
 		boundaryFdCases(), boundaryTermCases(), answerCases(), unixCases(), unixOnCases(), unixAbstractCases(), privateTmpCases(),
