@@ -20,6 +20,12 @@ func stateCases() []Case {
 			Run: func(h *H) {
 				sd := state.PathFor(h.User.Uid)
 				_, runErr := os.Stat(filepath.Join(sd, state.Run))
+				before := map[string]os.FileInfo{}
+				for _, d := range []string{sd, filepath.Dir(sd)} {
+					if fi, err := os.Lstat(d); err == nil {
+						before[d] = fi
+					}
+				}
 				ro := h.Write("ro/keep", "original\n")
 				verdict := `{"key":{},"result":{"backend":"bwrap","usable":true,"nested":true}}`
 				o := h.Sandbox(Policy{},
@@ -37,10 +43,16 @@ chmod 777 "$S" 2>/dev/null && ok CHMOD`,
 					h.Errorf("host: cordon's runtime directory is gone: %v", err)
 				}
 				for _, d := range []string{sd, filepath.Dir(sd)} {
-					if _, err := os.Lstat(d + ".moved"); err == nil {
+					// Judged by the place itself: in open mode the sandbox
+					// may make "$S.moved" beside it (mv copies when the
+					// rename is refused with EXDEV, as Landlock refuses a
+					// rename it may not refer), but the directory must
+					// stay where it was, the same one.
+					if fi, err := os.Lstat(d); before[d] != nil && (err != nil || !os.SameFile(fi, before[d])) {
 						os.Rename(d+".moved", d) // put it back for the cases that follow
 						h.Errorf("host: %s was moved away", d)
 					}
+					os.RemoveAll(d + ".moved")
 				}
 				// The victim: a later launch must be confined (the harness
 				// fails a script that runs without CORDON_SANDBOX) and the

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 func cordonBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "cordon-conformance-bin-")
+		buildDir, buildErr = os.MkdirTemp(FixtureParent(), "cordon-conformance-bin-") // outside the private /tmp, as fixtures are
 		if buildErr != nil {
 			return
 		}

@@ -92,9 +92,14 @@ func runModel(h *H, seed int64) {
 	for _, d := range modelDirs {
 		dirs[filepath.Join(t, d)] = true
 	}
+	var made []string // writable roots native and bwrap make on the host
 	for _, r := range canon.Roots() {
 		if !exists(r.Path) {
 			dirs[r.Path] = true
+			if r.Kind == policy.Writable || r.Kind == policy.BaseWritable {
+				rel, _ := filepath.Rel(h.Dir, r.Path)
+				made = append(made, rel)
+			}
 		}
 	}
 	var probes []probe
@@ -166,7 +171,13 @@ n() { if ( : > "$2" ) 2>/dev/null; then rm -f "$2"; echo "$1 1"; else echo "$1 0
 			seed, len(bad), len(probes), pj.DeniedRoots, pj.ReadonlyRoots, pj.WritableRoots, pj.BaseWritableRoots, pj.RestrictWrites,
 			strings.Join(bad, "\n  "))
 	}
-	h.Unchanged(snap)
+	if h.Backend() == "landlock" {
+		made = nil // it makes no missing root
+	}
+	// A writable root the policy names and that does not exist is made
+	// for its bind and stays, as a directory the command made would:
+	// nothing else may change.
+	h.Unchanged(snap, made...)
 }
 
 // landlockPlan is the plan the landlock backend renders for l, composed

@@ -219,24 +219,6 @@ func (h *H) background(p Policy, script string, env ...string) *bg {
 	return b
 }
 
-// waitFor waits until path exists on the host, or fails the case with the
-// background sandbox's output if it ends first or 20 seconds pass.
-func (h *H) waitFor(path string, b *bg) {
-	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if exists(path) {
-			return
-		}
-		select {
-		case o := <-b.done:
-			b.out = &o
-			h.Fatalf("the swapper ended before it was under way:\n%s", o)
-		default:
-		}
-	}
-	b.stop()
-	h.Fatalf("the swapper did not get under way in 20s:\n%s", b.wait())
-}
-
 // runFileToolRace runs the runner's file tools as the case's user: in this
 // process for the invoker (so the mutation check's hooks apply), else in
 // the helper binary with the user's credentials.
@@ -274,10 +256,4 @@ func (h *H) hostAs(argv ...string) string {
 		h.Fatalf("host: %v: %v: %s", argv, err, stderr.String())
 	}
 	return string(out)
-}
-
-func touch(p string) {
-	if f, err := os.Create(p); err == nil {
-		f.Close()
-	}
 }

@@ -242,11 +242,12 @@ func (g *gate) addFd(fd int, cloexec bool) (int64, unix.Errno, bool) {
 		return 0, errnoOf(err), true
 	}
 	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
-	r, e := g.addfdIoctl(&a)
+	_, e := g.addfdIoctl(&a)
 	if e == unix.EINVAL {
 		// Before Linux 5.14 there is no SEND: the descriptor alone,
 		// then the answer as for any call.
 		a.flags = 0
+		var r uintptr
 		if r, e = g.addfdIoctl(&a); e == 0 {
 			return int64(r), 0, true
 		}
