@@ -29,6 +29,22 @@ import (
 // refuses an address (EISCONN, EOPNOTSUPP) while a seqpacket one
 // ignores it (net/unix/af_unix.c).
 
+// A HostSockets Decider names the host's Unix sockets the user handed
+// over (launcher.Cmd.UnixSockets) by their identity at launch: a
+// connect whose name reaches one of those inodes, pinned, is admitted
+// as one to the sandbox's own socket is, through the pin; a socket
+// renamed over that name since is another inode and stays out.
+type HostSockets interface {
+	HostSocket(dev, ino uint64) bool
+}
+
+// hostSocket says whether d admits the inode dev, ino as a host socket
+// handed over.
+func hostSocket(d Decider, dev, ino uint64) bool {
+	h, ok := d.(HostSockets)
+	return ok && h.HostSocket(dev, ino)
+}
+
 // UnixCalls are the calls UnixRules hands to the supervisor.
 var UnixCalls = []string{"bind", "connect"}
 

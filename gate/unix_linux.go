@@ -347,7 +347,8 @@ func (u *unixState) room() unix.Errno {
 // sandbox's view (links followed as the kernel follows them, no magic
 // link, without the launcher's capabilities), pinned (O_PATH), allowed
 // only when the pinned inode is one a socket of this sandbox is bound
-// to and that socket is still alive, and connected through the pin, so
+// to and that socket is still alive, or a host socket the user handed
+// over (HostSockets), and connected through the pin, so
 // that the inode checked is the inode connected. Anything else is
 // EACCES, what the kernel answers for a socket file the caller may not
 // write; abstract names too.
@@ -402,7 +403,7 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	if g.own {
 		own = g.socks.boundHere
 	}
-	if !own(kdev(st.Dev), uint32(st.Ino)) {
+	if !own(kdev(st.Dev), uint32(st.Ino)) && !hostSocket(g.d, st.Dev, st.Ino) {
 		return unix.EACCES
 	}
 	if testhook.GateUnixConnect != nil {

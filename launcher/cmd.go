@@ -123,6 +123,14 @@ type Cmd struct {
 	// call at a time; without it, each refused host is named once on
 	// Stderr.
 	NetEvent func(netproxy.Event)
+	// UnixSockets are host Unix sockets the sandbox may connect to
+	// (docs/guide.md, "Handing over a host socket"): Start resolves each
+	// again and refuses the launch when one is no longer the socket
+	// recorded (its ID, when set), or the backend cannot hand it over;
+	// the gate then admits a connect whose name reaches that inode, and
+	// no other host socket. Each gives the sandbox what the socket
+	// gives its clients.
+	UnixSockets []policy.HostSocket
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
 	TmpDir string
@@ -235,6 +243,8 @@ type Cmd struct {
 	termOut []*tty.Writer
 	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
 	streamCanon *policy.Canonical
+	// hosts are UnixSockets' identities as Start found them.
+	hosts hostSockets
 }
 
 // Command returns a Cmd that runs name with args under policy p.

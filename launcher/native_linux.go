@@ -65,7 +65,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// are kept by the gate, not by mount points in the project.
 	var mg *metaGate
 	if gated() {
-		if mg, err = newMetaGate(rootedEntries{canon: canon, diag: -1}); err != nil {
+		if mg, err = newMetaGate(rootedEntries{hostSockets: c.hosts, canon: canon, diag: -1}); err != nil {
 			c.stopNet()
 			return nil, nil, err
 		}

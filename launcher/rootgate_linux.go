@@ -68,8 +68,9 @@ func outerRules(r bwrap.Rules, network bool) bwrap.Rules {
 // user's project for them. It resolves in the sandbox's own root
 // (gate.Rooted) and never lets the kernel continue a call.
 type rootedEntries struct {
-	canon *policy.Canonical
-	diag  int // the sandbox's NETLINK_SOCK_DIAG socket, sent with the listener; -1: none
+	hostSockets // handed over (Cmd.UnixSockets)
+	canon       *policy.Canonical
+	diag        int // the sandbox's NETLINK_SOCK_DIAG socket, sent with the listener; -1: none
 }
 
 // SockDiag is the sandbox's own socket diagnostics (gate.UnixDiag).
@@ -162,6 +163,8 @@ var (
 	_ gate.Decider          = rootedEntries{}
 	_ gate.Rooted           = rootedEntries{}
 	_ gate.UnixDiag         = rootedEntries{}
+	_ gate.HostSockets      = rootedEntries{}
+	_ gate.HostSockets      = walledEntries{}
 )
 
 // gateExecArg is the bwrap backend's gate helper (argv[1]): bwrap's
@@ -241,7 +244,7 @@ func (c *Cmd) bwrapGate(canon *policy.Canonical, plan *bwrap.Plan, argv []string
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	mg, err := newMetaGate(rootedEntries{canon: canon, diag: -1})
+	mg, err := newMetaGate(rootedEntries{hostSockets: c.hosts, canon: canon, diag: -1})
 	if err != nil {
 		prog.Close()
 		return nil, nil, nil, err

@@ -1,0 +1,72 @@
+package launcher
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// hostSockets are the identities of the host's Unix sockets the user
+// handed over (Cmd.UnixSockets), as the gate admits them
+// (gate.HostSockets).
+type hostSockets []policy.FileID
+
+// HostSocket says whether dev, ino is one of the sockets handed over.
+func (h hostSockets) HostSocket(dev, ino uint64) bool {
+	for _, id := range h {
+		if id.Dev == dev && id.Ino == ino {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSockets resolves each socket handed over again, at the launch:
+// the path must still name the socket the caller resolved (its
+// identity, when the caller recorded one), and the sandbox must be
+// able to name it, which the backend decides. A backend that cannot
+// hand a socket over refuses the launch, naming it.
+func (c *Cmd) checkSockets(canon *policy.Canonical, backend string) (hostSockets, error) {
+	if len(c.UnixSockets) == 0 {
+		return nil, nil
+	}
+	var out hostSockets
+	for _, want := range c.UnixSockets {
+		hs, err := policy.ResolveSocket(want.Path)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
+		}
+		if want.ID != (policy.FileID{}) && hs.ID != want.ID {
+			return nil, fmt.Errorf("--allow-unix-socket %q: the socket there changed since the policy was built (%v, now %v)", want.Path, want.ID, hs.ID)
+		}
+		if err := c.socketSeen(canon, backend, hs.Path); err != nil {
+			return nil, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
+		}
+		out = append(out, hs.ID)
+	}
+	return out, nil
+}
+
+// socketSeen says why the sandbox could not name the socket at p on
+// backend, nil when it can.
+func (c *Cmd) socketSeen(canon *policy.Canonical, backend, p string) error {
+	switch backend {
+	case BackendNone:
+		return nil
+	case BackendSeatbelt:
+		return fmt.Errorf("the seatbelt backend cannot hand over a host socket yet")
+	}
+	if c.Network && backend != BackendNone {
+		// With the network on the native and bwrap sandboxes make no
+		// Unix socket, and landlock's gate does not decide IP there.
+		return fmt.Errorf("not with --network on (yet): a host socket is handed over with the network off or an allowlist")
+	}
+	if !canon.Access(p, policy.Read) {
+		return fmt.Errorf("%s is in a denied root: the sandbox could not name it", p)
+	}
+	if (backend == BackendNative || backend == BackendBwrap) && (p == "/tmp" || strings.HasPrefix(p, "/tmp/")) {
+		return fmt.Errorf("%s is under /tmp, which is the sandbox's own on %s: move the socket, or name it through a directory outside /tmp", p, backend)
+	}
+	return nil
+}
