@@ -45,6 +45,23 @@ func hostSocket(d Decider, dev, ino uint64) bool {
 	return ok && h.HostSocket(dev, ino)
 }
 
+// A HostNetwork Decider's sandbox is on the host's network (--network
+// on) and has Unix sockets through the gate only because the user
+// handed some over: the gate then performs an IP socket's bind and
+// connect as asked (the network is the host's), admits no abstract name
+// a sandbox with a root of its own names (the host's network namespace
+// is the host's abstract names), and, there, no socket bound in that
+// namespace (which is the host's: its socket diagnostics would report
+// every host process's socket as the sandbox's own).
+type HostNetwork interface {
+	HostNetwork() bool
+}
+
+func hostNetwork(d Decider) bool {
+	h, ok := d.(HostNetwork)
+	return ok && h.HostNetwork()
+}
+
 // UnixCalls are the calls UnixRules hands to the supervisor.
 var UnixCalls = []string{"bind", "connect"}
 

@@ -133,6 +133,9 @@ func (g *gate) bind() (int64, unix.Errno, bool) {
 		// kernel lets anyone join; the launcher's capabilities are off.
 		return 0, rawBind(s.sock, s.addr), true
 	}
+	if hostNetwork(g.d) {
+		return 0, rawBind(s.sock, s.addr), true // the host's network, as asked
+	}
 	return 0, g.bindInet(&s), true // inet_linux.go
 }
 
@@ -400,7 +403,10 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	// No /proc check is needed: /proc holds no socket files, and the
 	// inode must be one this sandbox bound.
 	own := g.socks.isOwn
-	if g.own {
+	switch {
+	case g.own && hostNetwork(g.d):
+		own = func(uint32, uint32) bool { return false } // the namespace is the host's
+	case g.own:
 		own = g.socks.boundHere
 	}
 	if !own(kdev(st.Dev), uint32(st.Ino)) && !hostSocket(g.d, st.Dev, st.Ino) {
@@ -425,6 +431,9 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 // own connect reaches no socket made outside its domain.
 func (g *gate) connectAbstract(s *sockCall) unix.Errno {
 	connect := func() unix.Errno { return rawConnect(s.sock, s.addr) }
+	if g.own && hostNetwork(g.d) {
+		return unix.EACCES // the host's abstract names
+	}
 	if g.own {
 		return connectBounded(s.sock, connect)
 	}

@@ -66,7 +66,7 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 				c.stopNet()
 				return nil, nil, err
 			}
-			rules = landlockGatedRules(c.Network, c.NetPolicy != nil, plan.ABI)
+			rules = landlockGatedRules(c.Network, c.NetPolicy != nil, c.hosts.unixGated(), plan.ABI)
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
 		spec.Seccomp = bwrap.Program(rules)

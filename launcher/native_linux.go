@@ -69,7 +69,7 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 			c.stopNet()
 			return nil, nil, err
 		}
-		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.Network))
+		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.hosts.unixGated()))
 		spec.Gate = 3 + passed + 1
 		if c.exiting {
 			spec.Gate++

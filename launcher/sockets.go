@@ -9,12 +9,17 @@ import (
 
 // hostSockets are the identities of the host's Unix sockets the user
 // handed over (Cmd.UnixSockets), as the gate admits them
-// (gate.HostSockets).
-type hostSockets []policy.FileID
+// (gate.HostSockets), and whether the sandbox is on the host's network
+// (gate.HostNetwork), where Unix sockets go through the gate only for
+// them.
+type hostSockets struct {
+	ids     []policy.FileID
+	network bool
+}
 
 // HostSocket says whether dev, ino is one of the sockets handed over.
 func (h hostSockets) HostSocket(dev, ino uint64) bool {
-	for _, id := range h {
+	for _, id := range h.ids {
 		if id.Dev == dev && id.Ino == ino {
 			return true
 		}
@@ -22,28 +27,34 @@ func (h hostSockets) HostSocket(dev, ino uint64) bool {
 	return false
 }
 
+// HostNetwork says whether the sandbox is on the host's network.
+func (h hostSockets) HostNetwork() bool { return h.network }
+
+// unixGated says whether the sandbox's Unix sockets go through the gate:
+// with the network off or an allowlist, and on the host's network when
+// a socket is handed over (the user named it: AF_UNIX comes back, its
+// connects decided by the gate).
+func (h hostSockets) unixGated() bool { return !h.network || len(h.ids) > 0 }
+
 // checkSockets resolves each socket handed over again, at the launch:
 // the path must still name the socket the caller resolved (its
 // identity, when the caller recorded one), and the sandbox must be
 // able to name it, which the backend decides. A backend that cannot
 // hand a socket over refuses the launch, naming it.
 func (c *Cmd) checkSockets(canon *policy.Canonical, backend string) (hostSockets, error) {
-	if len(c.UnixSockets) == 0 {
-		return nil, nil
-	}
-	var out hostSockets
+	out := hostSockets{network: c.Network}
 	for _, want := range c.UnixSockets {
 		hs, err := policy.ResolveSocket(want.Path)
 		if err != nil {
-			return nil, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
+			return out, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
 		}
 		if want.ID != (policy.FileID{}) && hs.ID != want.ID {
-			return nil, fmt.Errorf("--allow-unix-socket %q: the socket there changed since the policy was built (%v, now %v)", want.Path, want.ID, hs.ID)
+			return out, fmt.Errorf("--allow-unix-socket %q: the socket there changed since the policy was built (%v, now %v)", want.Path, want.ID, hs.ID)
 		}
 		if err := c.socketSeen(canon, backend, hs.Path); err != nil {
-			return nil, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
+			return out, fmt.Errorf("--allow-unix-socket %q: %w", want.Path, err)
 		}
-		out = append(out, hs.ID)
+		out.ids = append(out.ids, hs.ID)
 	}
 	return out, nil
 }
@@ -56,11 +67,6 @@ func (c *Cmd) socketSeen(canon *policy.Canonical, backend, p string) error {
 		return nil
 	case BackendSeatbelt:
 		return fmt.Errorf("the seatbelt backend cannot hand over a host socket yet")
-	}
-	if c.Network && backend != BackendNone {
-		// With the network on the native and bwrap sandboxes make no
-		// Unix socket, and landlock's gate does not decide IP there.
-		return fmt.Errorf("not with --network on (yet): a host socket is handed over with the network off or an allowlist")
 	}
 	if !canon.Access(p, policy.Read) {
 		return fmt.Errorf("%s is in a denied root: the sandbox could not name it", p)
