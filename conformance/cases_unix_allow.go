@@ -97,21 +97,28 @@ func unixAllowCase(name string, network bool) Case {
 		mode = "network on"
 	}
 	return Case{Name: name, Class: Network, Needs: []string{"python3"}, Backends: linuxOnly,
-		Summary: mode + ": a host socket handed over with --allow-unix-socket is reached (the host's listener accepts and receives the sandbox's bytes); a host socket beside it, not handed over, is not",
+		Summary: mode + ": host sockets handed over with --allow-unix-socket, one in the host's /tmp, are reached (the host's listeners accept and receive the sandbox's bytes); a host socket beside them, not handed over, is not",
 		Run: func(h *H) {
 			_, p := h.ws()
 			p.Network = network
 			h.Mkdir("outside")
 			h.Write("ws/allow.py", unixAllowWork)
 			named, other := h.Path("outside/named.sock"), h.Path("outside/other.sock")
-			ln, lo := h.listenHost(named), h.listenHost(other)
-			p.UnixSockets = []string{named}
+			// Where ssh-agent and tmux keep theirs: the host's /tmp,
+			// which native and bwrap replace with a private one.
+			tmp := "/tmp/cordon-conf-" + h.Secret[len(h.Secret)-12:] + ".sock"
+			os.Remove(tmp)
+			ln, lo, lt := h.listenHost(named), h.listenHost(other), h.listenHost(tmp)
+			h.Cleanup(func() { os.Remove(tmp) })
+			p.UnixSockets = []string{named, tmp}
 			tag := "tag-" + h.Secret
-			o := h.Sandbox(p, `python3 allow.py "$N" "$O"`, "N="+named, "O="+other, "TAG="+tag)
-			h.Expect(o, "SOCK0")
-			h.Refuse(o, "SOCK1")
-			if n, got := ln.drain(); n != 1 || got != tag {
-				h.Errorf("host: the socket handed over accepted %d connection(s) carrying %q, want 1 carrying %q:\n%s", n, got, tag, o)
+			o := h.Sandbox(p, `python3 allow.py "$N" "$T" "$O"`, "N="+named, "T="+tmp, "O="+other, "TAG="+tag)
+			h.Expect(o, "SOCK0", "SOCK1")
+			h.Refuse(o, "SOCK2")
+			for _, l := range []hostListener{ln, lt} {
+				if n, got := l.drain(); n != 1 || got != tag {
+					h.Errorf("host: a socket handed over accepted %d connection(s) carrying %q, want 1 carrying %q:\n%s", n, got, tag, o)
+				}
 			}
 			if n, _ := lo.drain(); n > 0 {
 				h.Errorf("host: the socket not handed over accepted %d connection(s) from inside the sandbox:\n%s", n, o)

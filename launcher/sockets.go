@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -71,8 +70,10 @@ func (c *Cmd) socketSeen(canon *policy.Canonical, backend, p string) error {
 	if !canon.Access(p, policy.Read) {
 		return fmt.Errorf("%s is in a denied root: the sandbox could not name it", p)
 	}
-	if (backend == BackendNative || backend == BackendBwrap) && (p == "/tmp" || strings.HasPrefix(p, "/tmp/")) {
-		return fmt.Errorf("%s is under /tmp, which is the sandbox's own on %s: move the socket, or name it through a directory outside /tmp", p, backend)
+	if (backend == BackendNative || backend == BackendBwrap) && policy.UnderTmp(p) && !canon.IsRoot(p) {
+		// workspace.Compose makes it a read-only root, bound over the
+		// private /tmp at its path; a caller of this package must too.
+		return fmt.Errorf("%s is under /tmp, which is the sandbox's own on %s: make the socket a read-only root (Policy.ReadonlyRoots) so it is bound there", p, backend)
 	}
 	return nil
 }
