@@ -123,13 +123,9 @@ type Cmd struct {
 	// call at a time; without it, each refused host is named once on
 	// Stderr.
 	NetEvent func(netproxy.Event)
-	// UnixSockets are host Unix sockets the sandbox may connect to
-	// (docs/guide.md, "Handing over a host socket"): Start resolves each
-	// again and refuses the launch when one is no longer the socket
-	// recorded (its ID, when set), or the backend cannot hand it over;
-	// the gate then admits a connect whose name reaches that inode, and
-	// no other host socket. Each gives the sandbox what the socket
-	// gives its clients.
+	// UnixSockets are host sockets handed over (docs/guide.md): Start
+	// refuses one that is no longer the socket recorded (ID, when set);
+	// the gate admits a connect that reaches that inode, and no other.
 	UnixSockets []policy.HostSocket
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
@@ -243,8 +239,7 @@ type Cmd struct {
 	termOut []*tty.Writer
 	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
 	streamCanon *policy.Canonical
-	// hosts are UnixSockets' identities as Start found them.
-	hosts hostSockets
+	hosts       hostSockets // UnixSockets as Start found them
 }
 
 // Command returns a Cmd that runs name with args under policy p.
