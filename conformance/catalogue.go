@@ -8,7 +8,7 @@ func Catalogue() []Case {
 		workCases(), listingCases(), entriesCases(), movedInCases(), gateWorkCases(), gateEscapeCases(), cacheCases(), kernelWorkCases(), directCases(), symlinkCases(), moveCases(), hardlinkCases(),
 		notYetCases(), autoExecCases(), autoExecLaterCases(), undoCases(), processCases(), fdCases(), ttyCases(),
 		gitCases(), stateCases(), raceCases(), kernelCases(), localhostCases(), auditCases(), composeCases(), launchRaceCases(), mountBoundaryCases(), netCases(), netDirectCases(), boundaryNetCases(), boundaryHeadCases(), boundaryNameCases(), secretCases(), agentHomeCases(), modelCases(), seatbeltCases(),
-		boundaryFdCases(), boundaryTermCases(), answerCases(), unixCases(), unixOnCases(), unixAbstractCases(), privateTmpCases(),
+		boundaryFdCases(), boundaryTermCases(), answerCases(), unixCases(), unixOnCases(), unixAbstractCases(), unixAllowCases(), privateTmpCases(),
 		metaCases(), metaFdCases(), edgeCases(), lifetimeCases(), wallCases(),
 	} {
 		all = append(all, part...)

@@ -47,6 +47,8 @@ type Policy struct {
 	// AllowDomains and DenyDomains are the network allowlist
 	// (--allow-domain, --deny-domain).
 	AllowDomains, DenyDomains []string
+	// UnixSockets are host sockets handed over (--allow-unix-socket).
+	UnixSockets []string
 	// Env are variables named with --env (NAME passes one whose name marks
 	// a secret; NAME=VAL sets one): the environment, not the policy, but
 	// given on the same command line.
@@ -67,7 +69,8 @@ func (p Policy) Flags() []string {
 		paths []string
 	}{{"--deny", p.Deny}, {"--readonly", p.Readonly}, {"--writable", p.Writable}, {"--base-writable", p.Base},
 		{"--allow-read", p.AllowRead}, {"--writable-path-dir", p.WritablePathDirs},
-		{"--allow-domain", p.AllowDomains}, {"--deny-domain", p.DenyDomains}} {
+		{"--allow-domain", p.AllowDomains}, {"--deny-domain", p.DenyDomains},
+		{"--allow-unix-socket", p.UnixSockets}} {
 		for _, x := range l.paths {
 			f = append(f, l.flag, x)
 		}
@@ -103,7 +106,7 @@ func (p Policy) Spec(env []string, exe string) workspace.Spec {
 		ScanCache:   launcher.ScanCacheDir(),
 		Executables: []string{exe}, Path: envValue(env, "PATH"), WritablePathDirs: p.WritablePathDirs,
 		GitWrites: p.GitWrites, AllowDomains: p.AllowDomains, DenyDomains: p.DenyDomains,
-		HostNetwork: p.Network,
+		HostNetwork: p.Network, UnixSockets: p.UnixSockets,
 	}
 	if p.AgentsRoot == "" && p.Agent != "" {
 		// --agent without --agents-root names an agent CLI, as in cordon run.
@@ -374,6 +377,7 @@ func (x *Launcher) Exec(ctx context.Context, u User, l Launch) (Output, error) {
 	cmd.Network = l.Policy.Network
 	cmd.NetPolicy = comp.Network
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
+	cmd.UnixSockets = comp.UnixSockets
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Dir = l.Dir
 	var out, errb bytes.Buffer

@@ -55,7 +55,9 @@ func (g *gate) connect() (int64, unix.Errno, bool) {
 	case unix.AF_NETLINK:
 		return 0, connectNetlink(&s), true
 	}
-	if g.own {
+	if g.own || hostNetwork(g.d) {
+		// The sandbox's own network namespace, or the host's network
+		// (HostNetwork): the address means what it means to the sandbox.
 		return 0, ipRooted(&s), true
 	}
 	if !tcpOf(&s) {

@@ -29,6 +29,39 @@ import (
 // refuses an address (EISCONN, EOPNOTSUPP) while a seqpacket one
 // ignores it (net/unix/af_unix.c).
 
+// A HostSockets Decider names the host's Unix sockets the user handed
+// over (launcher.Cmd.UnixSockets) by their identity at launch: a
+// connect whose name reaches one of those inodes, pinned, is admitted
+// as one to the sandbox's own socket is, through the pin; a socket
+// renamed over that name since is another inode and stays out.
+type HostSockets interface {
+	HostSocket(dev, ino uint64) bool
+}
+
+// hostSocket says whether d admits the inode dev, ino as a host socket
+// handed over.
+func hostSocket(d Decider, dev, ino uint64) bool {
+	h, ok := d.(HostSockets)
+	return ok && h.HostSocket(dev, ino)
+}
+
+// A HostNetwork Decider's sandbox is on the host's network (--network
+// on) and has Unix sockets through the gate only because the user
+// handed some over: the gate then performs an IP socket's bind and
+// connect as asked (the network is the host's), admits no abstract name
+// a sandbox with a root of its own names (the host's network namespace
+// is the host's abstract names), and, there, no socket bound in that
+// namespace (which is the host's: its socket diagnostics would report
+// every host process's socket as the sandbox's own).
+type HostNetwork interface {
+	HostNetwork() bool
+}
+
+func hostNetwork(d Decider) bool {
+	h, ok := d.(HostNetwork)
+	return ok && h.HostNetwork()
+}
+
 // UnixCalls are the calls UnixRules hands to the supervisor.
 var UnixCalls = []string{"bind", "connect"}
 

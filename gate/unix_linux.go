@@ -133,6 +133,9 @@ func (g *gate) bind() (int64, unix.Errno, bool) {
 		// kernel lets anyone join; the launcher's capabilities are off.
 		return 0, rawBind(s.sock, s.addr), true
 	}
+	if hostNetwork(g.d) {
+		return 0, rawBind(s.sock, s.addr), true // the host's network, as asked
+	}
 	return 0, g.bindInet(&s), true // inet_linux.go
 }
 
@@ -347,7 +350,8 @@ func (u *unixState) room() unix.Errno {
 // sandbox's view (links followed as the kernel follows them, no magic
 // link, without the launcher's capabilities), pinned (O_PATH), allowed
 // only when the pinned inode is one a socket of this sandbox is bound
-// to and that socket is still alive, and connected through the pin, so
+// to and that socket is still alive, or a host socket the user handed
+// over (HostSockets), and connected through the pin, so
 // that the inode checked is the inode connected. Anything else is
 // EACCES, what the kernel answers for a socket file the caller may not
 // write; abstract names too.
@@ -399,10 +403,13 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 	// No /proc check is needed: /proc holds no socket files, and the
 	// inode must be one this sandbox bound.
 	own := g.socks.isOwn
-	if g.own {
+	switch {
+	case g.own && hostNetwork(g.d):
+		own = func(uint32, uint32) bool { return false } // the namespace is the host's
+	case g.own:
 		own = g.socks.boundHere
 	}
-	if !own(kdev(st.Dev), uint32(st.Ino)) {
+	if !own(kdev(st.Dev), uint32(st.Ino)) && !hostSocket(g.d, st.Dev, st.Ino) {
 		return unix.EACCES
 	}
 	if testhook.GateUnixConnect != nil {
@@ -424,6 +431,9 @@ func (g *gate) connectUnix(s *sockCall) unix.Errno {
 // own connect reaches no socket made outside its domain.
 func (g *gate) connectAbstract(s *sockCall) unix.Errno {
 	connect := func() unix.Errno { return rawConnect(s.sock, s.addr) }
+	if g.own && hostNetwork(g.d) {
+		return unix.EACCES // the host's abstract names
+	}
 	if g.own {
 		return connectBounded(s.sock, connect)
 	}

@@ -86,7 +86,7 @@ func (c *Cmd) bwrapCmd(ctx context.Context, canon *policy.Canonical, res detect.
 	if mg != nil {
 		// The gate's helper makes the socket diagnostics inside before
 		// its own filter, which refuses them to the command.
-		plan.Seccomp = bwrap.Program(outerRules(plan.Rules, c.Network))
+		plan.Seccomp = bwrap.Program(outerRules(plan.Rules, c.hosts.unixGated()))
 	}
 	filter, args, err := sealPlan(plan, c.Network, seccompFD)
 	if err != nil {

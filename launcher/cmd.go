@@ -123,6 +123,10 @@ type Cmd struct {
 	// call at a time; without it, each refused host is named once on
 	// Stderr.
 	NetEvent func(netproxy.Event)
+	// UnixSockets are host sockets handed over (docs/guide.md): Start
+	// refuses one that is no longer the socket recorded (ID, when set);
+	// the gate admits a connect that reaches that inode, and no other.
+	UnixSockets []policy.HostSocket
 	// TmpDir, when set, is created (0700, owned by the caller) before the
 	// launch and given to the command as TMPDIR.
 	TmpDir string
@@ -235,6 +239,7 @@ type Cmd struct {
 	termOut []*tty.Writer
 	// streamCanon is the policy of a sandboxed launch, for reopenFiles.
 	streamCanon *policy.Canonical
+	hosts       hostSockets // UnixSockets as Start found them
 }
 
 // Command returns a Cmd that runs name with args under policy p.

@@ -128,6 +128,7 @@ type gateDecider struct {
 	landlockEntries
 	proxy netip.AddrPort // with an allowlist: where connects may go
 	spec  *landlock.Spec // the sandbox's
+	hostSockets
 }
 
 // ProxyAddr names the proxy to the connect gate (invalid: none).
@@ -138,4 +139,7 @@ func (d gateDecider) ProxyAddr() netip.AddrPort { return d.proxy }
 func (d gateDecider) RestrictThread() error { return landlock.RestrictThread(d.spec) }
 
 // Without every method the gate would answer the entry calls ENOSYS.
-var _ gate.EntryDecider = gateDecider{}
+var (
+	_ gate.EntryDecider = gateDecider{}
+	_ gate.HostSockets  = gateDecider{}
+)

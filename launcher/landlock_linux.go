@@ -61,12 +61,12 @@ func (c *Cmd) landlockCmd(ctx context.Context, canon *policy.Canonical, res dete
 		}
 		if testhook.Seccomp == nil && !weakened(testhook.LandlockWeaken, "metagate") {
 			entries := newLandlockEntries(plan, canon)
-			d := gateDecider{gate.Funcs{Change: entries.mayChangeMeta, Read: plan.MayReadMeta}, entries, proxy, &spec}
+			d := gateDecider{gate.Funcs{Change: entries.mayChangeMeta, Read: plan.MayReadMeta}, entries, proxy, &spec, c.hosts}
 			if mg, err = newMetaGate(d); err != nil {
 				c.stopNet()
 				return nil, nil, err
 			}
-			rules = landlockGatedRules(c.Network, c.NetPolicy != nil, plan.ABI)
+			rules = landlockGatedRules(c.Network, c.NetPolicy != nil, c.hosts.unixGated(), plan.ABI)
 			spec.Gate = 3 + len(c.ExtraFiles) + 1 // after the spec
 		}
 		spec.Seccomp = bwrap.Program(rules)

@@ -65,11 +65,11 @@ func (c *Cmd) nativeCmd(ctx context.Context, canon *policy.Canonical, res detect
 	// are kept by the gate, not by mount points in the project.
 	var mg *metaGate
 	if gated() {
-		if mg, err = newMetaGate(rootedEntries{canon: canon, diag: -1}); err != nil {
+		if mg, err = newMetaGate(rootedEntries{hostSockets: c.hosts, canon: canon, diag: -1}); err != nil {
 			c.stopNet()
 			return nil, nil, err
 		}
-		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.Network))
+		spec.Seccomp = bwrap.Program(rootedRules(plan.Rules, c.hosts.unixGated()))
 		spec.Gate = 3 + passed + 1
 		if c.exiting {
 			spec.Gate++

@@ -52,6 +52,9 @@ func (c *Cmd) prepare(ctx context.Context) (inner *exec.Cmd, release func(), err
 	if !res.Usable {
 		return nil, nil, fmt.Errorf("%w: %s: %s", ErrNoBackend, res.Backend, res.Reason)
 	}
+	if c.hosts, err = c.checkSockets(canon, res.Backend); err != nil {
+		return nil, nil, err
+	}
 	env = setEnv(env, "CORDON_SANDBOX", res.Backend)
 	c.streamCanon = canon
 	if err := c.makeTmpDir(); err != nil {

@@ -56,6 +56,9 @@ type Rendered struct {
 	// launch runs Argv (the command) directly under the outer sandbox,
 	// which confines it, and Backend names the outer sandbox's.
 	Nested bool `json:"nested,omitempty"`
+	// UnixSockets are the host sockets handed over (Cmd.UnixSockets),
+	// which the caller sets: the policy alone does not name them.
+	UnixSockets []policy.HostSocket `json:"unixSockets,omitempty"`
 }
 
 // RenderedNet is a launch's network allowlist for 'cordon profile'.

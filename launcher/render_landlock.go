@@ -78,7 +78,7 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 	out.LandlockPlan = pl
 	// As a launch installs it: the metadata calls go to the launcher,
 	// which decides them by the plan (landlock.Plan.MayChangeMeta).
-	rules := landlockGatedRules(network, np != nil, pl.ABI)
+	rules := landlockGatedRules(network, np != nil, !network, pl.ABI)
 	out.Seccomp = bwrap.Describe(rules)
 	return out, nil
 }
@@ -89,9 +89,9 @@ func renderLandlock(out *Rendered, canon *policy.Canonical, network bool, np *ne
 // rights (ABI 4) to hold the loopback as a second wall (loopbackHeld),
 // TCP sockets whose bind, listen and connect the gate decides
 // (gate.ConnectRules: the proxy, and the sandbox's own listeners on the
-// loopback); with the network off, the sandbox's own Unix sockets
-// (gate.UnixRules).
-func landlockGatedRules(network, proxy bool, abi int) bwrap.Rules {
+// loopback); with unixGated (the network off, or a host socket handed
+// over: hostSockets.unixGated), Unix sockets (gate.UnixRules).
+func landlockGatedRules(network, proxy, unixGated bool, abi int) bwrap.Rules {
 	r := landlockRules(network)
 	tcp := proxy || loopbackHeld(network, abi)
 	if tcp {
@@ -104,7 +104,7 @@ func landlockGatedRules(network, proxy bool, abi int) bwrap.Rules {
 	if tcp {
 		r = gate.ConnectRules(r) // after Rules, which replaces Notify
 	}
-	if !network {
+	if unixGated {
 		r = gate.UnixRules(r)
 	}
 	return r

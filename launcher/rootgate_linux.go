@@ -37,14 +37,15 @@ func gated() bool {
 }
 
 // rootedRules returns r with the calls that make names handed to the
-// gate, and, with the network off or an allowlist (the sandbox's own
-// network namespace), the sandbox's own Unix sockets (gate.UnixRules):
-// every bind and connect then goes to the gate, which performs it. With
-// the network on no AF_UNIX socket is made: the host's network
-// namespace is the host's abstract sockets.
-func rootedRules(r bwrap.Rules, network bool) bwrap.Rules {
+// gate, and, when unixGated (hostSockets.unixGated: the network off or an
+// allowlist, the sandbox's own network namespace; or a host socket
+// handed over), Unix sockets (gate.RootedUnixRules): every connect then
+// goes to the gate, which performs it. With the network on and no socket
+// handed over no AF_UNIX socket is made: the host's network namespace
+// is the host's abstract sockets.
+func rootedRules(r bwrap.Rules, unixGated bool) bwrap.Rules {
 	r.Notify = append(slices.Clone(r.Notify), rootedCalls...)
-	if !network {
+	if unixGated {
 		r = gate.RootedUnixRules(r)
 	}
 	return r
@@ -54,8 +55,8 @@ func rootedRules(r bwrap.Rules, network bool) bwrap.Rules {
 // gate's filter allows (the inner filter decides, the outer must not
 // refuse them first), and NETLINK_SOCK_DIAG, which the gate's helper
 // makes and sends out before its filter refuses it to the command.
-func outerRules(r bwrap.Rules, network bool) bwrap.Rules {
-	r.Sockets = rootedRules(r, network).Sockets
+func outerRules(r bwrap.Rules, unixGated bool) bwrap.Rules {
+	r.Sockets = rootedRules(r, unixGated).Sockets
 	r.Sockets.Netlink = append(slices.Clone(r.Sockets.Netlink), unix.NETLINK_SOCK_DIAG)
 	return r
 }
@@ -68,8 +69,9 @@ func outerRules(r bwrap.Rules, network bool) bwrap.Rules {
 // user's project for them. It resolves in the sandbox's own root
 // (gate.Rooted) and never lets the kernel continue a call.
 type rootedEntries struct {
-	canon *policy.Canonical
-	diag  int // the sandbox's NETLINK_SOCK_DIAG socket, sent with the listener; -1: none
+	hostSockets // handed over (Cmd.UnixSockets)
+	canon       *policy.Canonical
+	diag        int // the sandbox's NETLINK_SOCK_DIAG socket, sent with the listener; -1: none
 }
 
 // SockDiag is the sandbox's own socket diagnostics (gate.UnixDiag).
@@ -162,6 +164,8 @@ var (
 	_ gate.Decider          = rootedEntries{}
 	_ gate.Rooted           = rootedEntries{}
 	_ gate.UnixDiag         = rootedEntries{}
+	_ gate.HostSockets      = rootedEntries{}
+	_ gate.HostSockets      = walledEntries{}
 )
 
 // gateExecArg is the bwrap backend's gate helper (argv[1]): bwrap's
@@ -237,11 +241,11 @@ func (c *Cmd) bwrapGate(canon *policy.Canonical, plan *bwrap.Plan, argv []string
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("entry gate: cordon installs it inside the sandbox, but %v", err)
 	}
-	prog, err := memfd.Sealed("cordon-gate-seccomp", bwrap.Program(rootedRules(plan.Rules, c.Network)))
+	prog, err := memfd.Sealed("cordon-gate-seccomp", bwrap.Program(rootedRules(plan.Rules, c.hosts.unixGated())))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	mg, err := newMetaGate(rootedEntries{canon: canon, diag: -1})
+	mg, err := newMetaGate(rootedEntries{hostSockets: c.hosts, canon: canon, diag: -1})
 	if err != nil {
 		prog.Close()
 		return nil, nil, nil, err

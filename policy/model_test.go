@@ -202,7 +202,7 @@ func TestParseFileExact(t *testing.T) {
 		{"a root not a string", `{"writableRoots":["/x",{}]}`, `policy p.json: "writableRoots" must be an array of strings; item 2 is an object`},
 		{"network not an object", `{"network":["x.com"]}`, `policy p.json: "network" must be an object, not an array`},
 		{"not an object", `[]`, `policy p.json: a JSON object is expected, not an array`},
-		{"unknown key", `{"denyRoots":[]}`, `policy p.json: "denyRoots" is not a key; the keys are baseWritableRoots, deniedRoots, readonlyRoots, writableRoots, restrictWrites, network and env`},
+		{"unknown key", `{"denyRoots":[]}`, `policy p.json: "denyRoots" is not a key; the keys are baseWritableRoots, deniedRoots, readonlyRoots, writableRoots, restrictWrites, network, env and allowUnixSockets`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

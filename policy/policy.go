@@ -138,6 +138,9 @@ type File struct {
 	// environment although their names mark a secret (docs/guide.md,
 	// "The environment"): a policy file's "env": ["NPM_TOKEN"].
 	Env []string `json:"env,omitempty"`
+	// AllowUnixSockets are host Unix sockets the sandbox may connect to
+	// (--allow-unix-socket; see HostSocket): absolute paths.
+	AllowUnixSockets []string `json:"allowUnixSockets,omitempty"`
 }
 
 // ParseFile decodes a policy file (docs/design.md, "JSON form"): every

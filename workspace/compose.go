@@ -91,6 +91,10 @@ type Spec struct {
 	// (--allow-domain, --deny-domain; netpolicy patterns), added to the
 	// policy file's "network" object.
 	AllowDomains, DenyDomains []string
+	// UnixSockets are host Unix sockets to hand over
+	// (--allow-unix-socket), added to the policy files'
+	// "allowUnixSockets".
+	UnixSockets []string
 
 	// Protect are files the launch must keep out of the sandbox's reach,
 	// such as an audit log and its anchor (--audit): read-only wherever
@@ -119,6 +123,9 @@ type Composed struct {
 	// Network is the network allowlist, nil when none was given (the
 	// network is then off or on, as the launch says).
 	Network *netpolicy.Policy
+	// UnixSockets are the host Unix sockets the sandbox may connect to,
+	// each resolved and checked to be a socket (launcher.Cmd.UnixSockets).
+	UnixSockets []policy.HostSocket
 	// PassEnv are variables to pass in although their names mark a secret
 	// (launcher.WithholdSecrets): those the policy files name ("env") and
 	// the agent CLI's own keys (AgentCLI.Keys).
@@ -166,20 +173,21 @@ var HomeAgentConfigs = []string{
 
 // loadFiles merges the policy files, in order, and gathers the domains
 // and environment names they give.
-func loadFiles(files []string) (p policy.FsSandboxPolicy, allow, deny, passEnv []string, err error) {
+func loadFiles(files []string) (p policy.FsSandboxPolicy, allow, deny, passEnv, sockets []string, err error) {
 	for _, file := range files {
 		f, err := policy.LoadFile(file)
 		if err != nil {
-			return p, nil, nil, nil, err
+			return p, nil, nil, nil, nil, err
 		}
 		p.Merge(f.FsSandboxPolicy)
 		passEnv = append(passEnv, f.Env...)
+		sockets = append(sockets, f.AllowUnixSockets...)
 		if f.Network != nil {
 			allow = append(allow, f.Network.AllowDomains...)
 			deny = append(deny, f.Network.DenyDomains...)
 		}
 	}
-	return p, allow, deny, passEnv, nil
+	return p, allow, deny, passEnv, sockets, nil
 }
 
 // networkOf is the network allowlist of the domains allowed and denied,
@@ -208,7 +216,11 @@ func Compose(s Spec) (*Composed, error) {
 	if err := s.check(); err != nil {
 		return nil, &SpecError{err}
 	}
-	p, allow, deny, passEnv, err := loadFiles(s.Files)
+	p, allow, deny, passEnv, sockets, err := loadFiles(s.Files)
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := hostSockets(append(sockets, s.UnixSockets...))
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +254,7 @@ func Compose(s Spec) (*Composed, error) {
 	r := policy.NewResolver()
 	defer r.Close()
 	home := s.home(r)
-	out := &Composed{Network: network, PassEnv: passEnv, SetEnv: agent.Env, AgentKeys: agent.Keys, ShellPrefix: agent.ShellPrefix,
+	out := &Composed{Network: network, UnixSockets: hosts, PassEnv: passEnv, SetEnv: agent.Env, AgentKeys: agent.Keys, ShellPrefix: agent.ShellPrefix,
 		AgentName: agent.Name, KeySetting: agent.KeySetting}
 	var protect []string // writable roots that get a workspace's protections
 	if s.Workspace != "" {
@@ -305,6 +317,9 @@ func Compose(s Spec) (*Composed, error) {
 		if c, err = r.Canonicalize(p); err != nil {
 			return nil, err
 		}
+	}
+	if c, err = socketRoots(r, p, c, out.UnixSockets); err != nil {
+		return nil, err
 	}
 	if err := s.checkPolicyLinks(r, c); err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ type policyFlags struct {
 	agentsRoot, agent, parent             string
 	writablePathDirs                      []string
 	allowDomains, denyDomains             []string
+	unixSockets                           []string
 	// hostNetwork is run's --network on: --agent then adds no allowlist.
 	hostNetwork bool
 }
@@ -72,6 +73,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.Func("writable-path-dir", "leave `DIR`, a directory on PATH, writable (repeatable)", appendPath(&pf.writablePathDirs))
 	fs.Func("allow-domain", "let the sandbox reach `PATTERN` through cordon's proxy: host, *.host, either with :PORT (default 80 and 443), or a preset (@npm, @pypi, @go, @crates, @github, @anthropic, @openai, @gemini); repeatable", appendPattern(&pf.allowDomains))
 	fs.Func("deny-domain", "refuse `PATTERN` even where an --allow-domain matches (without :PORT, every port); repeatable", appendPattern(&pf.denyDomains))
+	fs.Func("allow-unix-socket", "let the sandbox connect to the host's Unix socket `PATH` (docker.sock, an ssh-agent's: it gets what the socket gives); repeatable", appendPath(&pf.unixSockets))
 }
 
 const policyHelp = `Policy (flags combine into one five-field policy; see 'cordon profile'):
@@ -111,6 +113,13 @@ Network (off unless --network on, or an allowlist):
   --deny-domain PATTERN  refused even where an --allow-domain matches
   A policy file may hold {"network": {"allowDomains": [...], "denyDomains": [...]}}
   beside the five fields.
+Unix sockets (the sandbox's own always work; no host socket does unless named):
+  --allow-unix-socket PATH
+                         the sandbox may connect to the host's socket PATH, the
+                         socket found there at launch and no other; it gets what
+                         the socket gives (docker.sock is root on the host, an
+                         ssh-agent signs as you); a policy file's
+                         "allowUnixSockets": [...] too
 The most specific root decides each path; paths are resolved through symlinks.
 What runs next on the host is read-only in every sandbox, wherever the policy
 would let it write: cordon itself (the file it runs from and the path it was
@@ -152,6 +161,14 @@ func (pf *policyFlags) spec(getenv func(string) string, exes []string) (workspac
 		Executables: exes, Path: getenv("PATH"), WritablePathDirs: pf.writablePathDirs,
 		GitWrites: pf.allowGitWrites, AllowDomains: pf.allowDomains, DenyDomains: pf.denyDomains,
 		HostNetwork: pf.hostNetwork,
+	}
+	for _, p := range pf.unixSockets {
+		// Made absolute as the flag is read, as --policy is.
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return s, fmt.Errorf("--allow-unix-socket %q: %w", p, err)
+		}
+		s.UnixSockets = append(s.UnixSockets, abs)
 	}
 	if pf.agentsRoot == "" && pf.agent != "" {
 		// --agent without --agents-root names an agent CLI.

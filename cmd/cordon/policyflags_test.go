@@ -3,9 +3,11 @@ package main
 import (
 	"flag"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,4 +98,58 @@ func TestComposeSameAsConformance(t *testing.T) {
 		composed++
 	}
 	require.Greater(t, composed, 1<<(len(options)-1), "most combinations must compose")
+}
+
+// TestAllowUnixSocketFlag pins --allow-unix-socket: repeatable, made
+// absolute as read, joined by a policy file's "allowUnixSockets",
+// resolved and recorded by identity; an empty value is bad usage, and
+// a path that is not a socket fails the composition naming the flag
+// and the path.
+func TestAllowUnixSocketFlag(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	listen := func(name string) string {
+		p := filepath.Join(dir, name)
+		l, err := net.Listen("unix", p)
+		require.NoError(t, err)
+		t.Cleanup(func() { l.Close() })
+		return p
+	}
+	a, b := listen("a.sock"), listen("b.sock")
+	require.NoError(t, os.Symlink(a, filepath.Join(dir, "link.sock")))
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, nil, 0o644))
+	file := filepath.Join(dir, "p.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"allowUnixSockets":["`+b+`"]}`), 0o644))
+	t.Chdir(dir)
+
+	parse := func(args ...string) (*workspace.Composed, error) {
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var pf policyFlags
+		pf.register(fs)
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		s, err := pf.spec(func(string) string { return "" }, nil)
+		require.NoError(t, err)
+		return workspace.Compose(s)
+	}
+	comp, err := parse("--policy", file, "--allow-unix-socket", "link.sock", "--allow-unix-socket", a)
+	require.NoError(t, err)
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(a, &st))
+	idA := policy.FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+	require.NoError(t, syscall.Stat(b, &st))
+	idB := policy.FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+	// The file's first, then the flags'; the link resolves to a, named once.
+	require.Equal(t, []policy.HostSocket{{Path: b, ID: idB}, {Path: a, ID: idA}}, comp.UnixSockets)
+
+	_, err = parse("--allow-unix-socket", "")
+	require.ErrorContains(t, err, errEmptyPath.Error()) // the flag package says it: exit 2
+	_, err = parse("--allow-unix-socket", plain)
+	require.EqualError(t, err, `--allow-unix-socket "`+plain+`": `+plain+` is not a Unix socket (a regular file)`)
+	_, err = parse("--allow-unix-socket", filepath.Join(dir, "missing"))
+	require.ErrorContains(t, err, `--allow-unix-socket "`+filepath.Join(dir, "missing")+`": `)
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

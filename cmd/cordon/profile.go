@@ -66,6 +66,7 @@ func (o *profileOpts) run(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return errorf(e, exitCordonError, "%v", err)
 	}
+	r.UnixSockets = comp.UnixSockets
 	warning := o.pf.writesWarning(comp)
 	if warning != "" {
 		errorf(e, 0, "warning: %s", warning)
@@ -138,6 +139,12 @@ func printProfile(w io.Writer, r *launcher.Rendered, network onOff) {
 		fmt.Fprintf(w, "  enforcement: %s\n", n.Enforcement)
 	} else {
 		fmt.Fprintf(w, "network: %s\n", network.String())
+	}
+	for i, s := range r.UnixSockets {
+		if i == 0 {
+			fmt.Fprintln(w, "host Unix sockets handed over (the socket found there, by inode; the sandbox gets what it gives):")
+		}
+		fmt.Fprintf(w, "  %s (%v)\n", s.Path, s.ID)
 	}
 	fmt.Fprintln(w, "argv:")
 	fmt.Fprintf(w, "  %s\n", shellJoin(r.Argv))

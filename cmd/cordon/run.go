@@ -270,6 +270,7 @@ func (o *runOpts) command(e *env, comp *workspace.Composed, log *audit.Log, args
 		cmd.NetEvent, done = netEvents(e, log, netproxy.NewLimiter(netproxy.AuditBurst, netproxy.AuditRate))
 	}
 	cmd.TmpDir, cmd.CacheDir = comp.TmpDir, comp.CacheDir
+	cmd.UnixSockets = comp.UnixSockets
 	cmd.IDs, cmd.Canonical = comp.Canonical.IDs(), comp.Canonical
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	cmd.Tty = o.tty || !o.noTty && (tty.IsTerminal(e.stdin) || tty.IsTerminal(e.stdout))
@@ -400,6 +401,10 @@ func auditLaunch(log *audit.Log, comp *workspace.Composed, argv []string, backen
 	}
 	if comp.Network != nil {
 		rec["networkPolicy"] = comp.Network
+	}
+	if len(comp.UnixSockets) > 0 {
+		// Each socket handed over, by path and by the inode admitted.
+		rec["unixSockets"] = comp.UnixSockets
 	}
 	return log.Append(audit.KindLaunch, "", rec)
 }
