@@ -293,16 +293,8 @@ func Compose(s Spec) (*Composed, error) {
 			protect = append(protect, ag.WritableRoots...)
 		}
 	}
-	for _, w := range protect {
-		rw, err := r.Resolve(w)
-		if err != nil {
-			return nil, fmt.Errorf("writable root %q: %w", w, err)
-		}
-		prot, err := protections(r, rw, home, Options{ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
-		if err != nil {
-			return nil, fmt.Errorf("writable root %q: %w", w, err)
-		}
-		p.Merge(prot)
+	if err := s.protectRoots(r, &p, protect, home); err != nil {
+		return nil, err
 	}
 	// One resolver from the first lookup to the canonical policy: every
 	// path is looked up once, so the policy rests on one view of the host
@@ -328,6 +320,23 @@ func Compose(s Spec) (*Composed, error) {
 	out.Canonical = c
 	out.Policy = c.Policy()
 	return out, nil
+}
+
+// protectRoots merges into p a workspace's protections for each of the
+// writable roots in protect.
+func (s Spec) protectRoots(r *policy.Resolver, p *policy.FsSandboxPolicy, protect []string, home string) error {
+	for _, w := range protect {
+		rw, err := r.Resolve(w)
+		if err != nil {
+			return fmt.Errorf("writable root %q: %w", w, err)
+		}
+		prot, err := protections(r, rw, home, Options{ScanCache: s.ScanCache, GitWrites: s.GitWrites, ConfigHome: s.ConfigHome, DataHome: s.DataHome})
+		if err != nil {
+			return fmt.Errorf("writable root %q: %w", w, err)
+		}
+		p.Merge(prot)
+	}
+	return nil
 }
 
 // A SpecError is a Spec spelled wrong before anything was looked up: a
