@@ -38,13 +38,6 @@ type HostSockets interface {
 	HostSocket(dev, ino uint64) bool
 }
 
-// hostSocket says whether d admits the inode dev, ino as a host socket
-// handed over.
-func hostSocket(d Decider, dev, ino uint64) bool {
-	h, ok := d.(HostSockets)
-	return ok && h.HostSocket(dev, ino)
-}
-
 // A HostNetwork Decider's sandbox is on the host's network (--network
 // on) and has Unix sockets through the gate only because the user
 // handed some over: the gate then performs an IP socket's bind and
@@ -55,11 +48,6 @@ func hostSocket(d Decider, dev, ino uint64) bool {
 // every host process's socket as the sandbox's own).
 type HostNetwork interface {
 	HostNetwork() bool
-}
-
-func hostNetwork(d Decider) bool {
-	h, ok := d.(HostNetwork)
-	return ok && h.HostNetwork()
 }
 
 // UnixCalls are the calls UnixRules hands to the supervisor.

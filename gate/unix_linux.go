@@ -533,3 +533,17 @@ func connectNetlink(s *sockCall) unix.Errno {
 	}
 	return rawConnect(s.sock, s.addr)
 }
+
+// hostSocket says whether d admits the inode dev, ino as a host socket
+// handed over.
+func hostSocket(d Decider, dev, ino uint64) bool {
+	h, ok := d.(HostSockets)
+	return ok && h.HostSocket(dev, ino)
+}
+
+// hostNetwork says whether d's sandbox is on the host's network with
+// host sockets handed over (HostNetwork).
+func hostNetwork(d Decider) bool {
+	h, ok := d.(HostNetwork)
+	return ok && h.HostNetwork()
+}

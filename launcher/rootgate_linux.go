@@ -253,3 +253,9 @@ func (c *Cmd) bwrapGate(canon *policy.Canonical, plan *bwrap.Plan, argv []string
 	argv = append([]string{exe, gateExecArg, strconv.Itoa(sockFD), strconv.Itoa(sockFD + 1)}, argv...)
 	return mg, prog, argv, nil
 }
+
+// unixGated says whether the sandbox's Unix sockets go through the gate:
+// with the network off or an allowlist, and on the host's network when
+// a socket is handed over (the user named it: AF_UNIX comes back, its
+// connects decided by the gate).
+func (h hostSockets) unixGated() bool { return !h.network || len(h.ids) > 0 }

@@ -29,12 +29,6 @@ func (h hostSockets) HostSocket(dev, ino uint64) bool {
 // HostNetwork says whether the sandbox is on the host's network.
 func (h hostSockets) HostNetwork() bool { return h.network }
 
-// unixGated says whether the sandbox's Unix sockets go through the gate:
-// with the network off or an allowlist, and on the host's network when
-// a socket is handed over (the user named it: AF_UNIX comes back, its
-// connects decided by the gate).
-func (h hostSockets) unixGated() bool { return !h.network || len(h.ids) > 0 }
-
 // checkSockets resolves each socket handed over again, at the launch:
 // the path must still name the socket the caller resolved (its
 // identity, when the caller recorded one), and the sandbox must be
