@@ -73,7 +73,12 @@ func runInside(t *testing.T, name, arg string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	argv, env := testenv.SubprocessArgs(name, arg)
-	args := []string{"run", "--workspace", t.TempDir()}
+	// The workspace is this package's directory, the helper's working
+	// directory: it must be in sight inside, and a checkout under the
+	// host's /tmp is not unless it is a root (the private /tmp).
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	args := []string{"run", "--workspace", wd}
 	for _, e := range env {
 		args = append(args, "--env", e)
 	}
