@@ -280,9 +280,11 @@ func gitCases() []Case {
 			// directory (beyond it a directory is read-only whole and
 			// not entered, which would not reach the bound), all at a
 			// level above lib's.
-			o := h.Sandbox(p, `cd build && for d in 0 1 2 3 4 5; do mkdir $d && (cd $d && seq 1 8334 | xargs mkdir) || exit 1; done && ok FILL`)
-			h.Expect(o, "FILL")
-			o = h.Sandbox(p, plant+`evilhook vendor/x/y/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/y/lib config core.fsmonitor "$P" && ok CONFIG`)
+			// Made from the host: the scan cannot tell who made them, and
+			// 50,004 creates through the entry gate of a loaded machine
+			// would make the case a race against its launch timeout.
+			h.Host("ws/build", "sh", "-c", `for d in 0 1 2 3 4 5; do mkdir $d && (cd $d && seq 1 8334 | xargs mkdir) || exit 1; done`)
+			o := h.Sandbox(p, plant+`evilhook vendor/x/y/lib/.git/hooks pre-commit && ok HOOK; git -C vendor/x/y/lib config core.fsmonitor "$P" && ok CONFIG`)
 			h.Refuse(o, "HOOK", "CONFIG")
 			a := h.AsUser("ws/vendor/x/y/lib", hostGit)
 			h.NotPwned(o, a)
