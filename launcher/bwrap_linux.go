@@ -2,7 +2,9 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -272,12 +274,20 @@ func emptyFile() (string, error) {
 		return "", err
 	}
 	p := emptyFilePath()
-	fi, err := os.Lstat(p)
-	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0 {
+	good := func() bool {
+		fi, err := os.Lstat(p)
+		return err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0
+	}
+	if good() {
 		return p, nil
 	}
-	os.Remove(p)
+	if _, err := os.Lstat(p); err == nil {
+		os.Remove(p) // not the empty file: made again below
+	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
+	if errors.Is(err, fs.ErrExist) && good() {
+		return p, nil // a launch beside this one made it first
+	}
 	if err != nil {
 		return "", fmt.Errorf("mask file: %w", err)
 	}
